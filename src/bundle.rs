@@ -1,0 +1,257 @@
+//! The bundle: everything collected about one node, as one versioned JSON
+//! document. This module is the contract between `collect` and everything
+//! downstream (render, placement, scripts); its rustdoc is the schema, and
+//! `wire-report schema` prints the same thing as JSON Schema.
+//!
+//! The bundle holds observations only. Models and diagnosis run when a
+//! bundle is read, so a better model can re-interpret old bundles.
+//!
+//! # Example (abridged)
+//! ```json
+//! {
+//!   "schema_version": 1,
+//!   "generator": { "name": "wire-report", "version": "0.1.0" },
+//!   "host": { "name": "dgx1-p100", "origin": "ingested" },
+//!   "topology": {
+//!     "devices": [
+//!       { "id": "GPU0", "kind": "gpu", "cpu_affinity": [{ "first": 1, "last": 1 }],
+//!         "source": { "file": "captures/dgx1-p100/topo.txt", "line": 2 } },
+//!       { "id": "NIC0", "kind": "nic", "name": "mlx5_0",
+//!         "source": { "file": "captures/dgx1-p100/topo.txt", "line": 10 } }
+//!     ],
+//!     "links": [
+//!       { "a": "GPU0", "b": "GPU1", "class": "direct-link", "code": "NV1", "nvlinks": 1,
+//!         "sources": [{ "file": "captures/dgx1-p100/topo.txt", "line": 2 }] }
+//!     ]
+//!   },
+//!   "measurements": [],
+//!   "transcripts": [
+//!     { "path": "captures/dgx1-p100/topo.txt", "tool": "nvidia-smi-topo",
+//!       "sha256": "9f2c...", "text": "\t    GPU0GPU1..." }
+//!   ],
+//!   "problems": []
+//! }
+//! ```
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::topology::Topology;
+use crate::evidence::{Note, Tool};
+
+/// The version of the bundle format this build writes and reads. Readers
+/// refuse a newer version rather than misread it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One node's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Bundle {
+    /// Always [`SCHEMA_VERSION`] when written by this build. Example: `1`.
+    pub schema_version: u32,
+    /// The program that wrote the bundle.
+    pub generator: Generator,
+    /// The node the evidence describes.
+    pub host: Host,
+    /// Devices and links, merged from every topology transcript.
+    pub topology: Topology,
+    /// Bandwidth and latency figures. Empty in schema version 1 bundles
+    /// written before measurement ingestion exists.
+    pub measurements: Vec<serde_json::Value>,
+    /// Every transcript read, verbatim, with how it was recognised.
+    pub transcripts: Vec<Transcript>,
+    /// Everything that could not be read or did not agree.
+    pub problems: Vec<Problem>,
+}
+
+/// Example: `{ "name": "wire-report", "version": "0.1.0" }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Generator {
+    pub name: String,
+    pub version: String,
+}
+
+impl Generator {
+    pub fn this() -> Generator {
+        Generator {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// How the evidence was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// Read from transcripts captured elsewhere (`collect --from`).
+    Ingested,
+    /// Probed on the machine that wrote the bundle.
+    Live,
+}
+
+/// Example: `{ "name": "dgx1-p100", "origin": "ingested" }`. For ingested
+/// transcripts the name is the directory that held them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Host {
+    pub name: String,
+    pub origin: Origin,
+}
+
+/// A transcript as read. Example: `{ "path": "captures/x/topo.txt", "tool":
+/// "nvidia-smi-topo", "sha256": "9f2c…", "text": "…", "notes": [] }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Transcript {
+    /// The path as given on the command line (joined with the walked path).
+    pub path: String,
+    /// The tool recognised from the content.
+    pub tool: Tool,
+    /// SHA-256 of the raw bytes, lowercase hex.
+    pub sha256: String,
+    /// The raw text, unchanged.
+    pub text: String,
+    /// Lines the parser recognised and deliberately skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+}
+
+/// What went wrong with one input. Example: `{ "file": "x.txt", "line": 3,
+/// "kind": "parse", "message": "4 cells after `GPU1` ..." }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Problem {
+    pub file: String,
+    /// 1-based; absent when the problem is about the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+impl Problem {
+    /// The one-line form printed as a warning: `path:line: message`.
+    pub fn one_line(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{}: {}", self.file, l, self.message),
+            None => format!("{}: {}", self.file, self.message),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    /// The file could not be read (permissions, not UTF-8).
+    Unreadable,
+    /// The content is not a transcript of any tool wire-report knows.
+    Unrecognized,
+    /// The tool was recognised but the transcript did not parse.
+    Parse,
+    /// Two transcripts of the node disagree.
+    Conflict,
+}
+
+impl Bundle {
+    pub fn new(host: Host) -> Bundle {
+        Bundle {
+            schema_version: SCHEMA_VERSION,
+            generator: Generator::this(),
+            host,
+            topology: Topology::default(),
+            measurements: Vec::new(),
+            transcripts: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Serialises with stable formatting (pretty, trailing newline).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a bundle always serialises");
+        s.push('\n');
+        s
+    }
+
+    /// Reads a bundle, checking `schema_version` before anything else so a
+    /// newer bundle gets advice instead of a confusing field error.
+    pub fn from_json(text: &str, path: &Path) -> anyhow::Result<Bundle> {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| anyhow::anyhow!("`{}`:{}: not JSON: {e}", path.display(), e.line()))?;
+        let version = value
+            .get("schema_version")
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`{}`: no `schema_version`; this is not a wire-report bundle",
+                    path.display()
+                )
+            })?
+            .as_u64()
+            .ok_or_else(|| {
+                anyhow::anyhow!("`{}`: `schema_version` is not a number", path.display())
+            })?;
+        if version > u64::from(SCHEMA_VERSION) {
+            anyhow::bail!(
+                "`{}` has schema_version {version}, newer than this wire-report reads ({SCHEMA_VERSION}); \
+                 upgrade wire-report to read it, or re-run `collect` with this version",
+                path.display()
+            );
+        }
+        if version < u64::from(SCHEMA_VERSION) {
+            anyhow::bail!(
+                "`{}` has schema_version {version}, which this wire-report no longer reads; \
+                 re-run `collect` to write version {SCHEMA_VERSION}",
+                path.display()
+            );
+        }
+        serde_json::from_value(value)
+            .map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))
+    }
+}
+
+/// The JSON Schema of [`Bundle`], pretty-printed.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Bundle);
+    let mut s = serde_json::to_string_pretty(&schema).expect("a schema always serialises");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bundle_from_newer_schema() {
+        let text = r#"{"schema_version": 2, "whatever": true}"#;
+        let err = Bundle::from_json(text, Path::new("b.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("schema_version 2"), "{err}");
+        assert!(err.contains("upgrade wire-report"), "{err}");
+    }
+
+    #[test]
+    fn round_trips_a_bundle() {
+        let b = Bundle::new(Host {
+            name: "n1".into(),
+            origin: Origin::Ingested,
+        });
+        let back = Bundle::from_json(&b.to_json(), Path::new("b.json")).unwrap();
+        assert_eq!(back, b);
+    }
+
+    #[test]
+    fn schema_names_the_topology_fields_scripts_rely_on() {
+        let s = json_schema();
+        for field in [
+            "schema_version",
+            "cpu_affinity",
+            "gpu_numa_node",
+            "nvlinks",
+            "xgmi_hops",
+            "direct-link",
+            "cross-socket",
+        ] {
+            assert!(s.contains(field), "schema lacks {field}");
+        }
+    }
+}

@@ -1,0 +1,618 @@
+//! Topology evidence: which devices a node has and which tier of the
+//! interconnect ladder joins each pair of them.
+//!
+//! Owns the vendor-neutral types ([`Topology`], [`Device`], [`Link`],
+//! [`LinkClass`]), the mapping from vendor codes to classes, and the merge of
+//! several transcripts of one node. The parsers for each tool live in the
+//! submodules; they take `&str` and never touch the filesystem.
+
+pub mod amd;
+mod matrix;
+pub mod nvidia;
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::Source;
+
+/// Where a pair's traffic travels, from best to worst. The order of the
+/// variants is the order of the ladder: [`LinkClass::Unknown`] sorts last
+/// because a path nobody has described cannot be assumed to be good.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LinkClass {
+    /// The device itself (the diagonal of a matrix).
+    #[serde(rename = "self")]
+    SelfLink,
+    /// A scale-up link: NVLink (NV#) or AMD xGMI.
+    DirectLink,
+    /// PCIe through one or more switches, not crossing the host bridge (PIX, PXB).
+    PcieSwitch,
+    /// PCIe through a host bridge or between host bridges of one NUMA node (PHB, NODE).
+    PcieHost,
+    /// PCIe plus the link between CPU sockets / NUMA nodes (SYS, SOC).
+    CrossSocket,
+    /// The transcript does not say, or printed a code we do not know.
+    Unknown,
+}
+
+impl LinkClass {
+    pub const ALL: [LinkClass; 6] = [
+        LinkClass::SelfLink,
+        LinkClass::DirectLink,
+        LinkClass::PcieSwitch,
+        LinkClass::PcieHost,
+        LinkClass::CrossSocket,
+        LinkClass::Unknown,
+    ];
+
+    /// The name used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkClass::SelfLink => "self",
+            LinkClass::DirectLink => "direct-link",
+            LinkClass::PcieSwitch => "pcie-switch",
+            LinkClass::PcieHost => "pcie-host",
+            LinkClass::CrossSocket => "cross-socket",
+            LinkClass::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LinkClass> {
+        LinkClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for LinkClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of device a row of a topology matrix describes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceKind {
+    Gpu,
+    Nic,
+}
+
+/// An inclusive range of CPU numbers, as in `0-19` (first 0, last 19) or `6`
+/// (first 6, last 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CpuRange {
+    pub first: u32,
+    pub last: u32,
+}
+
+/// Parses a Linux CPU list such as `0-19,80-99` or `6,14,22,30`. Ranges must
+/// ascend and not overlap, which is what lets an affinity column that ran
+/// into the next column be split unambiguously.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<CpuRange>> {
+    let mut out: Vec<CpuRange> = Vec::new();
+    for part in s.split(',') {
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (parse_plain_u32(a)?, parse_plain_u32(b)?),
+            None => {
+                let v = parse_plain_u32(part)?;
+                (v, v)
+            }
+        };
+        if last < first {
+            return None;
+        }
+        if let Some(prev) = out.last()
+            && first <= prev.last
+        {
+            return None;
+        }
+        out.push(CpuRange { first, last });
+    }
+    if out.is_empty() { None } else { Some(out) }
+}
+
+/// A decimal number with no sign and no leading zero (other than `0` itself).
+pub(crate) fn parse_plain_u32(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
+    {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// One GPU or network adapter of the node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Device {
+    /// `GPU0`, `GPU1`... and `NIC0`, `NIC1`... in the order the transcript lists them.
+    pub id: String,
+    pub kind: DeviceKind,
+    /// The adapter name (`mlx5_bond_0`), the GPU model (`NVIDIA H100 PCIe`) or
+    /// the PCI bus id, when the transcript gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The NUMA node of the CPUs closest to the device (`NUMA Affinity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u32>,
+    /// CPUs closest to the device (`CPU Affinity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_affinity: Option<Vec<CpuRange>>,
+    /// The NUMA node of the GPU's own memory (`GPU NUMA ID`), on systems that
+    /// expose GPU memory as a NUMA node (Grace Hopper and the like).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_numa_node: Option<u32>,
+    pub source: Source,
+}
+
+impl Device {
+    pub fn new(id: impl Into<String>, kind: DeviceKind, source: Source) -> Device {
+        Device {
+            id: id.into(),
+            kind,
+            name: None,
+            pci_bus_id: None,
+            uuid: None,
+            numa_node: None,
+            cpu_affinity: None,
+            gpu_numa_node: None,
+            source,
+        }
+    }
+}
+
+/// One unordered pair of devices (`a` sorts before `b` in device order).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Link {
+    pub a: String,
+    pub b: String,
+    pub class: LinkClass,
+    /// The code exactly as printed (`NV12`, `PXB`, `SOC`, `XGMI`, `PCIE`);
+    /// absent when the transcript printed no link type for the pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Number of bonded NVLinks (`NV12` -> 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvlinks: Option<u32>,
+    /// rocm-smi / amd-smi hop count, for a pair whose link type is XGMI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xgmi_hops: Option<u32>,
+    /// rocm-smi / amd-smi hop count, for a pair whose link type is PCIE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_hops: Option<u32>,
+    /// rocm-smi / amd-smi link weight (the KFD io-link weight).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// Minimum and maximum XGMI bandwidth from `rocm-smi --shownodesbw` or
+    /// amd-smi's NUMA BW table, printed in MB/s and converted here (1 MB = 1e6
+    /// bytes). Both 0 means no direct XGMI link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_bandwidth_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bandwidth_bytes_per_s: Option<f64>,
+    /// Every transcript line that contributed to this pair.
+    pub sources: Vec<Source>,
+}
+
+impl Link {
+    pub fn new(a: &str, b: &str, class: LinkClass, source: Source) -> Link {
+        Link {
+            a: a.to_string(),
+            b: b.to_string(),
+            class,
+            code: None,
+            nvlinks: None,
+            xgmi_hops: None,
+            pcie_hops: None,
+            weight: None,
+            min_bandwidth_bytes_per_s: None,
+            max_bandwidth_bytes_per_s: None,
+            sources: vec![source],
+        }
+    }
+}
+
+/// Whether one device can reach another's memory peer-to-peer, as a tool
+/// reported it. Directional: `nvidia-smi topo -p2p r` may differ from `w`,
+/// and amd-smi's ACCESS table is a full matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct P2pCell {
+    pub src: String,
+    pub dst: String,
+    /// As printed: `OK`, `NS`, `CNS`, `GNS`, `TNS`, `U` (nvidia-smi) or
+    /// `ENABLED` / `DISABLED` (amd-smi).
+    pub status: String,
+    pub supported: bool,
+    pub source: Source,
+}
+
+/// One NVLink of one GPU from `nvidia-smi nvlink --status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NvlinkPort {
+    pub gpu: String,
+    /// The link number; absent when the tool only said that every link of
+    /// the GPU is inactive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<u32>,
+    pub active: bool,
+    /// Per-link rate as nvidia-smi prints it (`26.562 GB/s`), converted with
+    /// GB = 1e9 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bytes_per_s: Option<f64>,
+    pub as_printed: String,
+    pub source: Source,
+}
+
+/// Everything known about how a node's devices are connected.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Topology {
+    pub devices: Vec<Device>,
+    pub links: Vec<Link>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p2p: Vec<P2pCell>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink: Vec<NvlinkPort>,
+}
+
+/// Two transcripts of one node that describe the same thing differently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    pub what: String,
+    pub kept: Source,
+    pub other: Source,
+}
+
+impl Topology {
+    pub fn device(&self, id: &str) -> Option<&Device> {
+        self.devices.iter().find(|d| d.id == id)
+    }
+
+    pub fn gpus(&self) -> impl Iterator<Item = &Device> {
+        self.devices.iter().filter(|d| d.kind == DeviceKind::Gpu)
+    }
+
+    /// The link of an unordered pair, whichever way round it is stored.
+    pub fn link(&self, x: &str, y: &str) -> Option<&Link> {
+        self.links
+            .iter()
+            .find(|l| (l.a == x && l.b == y) || (l.a == y && l.b == x))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty()
+            && self.links.is_empty()
+            && self.p2p.is_empty()
+            && self.nvlink.is_empty()
+    }
+
+    /// Points every source at `file` (parsers only know line numbers).
+    pub fn set_file(&mut self, file: &str) {
+        let all = self
+            .devices
+            .iter_mut()
+            .map(|d| &mut d.source)
+            .chain(self.links.iter_mut().flat_map(|l| l.sources.iter_mut()))
+            .chain(self.p2p.iter_mut().map(|p| &mut p.source))
+            .chain(self.nvlink.iter_mut().map(|n| &mut n.source));
+        for s in all {
+            s.file = file.to_string();
+        }
+    }
+
+    /// Folds `other` (another transcript of the same node) into `self`.
+    /// Missing facts are filled in; a fact both describe differently is kept
+    /// as `self` has it and returned as a conflict, never silently replaced.
+    /// An `unknown` class yields to a known one.
+    pub fn merge(&mut self, other: Topology) -> Vec<Conflict> {
+        let mut conflicts = Vec::new();
+        for d in other.devices {
+            match self.devices.iter_mut().find(|x| x.id == d.id) {
+                None => self.devices.push(d),
+                Some(mine) => merge_device(mine, d, &mut conflicts),
+            }
+        }
+        for l in other.links {
+            let found = self
+                .links
+                .iter_mut()
+                .find(|x| (x.a == l.a && x.b == l.b) || (x.a == l.b && x.b == l.a));
+            match found {
+                None => self.links.push(l),
+                Some(mine) => merge_link(mine, l, &mut conflicts),
+            }
+        }
+        // p2p cells are directional observations: `-p2p r` and `-p2p w`, or two
+        // tools, may legitimately differ, so every cell is kept with its source.
+        self.p2p.extend(other.p2p);
+        self.nvlink.extend(other.nvlink);
+        self.sort();
+        conflicts
+    }
+
+    /// Canonical order: devices GPUs first then NICs, each by number; links
+    /// and cells by device order. Keeps output deterministic.
+    pub fn sort(&mut self) {
+        self.devices.sort_by_key(|d| device_sort_key(&d.id));
+        let order: BTreeMap<String, usize> = self
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.id.clone(), i))
+            .collect();
+        let pos = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
+        for l in &mut self.links {
+            if pos(&l.b) < pos(&l.a) {
+                std::mem::swap(&mut l.a, &mut l.b);
+            }
+        }
+        self.links.sort_by_key(|l| (pos(&l.a), pos(&l.b)));
+        self.p2p.sort_by_key(|p| (pos(&p.src), pos(&p.dst)));
+        self.nvlink
+            .sort_by_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
+    }
+}
+
+/// `GPU10` after `GPU9`, GPUs before NICs.
+pub fn device_sort_key(id: &str) -> (u8, u64, String) {
+    let (rank, rest) = if let Some(r) = id.strip_prefix("GPU") {
+        (0, r)
+    } else if let Some(r) = id.strip_prefix("NIC") {
+        (1, r)
+    } else {
+        (2, id)
+    };
+    (rank, rest.parse().unwrap_or(u64::MAX), id.to_string())
+}
+
+fn merge_opt<T: PartialEq + Clone + std::fmt::Debug>(
+    what: &str,
+    mine: &mut Option<T>,
+    theirs: Option<T>,
+    kept: &Source,
+    other: &Source,
+    conflicts: &mut Vec<Conflict>,
+) {
+    match (mine.as_ref(), theirs) {
+        (None, t) => *mine = t,
+        (Some(_), None) => {}
+        (Some(m), Some(t)) => {
+            if *m != t {
+                conflicts.push(Conflict {
+                    what: format!("{what}: {m:?} here, {t:?} there"),
+                    kept: kept.clone(),
+                    other: other.clone(),
+                });
+            }
+        }
+    }
+}
+
+fn merge_device(mine: &mut Device, d: Device, conflicts: &mut Vec<Conflict>) {
+    let (k, o) = (mine.source.clone(), d.source.clone());
+    let id = mine.id.clone();
+    if mine.kind != d.kind {
+        conflicts.push(Conflict {
+            what: format!("{id} is a {:?} here and a {:?} there", mine.kind, d.kind),
+            kept: k.clone(),
+            other: o.clone(),
+        });
+        return;
+    }
+    merge_opt(
+        &format!("{id} name"),
+        &mut mine.name,
+        d.name,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{id} PCI bus id"),
+        &mut mine.pci_bus_id,
+        d.pci_bus_id,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{id} uuid"),
+        &mut mine.uuid,
+        d.uuid,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{id} NUMA node"),
+        &mut mine.numa_node,
+        d.numa_node,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{id} CPU affinity"),
+        &mut mine.cpu_affinity,
+        d.cpu_affinity,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{id} GPU NUMA id"),
+        &mut mine.gpu_numa_node,
+        d.gpu_numa_node,
+        &k,
+        &o,
+        conflicts,
+    );
+}
+
+fn merge_link(mine: &mut Link, l: Link, conflicts: &mut Vec<Conflict>) {
+    let k = mine.sources.first().cloned().unwrap_or_default();
+    let o = l.sources.first().cloned().unwrap_or_default();
+    let pair = format!("{}-{}", mine.a, mine.b);
+    if mine.class == LinkClass::Unknown {
+        mine.class = l.class;
+    } else if l.class != LinkClass::Unknown && l.class != mine.class {
+        conflicts.push(Conflict {
+            what: format!("{pair} class: {} here, {} there", mine.class, l.class),
+            kept: k.clone(),
+            other: o.clone(),
+        });
+    }
+    merge_opt(
+        &format!("{pair} code"),
+        &mut mine.code,
+        l.code,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} NVLinks"),
+        &mut mine.nvlinks,
+        l.nvlinks,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} xGMI hops"),
+        &mut mine.xgmi_hops,
+        l.xgmi_hops,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} PCIe hops"),
+        &mut mine.pcie_hops,
+        l.pcie_hops,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} weight"),
+        &mut mine.weight,
+        l.weight,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} min bandwidth"),
+        &mut mine.min_bandwidth_bytes_per_s,
+        l.min_bandwidth_bytes_per_s,
+        &k,
+        &o,
+        conflicts,
+    );
+    merge_opt(
+        &format!("{pair} max bandwidth"),
+        &mut mine.max_bandwidth_bytes_per_s,
+        l.max_bandwidth_bytes_per_s,
+        &k,
+        &o,
+        conflicts,
+    );
+    mine.sources.extend(l.sources);
+}
+
+/// The worst class over every pair of `gpus`, and the pair that has it
+/// (the first such pair in device order). A pair the topology does not
+/// describe counts as [`LinkClass::Unknown`].
+pub fn worst_class_in_group<'t>(
+    topo: &'t Topology,
+    gpus: &[String],
+) -> Option<(LinkClass, String, String, Option<&'t Link>)> {
+    let mut worst: Option<(LinkClass, String, String, Option<&Link>)> = None;
+    for (i, x) in gpus.iter().enumerate() {
+        for y in &gpus[i + 1..] {
+            let link = topo.link(x, y);
+            let class = link.map_or(LinkClass::Unknown, |l| l.class);
+            if worst.as_ref().is_none_or(|w| class > w.0) {
+                worst = Some((class, x.clone(), y.clone(), link));
+            }
+        }
+    }
+    worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_cpu_lists_and_rejects_descending_ranges() {
+        assert_eq!(
+            parse_cpu_list("0-19,80-99"),
+            Some(vec![
+                CpuRange { first: 0, last: 19 },
+                CpuRange {
+                    first: 80,
+                    last: 99
+                }
+            ])
+        );
+        assert_eq!(parse_cpu_list("6,14").unwrap().len(), 2);
+        assert_eq!(parse_cpu_list("92-13"), None);
+        assert_eq!(parse_cpu_list("0-45,40-50"), None);
+        assert_eq!(parse_cpu_list("N/A"), None);
+        assert_eq!(parse_cpu_list(""), None);
+    }
+
+    #[test]
+    fn class_order_follows_the_ladder() {
+        assert!(LinkClass::DirectLink < LinkClass::PcieSwitch);
+        assert!(LinkClass::PcieHost < LinkClass::CrossSocket);
+        assert!(LinkClass::CrossSocket < LinkClass::Unknown);
+        for c in LinkClass::ALL {
+            assert_eq!(LinkClass::parse(c.as_str()), Some(c));
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(json, format!("\"{}\"", c.as_str()));
+        }
+    }
+
+    #[test]
+    fn merge_fills_gaps_and_reports_disagreements() {
+        let s = |line| Source {
+            file: "a".into(),
+            line,
+        };
+        let mut t1 = Topology::default();
+        t1.devices.push(Device::new("GPU0", DeviceKind::Gpu, s(1)));
+        t1.links
+            .push(Link::new("GPU0", "GPU1", LinkClass::Unknown, s(2)));
+        let mut t2 = Topology::default();
+        let mut d = Device::new("GPU0", DeviceKind::Gpu, s(5));
+        d.numa_node = Some(1);
+        t2.devices.push(d);
+        t2.links
+            .push(Link::new("GPU1", "GPU0", LinkClass::DirectLink, s(6)));
+        assert!(t1.merge(t2).is_empty());
+        assert_eq!(t1.devices[0].numa_node, Some(1));
+        assert_eq!(t1.links[0].class, LinkClass::DirectLink);
+
+        let mut t3 = Topology::default();
+        t3.links
+            .push(Link::new("GPU0", "GPU1", LinkClass::CrossSocket, s(9)));
+        let c = t1.merge(t3);
+        assert_eq!(c.len(), 1);
+        assert!(
+            c[0].what.contains("direct-link here, cross-socket there"),
+            "{:?}",
+            c
+        );
+        assert_eq!(t1.links[0].class, LinkClass::DirectLink);
+    }
+}

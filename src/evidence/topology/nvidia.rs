@@ -1,0 +1,547 @@
+//! NVIDIA topology transcripts: `nvidia-smi topo -m`, `nvidia-smi topo -p2p`
+//! and `nvidia-smi nvlink --status`.
+//!
+//! The matrix parsers work on whitespace tokens rather than on column
+//! positions: captures in the wild have tabs expanded to spaces, headers whose
+//! tabs were lost (`GPU0GPU1GPU2`), and affinity columns that ran into each
+//! other. Row labels are the authority on device order; the header is checked
+//! against them.
+
+use super::matrix::read_matrix;
+use super::{
+    CpuRange, Device, DeviceKind, Link, LinkClass, NvlinkPort, P2pCell, Topology, parse_cpu_list,
+    parse_plain_u32,
+};
+use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
+
+const TOPO_CODES: [&str; 7] = ["PIX", "PXB", "PHB", "NODE", "SYS", "SOC", "X"];
+const P2P_CODES: [&str; 8] = ["X", "OK", "NS", "CNS", "GNS", "TNS", "U", "DR"];
+
+/// Maps an `nvidia-smi topo -m` cell to its class. NV# is a bonded set of
+/// NVLinks; PIX/PXB stay below the host bridge; PHB/NODE cross a host bridge
+/// (or host bridges of one NUMA node); SYS (and SOC, its name before driver
+/// ~384) crosses the inter-socket link.
+pub fn class_of_code(code: &str) -> (LinkClass, Option<u32>) {
+    if let Some(n) = code.strip_prefix("NV").and_then(parse_plain_u32) {
+        return (LinkClass::DirectLink, Some(n));
+    }
+    let class = match code {
+        "X" => LinkClass::SelfLink,
+        "PIX" | "PXB" => LinkClass::PcieSwitch,
+        "PHB" | "NODE" => LinkClass::PcieHost,
+        "SYS" | "SOC" => LinkClass::CrossSocket,
+        _ => LinkClass::Unknown,
+    };
+    (class, None)
+}
+
+fn is_topo_code(t: &str) -> bool {
+    TOPO_CODES.contains(&t) || t.strip_prefix("NV").and_then(parse_plain_u32).is_some()
+}
+
+pub(super) fn is_gpu_label(t: &str) -> bool {
+    t.strip_prefix("GPU").and_then(parse_plain_u32).is_some()
+}
+
+/// A NIC row label: `NIC3`, or an adapter name such as `mlx5_0` in older
+/// drivers that printed names instead of a legend.
+fn is_nic_label(t: &str) -> bool {
+    !is_gpu_label(t)
+        && t.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
+fn row_label(first: &str, toks: &[&str]) -> bool {
+    is_gpu_label(first) || (is_nic_label(first) && toks.len() > 1)
+}
+
+pub fn looks_like_topo_matrix(text: &str) -> bool {
+    if text.contains("Connection traversing") {
+        return true;
+    }
+    let mut header = false;
+    for (_, l) in numbered_lines(text) {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X") {
+            header = l.contains("Affinity");
+        }
+        if header
+            && toks.first().is_some_and(|t| is_gpu_label(t))
+            && toks[1..].iter().all(|t| !P2P_CODES[1..].contains(t))
+            && toks[1..].iter().any(|t| is_topo_code(t))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+pub fn looks_like_p2p_status(text: &str) -> bool {
+    if text.contains("Chipset not supported") || text.contains("= Status Ok") {
+        return true;
+    }
+    numbered_lines(text).any(|(_, l)| {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        toks.len() >= 3
+            && is_gpu_label(toks[0])
+            && toks[1..].iter().all(|t| P2P_CODES.contains(t))
+            && toks[1..].iter().any(|t| *t != "X")
+    })
+}
+
+pub fn looks_like_nvlink_status(text: &str) -> bool {
+    let gpu_line = numbered_lines(text).any(|(_, l)| parse_gpu_uuid_line(l).is_some());
+    let link_line = numbered_lines(text).any(|(_, l)| {
+        l.trim_start().starts_with("Link ") && l.contains(':')
+            || l.contains("Unable to retrieve NVLink information")
+    });
+    gpu_line && link_line
+}
+
+/// Trailing columns of `nvidia-smi topo -m`, in the order drivers print them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Extra {
+    CpuAffinity,
+    NumaAffinity,
+    GpuNumaId,
+}
+
+/// Splits the header text that follows the device names into the known
+/// trailing columns. Works on the header with all whitespace removed, since
+/// some captures lost the separators.
+fn trailing_columns(rest: &str) -> Result<Vec<Extra>, String> {
+    let mut out = Vec::new();
+    let mut s = rest;
+    while !s.is_empty() {
+        let (col, name) = [
+            (Extra::CpuAffinity, "CPUAffinity"),
+            (Extra::NumaAffinity, "NUMAAffinity"),
+            (Extra::GpuNumaId, "GPUNUMAID"),
+        ]
+        .into_iter()
+        .find(|(_, name)| s.starts_with(name))
+        .ok_or_else(|| {
+            format!("a known column (CPU Affinity, NUMA Affinity, GPU NUMA ID) at `{s}`")
+        })?;
+        out.push(col);
+        s = &s[name.len()..];
+    }
+    Ok(out)
+}
+
+fn parse_numa(v: &str) -> Option<Option<u32>> {
+    if v == "N/A" {
+        Some(None)
+    } else {
+        parse_plain_u32(v).map(Some)
+    }
+}
+
+fn parse_affinity(v: &str) -> Option<Option<Vec<CpuRange>>> {
+    if v == "N/A" {
+        Some(None)
+    } else {
+        parse_cpu_list(v).map(Some)
+    }
+}
+
+/// Assigns the values after a row's cells to the trailing columns. When one
+/// value is missing and the CPU list ran into the NUMA column
+/// (`0-45,92-1370` for `0-45,92-137` and `0`), the split is accepted only if
+/// exactly one split point gives a valid ascending CPU list.
+fn assign_extras(
+    dev: &mut Device,
+    cols: &[Extra],
+    vals: &[&str],
+    line: usize,
+) -> Result<(), ParseError> {
+    let mut vals: Vec<String> = vals.iter().map(|s| s.to_string()).collect();
+    if vals.len() + 1 == cols.len()
+        && let Some(ci) = cols.iter().position(|c| *c == Extra::CpuAffinity)
+        && cols.get(ci + 1) == Some(&Extra::NumaAffinity)
+        && ci < vals.len()
+    {
+        let glued = vals[ci].clone();
+        let splits: Vec<(String, String)> = (1..glued.len())
+            .filter(|&k| glued.is_char_boundary(k))
+            .map(|k| (glued[..k].to_string(), glued[k..].to_string()))
+            .filter(|(cpu, numa)| parse_cpu_list(cpu).is_some() && parse_plain_u32(numa).is_some())
+            .collect();
+        match splits.as_slice() {
+            [(cpu, numa)] => {
+                vals[ci] = cpu.clone();
+                vals.insert(ci + 1, numa.clone());
+            }
+            [] => {
+                return Err(ParseError::new(
+                    line,
+                    format!(
+                        "{} values after the matrix cells, found {}",
+                        cols.len(),
+                        vals.len()
+                    ),
+                ));
+            }
+            many => {
+                return Err(ParseError::new(
+                    line,
+                    format!(
+                        "CPU and NUMA affinity separated; `{glued}` can be split {} ways",
+                        many.len()
+                    ),
+                ));
+            }
+        }
+    }
+    if vals.len() > cols.len() || (vals.len() < cols.len() && dev.kind == DeviceKind::Gpu) {
+        return Err(ParseError::new(
+            line,
+            format!(
+                "{} values after the matrix cells, found {}",
+                cols.len(),
+                vals.len()
+            ),
+        ));
+    }
+    for (col, v) in cols.iter().zip(&vals) {
+        match col {
+            Extra::CpuAffinity => {
+                dev.cpu_affinity = parse_affinity(v).ok_or_else(|| {
+                    ParseError::new(
+                        line,
+                        format!("a CPU list like 0-19,80-99 or N/A, found `{v}`"),
+                    )
+                })?
+            }
+            Extra::NumaAffinity => {
+                dev.numa_node = parse_numa(v).ok_or_else(|| {
+                    ParseError::new(line, format!("a NUMA node number or N/A, found `{v}`"))
+                })?
+            }
+            Extra::GpuNumaId => {
+                dev.gpu_numa_node = parse_numa(v).ok_or_else(|| {
+                    ParseError::new(line, format!("a GPU NUMA id or N/A, found `{v}`"))
+                })?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Parses `nvidia-smi topo -m` of any driver era.
+pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let m = read_matrix(
+        &lines,
+        |toks| toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X"),
+        row_label,
+        Some(&["X"]),
+        "topology matrix",
+    )?;
+    let mut notes = Vec::new();
+
+    // The header, whitespace removed, must spell the row labels in order.
+    let squeezed: String = m.header.split_whitespace().collect();
+    let labels: String = m.rows.iter().map(|r| r.label).collect();
+    let Some(rest) = squeezed.strip_prefix(&labels) else {
+        return Err(ParseError::new(
+            m.header_line,
+            format!(
+                "a header naming the row devices in order ({})",
+                m.rows.iter().map(|r| r.label).collect::<Vec<_>>().join(" ")
+            ),
+        ));
+    };
+    let cols = trailing_columns(rest).map_err(|e| ParseError::new(m.header_line, e))?;
+
+    // NIC legend: `NIC0: mlx5_0`.
+    let mut nic_names = std::collections::BTreeMap::new();
+    let mut in_nic_legend = false;
+    for (_, l) in &lines[m.end..] {
+        let t = l.trim();
+        if t == "NIC Legend:" {
+            in_nic_legend = true;
+        } else if in_nic_legend && let Some((k, v)) = t.split_once(':') {
+            nic_names.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+
+    let mut topo = Topology::default();
+    let mut ids = Vec::with_capacity(m.rows.len());
+    let mut nic_count = 0;
+    for row in &m.rows {
+        let mut dev = if is_gpu_label(row.label) {
+            Device::new(row.label, DeviceKind::Gpu, Source::line(row.line))
+        } else {
+            let id = if row
+                .label
+                .strip_prefix("NIC")
+                .and_then(parse_plain_u32)
+                .is_some()
+            {
+                row.label.to_string()
+            } else {
+                format!("NIC{nic_count}")
+            };
+            let mut d = Device::new(id, DeviceKind::Nic, Source::line(row.line));
+            d.name = Some(
+                nic_names
+                    .get(row.label)
+                    .cloned()
+                    .unwrap_or_else(|| row.label.to_string()),
+            );
+            nic_count += 1;
+            d
+        };
+        assign_extras(&mut dev, &cols, &row.rest, row.line)?;
+        ids.push(dev.id.clone());
+        topo.devices.push(dev);
+    }
+
+    for i in 0..m.rows.len() {
+        for j in i + 1..m.rows.len() {
+            let code = m.rows[i].cells[j];
+            let back = m.rows[j].cells[i];
+            if code != back {
+                notes.push(Note {
+                    line: m.rows[j].line,
+                    text: format!(
+                        "{}-{} printed as `{code}` one way and `{back}` the other; the worse is kept",
+                        ids[i], ids[j]
+                    ),
+                });
+            }
+            let (c1, n1) = class_of_code(code);
+            let (c2, n2) = class_of_code(back);
+            let (class, code, nvlinks) = if c2 > c1 {
+                (c2, back, n2)
+            } else {
+                (c1, code, n1)
+            };
+            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(m.rows[i].line));
+            link.sources.push(Source::line(m.rows[j].line));
+            link.code = Some(code.to_string());
+            link.nvlinks = nvlinks;
+            topo.links.push(link);
+        }
+    }
+    topo.sort();
+    Ok(Parsed {
+        topology: topo,
+        notes,
+    })
+}
+
+/// Parses `nvidia-smi topo -p2p <r|w|n|a|p>`. Which capability was asked is
+/// not printed, so the cells keep the row/column reading of the matrix:
+/// `src` is the row, `dst` the column.
+pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let m = read_matrix(
+        &lines,
+        |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),
+        row_label,
+        Some(&["X"]),
+        "P2P status",
+    )?;
+    let header: Vec<&str> = m.header.split_whitespace().collect();
+    let labels: Vec<&str> = m.rows.iter().map(|r| r.label).collect();
+    if header != labels {
+        return Err(ParseError::new(
+            m.header_line,
+            format!(
+                "a header naming the row devices in order ({})",
+                labels.join(" ")
+            ),
+        ));
+    }
+    let mut topo = Topology::default();
+    for row in &m.rows {
+        if !is_gpu_label(row.label) {
+            return Err(ParseError::new(row.line, "a row label GPU<n>"));
+        }
+        if !row.rest.is_empty() {
+            return Err(ParseError::new(
+                row.line,
+                format!(
+                    "{} status codes, found {}",
+                    labels.len(),
+                    labels.len() + row.rest.len()
+                ),
+            ));
+        }
+        topo.devices.push(Device::new(
+            row.label,
+            DeviceKind::Gpu,
+            Source::line(row.line),
+        ));
+        for (j, code) in row.cells.iter().enumerate() {
+            if labels[j] == row.label {
+                continue;
+            }
+            if !code.chars().all(|c| c.is_ascii_uppercase()) {
+                return Err(ParseError::new(
+                    row.line,
+                    format!("a P2P status code (OK, NS, CNS, GNS, TNS, U), found `{code}`"),
+                ));
+            }
+            topo.p2p.push(P2pCell {
+                src: row.label.to_string(),
+                dst: labels[j].to_string(),
+                status: code.to_string(),
+                supported: *code == "OK",
+                source: Source::line(row.line),
+            });
+        }
+    }
+    topo.sort();
+    Ok(Parsed {
+        topology: topo,
+        notes: Vec::new(),
+    })
+}
+
+/// `GPU 0: NVIDIA RTX A6000 (UUID: GPU-5bae...)` -> (0, name, uuid).
+fn parse_gpu_uuid_line(l: &str) -> Option<(u32, String, String)> {
+    let rest = l.trim().strip_prefix("GPU ")?;
+    let (idx, rest) = rest.split_once(':')?;
+    let idx = parse_plain_u32(idx.trim())?;
+    let (name, uuid) = rest.rsplit_once("(UUID:")?;
+    let uuid = uuid.trim().strip_suffix(')')?.trim();
+    Some((idx, name.trim().to_string(), uuid.to_string()))
+}
+
+/// Parses `nvidia-smi nvlink --status` (`-s`): per GPU, each link's rate or
+/// `<inactive>`, or the NVML line saying every link is inactive.
+pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
+    let mut topo = Topology::default();
+    let mut notes = Vec::new();
+    let mut gpu: Option<String> = None;
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some((idx, name, uuid)) = parse_gpu_uuid_line(l) {
+            let id = format!("GPU{idx}");
+            let mut d = Device::new(&id, DeviceKind::Gpu, Source::line(n));
+            d.name = Some(name);
+            d.uuid = Some(uuid);
+            topo.devices.push(d);
+            gpu = Some(id);
+            continue;
+        }
+        if t == "..." {
+            notes.push(Note {
+                line: n,
+                text: "elided by whoever captured it; links after this line are not listed".into(),
+            });
+            continue;
+        }
+        let Some(g) = gpu.clone() else {
+            return Err(ParseError::new(
+                n,
+                "a `GPU <n>: <name> (UUID: ...)` line first",
+            ));
+        };
+        if t.contains("Unable to retrieve NVLink information") && t.contains("inActive") {
+            topo.nvlink.push(NvlinkPort {
+                gpu: g,
+                link: None,
+                active: false,
+                rate_bytes_per_s: None,
+                as_printed: t.to_string(),
+                source: Source::line(n),
+            });
+            continue;
+        }
+        let parsed = t.strip_prefix("Link ").and_then(|r| r.split_once(':'));
+        let Some((num, val)) = parsed else {
+            return Err(ParseError::new(
+                n,
+                "`Link <n>: <rate> GB/s` or `Link <n>: <inactive>`",
+            ));
+        };
+        let link = parse_plain_u32(num.trim())
+            .ok_or_else(|| ParseError::new(n, format!("a link number, found `{}`", num.trim())))?;
+        let val = val.trim();
+        let (active, rate) = if val == "<inactive>" {
+            (false, None)
+        } else if let Some(r) = val
+            .strip_suffix("GB/s")
+            .and_then(|r| r.trim().parse::<f64>().ok())
+        {
+            (true, Some(r * 1e9))
+        } else {
+            return Err(ParseError::new(
+                n,
+                format!("a rate like `26.562 GB/s` or `<inactive>`, found `{val}`"),
+            ));
+        };
+        topo.nvlink.push(NvlinkPort {
+            gpu: g,
+            link: Some(link),
+            active,
+            rate_bytes_per_s: rate,
+            as_printed: val.to_string(),
+            source: Source::line(n),
+        });
+    }
+    if topo.devices.is_empty() {
+        return Err(ParseError::new(1, "a `GPU <n>: <name> (UUID: ...)` line"));
+    }
+    topo.sort();
+    Ok(Parsed {
+        topology: topo,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_every_nvidia_code_to_its_class() {
+        assert_eq!(class_of_code("NV12"), (LinkClass::DirectLink, Some(12)));
+        assert_eq!(class_of_code("PIX").0, LinkClass::PcieSwitch);
+        assert_eq!(class_of_code("PXB").0, LinkClass::PcieSwitch);
+        assert_eq!(class_of_code("PHB").0, LinkClass::PcieHost);
+        assert_eq!(class_of_code("NODE").0, LinkClass::PcieHost);
+        assert_eq!(class_of_code("SYS").0, LinkClass::CrossSocket);
+        assert_eq!(class_of_code("SOC").0, LinkClass::CrossSocket);
+        assert_eq!(class_of_code("NVX").0, LinkClass::Unknown);
+        assert_eq!(class_of_code("C2C").0, LinkClass::Unknown);
+    }
+
+    #[test]
+    fn splits_an_affinity_that_ran_into_the_numa_column() {
+        let mut d = Device::new("GPU0", DeviceKind::Gpu, Source::line(1));
+        let cols = [Extra::CpuAffinity, Extra::NumaAffinity, Extra::GpuNumaId];
+        assign_extras(&mut d, &cols, &["0-45,92-1370", "N/A"], 1).unwrap();
+        assert_eq!(d.numa_node, Some(0));
+        assert_eq!(
+            d.cpu_affinity,
+            Some(vec![
+                CpuRange { first: 0, last: 45 },
+                CpuRange {
+                    first: 92,
+                    last: 137
+                }
+            ])
+        );
+        // `0-45,92-13` is descending and `0-45,92-1` too: only one split is valid.
+        let mut d = Device::new("GPU0", DeviceKind::Gpu, Source::line(1));
+        let err = assign_extras(&mut d, &cols, &["0-912", "N/A"], 3).unwrap_err();
+        assert_eq!(err.line, 3);
+        assert!(err.expected.contains("split"), "{err}");
+    }
+
+    #[test]
+    fn rejects_a_matrix_with_a_missing_cell() {
+        let text = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-3\nGPU1\tNV4\n";
+        let err = parse_topo_matrix(text).unwrap_err();
+        assert_eq!(err.line, 3);
+    }
+}
