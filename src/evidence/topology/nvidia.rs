@@ -39,6 +39,12 @@ fn is_topo_code(t: &str) -> bool {
     TOPO_CODES.contains(&t) || t.strip_prefix("NV").and_then(parse_plain_u32).is_some()
 }
 
+pub(super) fn is_code_shaped(t: &str) -> bool {
+    t.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && t.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
 pub(super) fn is_gpu_label(t: &str) -> bool {
     t.strip_prefix("GPU").and_then(parse_plain_u32).is_some()
 }
@@ -264,6 +270,27 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
             in_nic_legend = true;
         } else if in_nic_legend && let Some((k, v)) = t.split_once(':') {
             nic_names.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+
+    // Codes are upper-case words (X, NV12, PXB...); anything else means the
+    // row is short and the next column slid into the matrix.
+    let n = m.rows.len();
+    for row in &m.rows {
+        if let Some((j, bad)) = row
+            .cells
+            .iter()
+            .enumerate()
+            .find(|(_, c)| !is_code_shaped(c))
+        {
+            return Err(ParseError::new(
+                row.line,
+                format!(
+                    "{n} link codes after `{}` (one per device row); `{bad}` in column {} is not a link code",
+                    row.label,
+                    j + 1
+                ),
+            ));
         }
     }
 

@@ -1,0 +1,99 @@
+//! Property tests: no input, however damaged, panics a parser. Inputs are
+//! arbitrary text and real captures mangled at random (truncated, lines
+//! dropped or duplicated, bytes replaced).
+
+use proptest::prelude::*;
+use wire_report::bundle::{Bundle, Host, Origin};
+use wire_report::collect;
+use wire_report::evidence::{self, Tool};
+
+const TOOLS: [Tool; 5] = [
+    Tool::NvidiaSmiTopo,
+    Tool::NvidiaSmiP2p,
+    Tool::NvidiaSmiNvlink,
+    Tool::RocmSmiTopo,
+    Tool::AmdSmiTopology,
+];
+
+fn captures() -> Vec<String> {
+    walkdir::WalkDir::new("captures")
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name() != "SOURCES.tsv")
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect()
+}
+
+fn run_all(text: &str) {
+    let _ = evidence::detect(text);
+    for t in TOOLS {
+        let _ = evidence::parse(t, text);
+    }
+    let mut b = Bundle::new(Host {
+        name: "p".into(),
+        origin: Origin::Ingested,
+    });
+    collect::add_file(&mut b, "p.txt", text.as_bytes());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC*") {
+        run_all(&s);
+    }
+
+    #[test]
+    fn matrix_like_text_never_panics(
+        rows in proptest::collection::vec(
+            proptest::collection::vec(
+                prop_oneof![
+                    Just("X".to_string()), Just("NV4".to_string()), Just("GPU0".to_string()),
+                    Just("GPU1".to_string()), Just("N/A".to_string()), Just("0-3".to_string()),
+                    Just("PCIE".to_string()), Just("XGMI".to_string()), Just("0".to_string()),
+                    Just("=== Link Type between two GPUs ===".to_string()),
+                    Just("WEIGHT TABLE:".to_string()), Just("0000:0c:00.0".to_string()),
+                    Just("NIC Legend:".to_string()), Just("Link 0: 1 GB/s".to_string()),
+                    "[ -~]{0,6}",
+                ],
+                0..8,
+            ),
+            0..10,
+        ),
+        sep in prop_oneof![Just("\t"), Just(" "), Just("   "), Just("")],
+    ) {
+        let text: String = rows.iter().map(|r| r.join(sep) + "\n").collect();
+        run_all(&text);
+    }
+
+    #[test]
+    fn damaged_real_captures_never_panic(
+        which in 0usize..1000,
+        cut in 0usize..10_000,
+        drop_line in 0usize..200,
+        dup_line in 0usize..200,
+        pos in 0usize..10_000,
+        byte in any::<char>(),
+    ) {
+        let caps = captures();
+        let text = &caps[which % caps.len()];
+        let mut lines: Vec<&str> = text.lines().collect();
+        if !lines.is_empty() {
+            let d = dup_line % lines.len();
+            lines.insert(d, lines[d]);
+            lines.remove(drop_line % lines.len());
+        }
+        let mut s = lines.join("\n");
+        if !s.is_empty() {
+            let mut p = pos % s.len();
+            while !s.is_char_boundary(p) { p -= 1; }
+            s.insert(p, byte);
+            let mut c = cut % (s.len() + 1);
+            while !s.is_char_boundary(c) { c -= 1; }
+            s.truncate(c);
+        }
+        run_all(&s);
+    }
+}
