@@ -282,15 +282,13 @@ fn placement_bad_inputs_exit_2_with_one_line() {
         .stderr(predicate::str::contains(
             "schema_version 99, newer than this wire-report reads (1)",
         ));
-    for out in [wr()
+    let out = wr()
         .args(["placement", "no/such.txt", "--gpus", "0,1"])
         .assert()
-        .code(2)]
-    {
-        let e = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-        assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.starts_with("error: failed to read `no/such.txt`"), "{e}");
-    }
+        .code(2);
+    let e = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.starts_with("error: failed to read `no/such.txt`"), "{e}");
 }
 
 #[test]
