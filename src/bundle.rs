@@ -38,6 +38,9 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::measurement::Measurement;
+use crate::evidence::pcie::PcieLink;
+use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::topology::Topology;
 use crate::evidence::{Note, Tool};
 
@@ -56,9 +59,23 @@ pub struct Bundle {
     pub host: Host,
     /// Devices and links, merged from every topology transcript.
     pub topology: Topology,
-    /// Bandwidth and latency figures. Empty in schema version 1 bundles
-    /// written before measurement ingestion exists.
-    pub measurements: Vec<serde_json::Value>,
+    /// Bandwidth and latency figures, one cell per number a tool printed,
+    /// each with its unit in the field name, its source line and the seven
+    /// questions answered. Example cell: `{ "tool": "nvbandwidth", "kind":
+    /// "p2p-copy", "src": "GPU0", "dst": "GPU1", "direction": "uni",
+    /// "bandwidth_bytes_per_s": 370900000000.0, "statistic": "avg",
+    /// "as_printed": "370.90 GB/s", ... }`.
+    pub measurements: Vec<Measurement>,
+    /// RDMA adapters and ports (ibstat, ibv_devinfo, ...). Example:
+    /// `{ "name": "mlx5_0", "ports": [{ "port": 1, "state": "Active",
+    /// "active": true, "rate_bytes_per_s": 25000000000.0, "rate_as_printed": "200" }] }`.
+    #[serde(default)]
+    pub rdma: Vec<RdmaDevice>,
+    /// PCIe links, capable vs current (lspci, nvidia-smi -q). Example:
+    /// `{ "address": "01:00.0", "max_speed_gt_per_s": 16.0,
+    /// "current_speed_gt_per_s": 8.0, "speed_downgraded": true, ... }`.
+    #[serde(default)]
+    pub pcie: Vec<PcieLink>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// Everything that could not be read or did not agree.
@@ -149,6 +166,10 @@ pub enum ProblemKind {
     Parse,
     /// Two transcripts of the node disagree.
     Conflict,
+    /// The transcript stops in the middle; what it did contain was kept.
+    Truncated,
+    /// The tool itself reported an error or a failed data check.
+    ToolError,
 }
 
 impl Bundle {
@@ -159,6 +180,8 @@ impl Bundle {
             host,
             topology: Topology::default(),
             measurements: Vec::new(),
+            rdma: Vec::new(),
+            pcie: Vec::new(),
             transcripts: Vec::new(),
             problems: Vec::new(),
         }

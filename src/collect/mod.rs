@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::bundle::{Bundle, Host, Origin, Problem, ProblemKind, Transcript};
-use crate::evidence::{self, Tool};
+use crate::evidence::rdma::RdmaDevice;
+use crate::evidence::{self, IssueKind, Tool};
 
 /// Files in a captures directory that describe the captures rather than
 /// being one: skipped without a problem.
@@ -187,6 +188,32 @@ pub fn add_file(bundle: &mut Bundle, path: &str, bytes: &[u8]) {
                     message: format!("disagrees with {}:{}: {}", c.kept.file, c.kept.line, c.what),
                 });
             }
+            for m in &mut parsed.measurements {
+                m.source.file = path.to_string();
+            }
+            for d in &mut parsed.rdma {
+                d.source.file = path.to_string();
+                for p in &mut d.ports {
+                    p.source.file = path.to_string();
+                }
+            }
+            for p in &mut parsed.pcie {
+                p.source.file = path.to_string();
+            }
+            for i in &parsed.issues {
+                bundle.problems.push(Problem {
+                    file: path.to_string(),
+                    line: Some(i.line),
+                    kind: match i.kind {
+                        IssueKind::Truncated => ProblemKind::Truncated,
+                        IssueKind::ToolError => ProblemKind::ToolError,
+                    },
+                    message: i.message.clone(),
+                });
+            }
+            bundle.measurements.extend(parsed.measurements);
+            merge_rdma(&mut bundle.rdma, parsed.rdma);
+            bundle.pcie.extend(parsed.pcie);
             bundle.transcripts.push(Transcript {
                 path: path.to_string(),
                 tool,
@@ -208,15 +235,52 @@ fn is_bundle(text: &str) -> bool {
 }
 
 fn known_tools() -> String {
-    [
-        Tool::NvidiaSmiTopo,
-        Tool::NvidiaSmiP2p,
-        Tool::NvidiaSmiNvlink,
-        Tool::RocmSmiTopo,
-        Tool::AmdSmiTopology,
-    ]
-    .map(Tool::as_str)
-    .join(", ")
+    Tool::ALL.map(Tool::as_str).join(", ")
+}
+
+/// Folds adapters from another transcript of the node: same name, same
+/// adapter; a port's missing facts are filled in, facts already known kept.
+fn merge_rdma(into: &mut Vec<RdmaDevice>, from: Vec<RdmaDevice>) {
+    for d in from {
+        let Some(mine) = into.iter_mut().find(|x| x.name == d.name) else {
+            into.push(d);
+            continue;
+        };
+        mine.ca_type = mine.ca_type.take().or(d.ca_type);
+        mine.firmware = mine.firmware.take().or(d.firmware);
+        mine.node_guid = mine.node_guid.take().or(d.node_guid);
+        mine.transport = mine.transport.take().or(d.transport);
+        mine.board_id = mine.board_id.take().or(d.board_id);
+        for p in d.ports {
+            match mine.ports.iter_mut().find(|x| x.port == p.port) {
+                None => mine.ports.push(p),
+                Some(q) => {
+                    macro_rules! fill {
+                        ($($f:ident),*) => { $( if q.$f.is_none() { q.$f = p.$f.clone(); } )* };
+                    }
+                    fill!(
+                        state,
+                        active,
+                        physical_state,
+                        link_up,
+                        rate_bytes_per_s,
+                        rate_as_printed,
+                        width,
+                        speed,
+                        active_mtu_bytes,
+                        max_mtu_bytes,
+                        link_layer,
+                        lid,
+                        sm_lid,
+                        port_guid
+                    );
+                    if q.gids.is_empty() {
+                        q.gids = p.gids;
+                    }
+                }
+            }
+        }
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -402,6 +402,7 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     Ok(Parsed {
         topology: pairs.into_topology(ids, false),
         notes,
+        ..Parsed::default()
     })
 }
 
@@ -490,6 +491,7 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
     Ok(Parsed {
         topology: pairs.into_topology(ids, true),
         notes,
+        ..Parsed::default()
     })
 }
 

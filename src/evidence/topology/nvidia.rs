@@ -357,6 +357,7 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
     Ok(Parsed {
         topology: topo,
         notes,
+        ..Parsed::default()
     })
 }
 
@@ -425,7 +426,7 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
     topo.sort();
     Ok(Parsed {
         topology: topo,
-        notes: Vec::new(),
+        ..Parsed::default()
     })
 }
 
@@ -522,6 +523,7 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
     Ok(Parsed {
         topology: topo,
         notes,
+        ..Parsed::default()
     })
 }
 

@@ -1,0 +1,420 @@
+//! Collective benchmarks: nccl-tests and rccl-tests `*_perf` output.
+//!
+//! nccl-tests prints algbw and busbw in GB/s with GB = 1e9 bytes (it
+//! divides by 1.0E9 in `common.cu`), and time in microseconds. busbw is
+//! algbw times a per-collective factor (2(n-1)/n for all-reduce, (n-1)/n for
+//! all-gather, reduce-scatter and all-to-all, 1 for broadcast, reduce and
+//! send/recv), which is what lets the collective be identified when the
+//! transcript does not name it.
+
+use super::measurement::{
+    Buffers, CopyEngine, Direction, GB, Kind, Measurement, NOT_STATED, P2p, Statistic,
+    Verification, describe_size, parse_number,
+};
+use super::{ParseError, Parsed, numbered_lines};
+
+pub fn looks_like_nccl_tests(text: &str) -> bool {
+    numbered_lines(text).any(|(_, l)| {
+        let t = strip_mpi_prefix(l).trim();
+        t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
+    }) || text.contains("# nThread ")
+}
+
+/// Removes an MPI output prefix such as `[1,0]<stdout>:`.
+fn strip_mpi_prefix(l: &str) -> &str {
+    let t = l.trim_start();
+    if t.starts_with('[')
+        && let Some(end) = t.find(">:")
+        && t[..end].contains("]<std")
+    {
+        return &t[end + 2..];
+    }
+    l
+}
+
+#[derive(Default)]
+struct Header {
+    warmup: Option<u64>,
+    iters: Option<u64>,
+    validation: Option<bool>,
+    ranks: usize,
+    hosts: std::collections::BTreeSet<String>,
+    gpu: Option<String>,
+}
+
+/// Identifies the collective from the columns and the busbw/algbw ratio.
+/// Returns the kind and, when it could not be identified, why.
+fn identify(
+    redop: Option<&str>,
+    root: Option<i64>,
+    ratio: Option<f64>,
+    n: usize,
+) -> (Kind, Option<String>) {
+    let n_f = n as f64;
+    let near = |a: f64, b: f64| (a - b).abs() < 0.01 * b.max(0.01);
+    let has_op = redop.is_some_and(|r| r != "none");
+    if let Some(r) = root
+        && r >= 0
+    {
+        return (
+            if has_op {
+                Kind::Reduce
+            } else {
+                Kind::Broadcast
+            },
+            None,
+        );
+    }
+    let Some(ratio) = ratio else {
+        return (
+            Kind::Collective,
+            Some("no row with a non-zero algbw to tell the collective by".into()),
+        );
+    };
+    if n < 2 {
+        return (
+            Kind::Collective,
+            Some("the number of ranks is not printed".into()),
+        );
+    }
+    let ar = 2.0 * (n_f - 1.0) / n_f;
+    let ag = (n_f - 1.0) / n_f;
+    let candidates: Vec<Kind> = [
+        (Kind::Allreduce, ar, true),
+        (Kind::Reducescatter, ag, true),
+        (Kind::Allgather, ag, false),
+        (Kind::Alltoall, ag, false),
+        (Kind::Sendrecv, 1.0, true),
+        (Kind::Sendrecv, 1.0, false),
+    ]
+    .into_iter()
+    .filter(|(_, f, op)| near(ratio, *f) && (*op == has_op || redop.is_none()))
+    .map(|(k, _, _)| k)
+    .collect();
+    let mut uniq = candidates.clone();
+    uniq.dedup();
+    match uniq.as_slice() {
+        [k] => (*k, None),
+        [] => (
+            Kind::Collective,
+            Some(format!(
+                "busbw/algbw = {ratio:.3} with {n} ranks matches no known collective"
+            )),
+        ),
+        many => (
+            Kind::Collective,
+            Some(format!(
+                "busbw/algbw = {ratio:.3} with {n} ranks fits {} equally; the transcript does not name the test",
+                many.iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
+        ),
+    }
+}
+
+/// Parses one nccl-tests / rccl-tests run, with NCCL INFO lines, MPI
+/// prefixes and launcher warnings interleaved anywhere.
+pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
+    let mut out = Parsed::default();
+    let mut h = Header::default();
+    let mut cols: Option<(usize, Vec<String>)> = None;
+    struct Row {
+        line: usize,
+        size: u64,
+        redop: Option<String>,
+        root: Option<i64>,
+        vals: [String; 8],
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut avg_busbw: Option<(usize, String)> = None;
+    let mut oob: Option<(usize, String)> = None;
+    let mut last_line = 1;
+    for (n, raw) in numbered_lines(text) {
+        last_line = n;
+        let l = strip_mpi_prefix(raw);
+        let t = l.trim();
+        if t.contains(" NCCL INFO ") || t.contains(" NCCL WARN ") || t.contains(" RCCL INFO ") {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("# nThread") {
+            let toks: Vec<&str> = rest.split_whitespace().collect();
+            let after = |key: &str| {
+                toks.windows(2)
+                    .find(|w| w[0] == key)
+                    .and_then(|w| w[1].parse::<u64>().ok())
+            };
+            h.warmup = toks
+                .windows(3)
+                .find(|w| w[0] == "warmup" && w[1] == "iters:")
+                .and_then(|w| w[2].parse().ok());
+            // `warmup iters: 5 iters: 20 agg iters: 1`: the plain `iters:`.
+            h.iters = toks
+                .windows(3)
+                .find(|w| w[1] == "iters:" && w[0] != "warmup" && w[0] != "agg")
+                .and_then(|w| w[2].parse().ok());
+            h.validation = after("validation:").map(|v| v != 0);
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix('#') {
+            let rest = rest.trim();
+            if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
+                h.ranks += 1;
+                if let Some((_, after)) = rest.split_once(" on ") {
+                    if let Some(host) = after.split_whitespace().next() {
+                        h.hosts.insert(host.to_string());
+                    }
+                    if let Some((_, name)) = after.split_once(']') {
+                        let name = name.trim();
+                        if !name.is_empty() {
+                            h.gpu = Some(name.to_string());
+                        }
+                    }
+                }
+            } else if rest.starts_with("size") && rest.contains("algbw") {
+                let names: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+                cols = Some((n, names));
+            } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
+                avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
+            } else if let Some(v) = rest.strip_prefix("Out of bounds values") {
+                oob = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
+            }
+            continue;
+        }
+        let Some((_, names)) = &cols else { continue };
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        // Data rows start with the size and have 8 trailing values.
+        if toks.len() < 11 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
+            continue;
+        }
+        let mid = &toks[3..toks.len() - 8];
+        let has_redop = names.iter().any(|c| c == "redop");
+        let has_root = names.iter().any(|c| c == "root");
+        let (redop, root) = match (mid, has_redop, has_root) {
+            ([op, r], _, _) => (Some(op.to_string()), r.parse().ok()),
+            ([x], true, false) => (Some(x.to_string()), None),
+            ([x], false, true) => (None, x.parse().ok()),
+            ([x], true, true) => match x.parse::<i64>() {
+                Ok(r) => (None, Some(r)),
+                Err(_) => (Some(x.to_string()), None),
+            },
+            ([], _, _) => (None, None),
+            _ => {
+                return Err(ParseError::new(
+                    n,
+                    format!(
+                        "size, count, type, [redop], [root] and 8 timing columns; found {} values",
+                        toks.len()
+                    ),
+                ));
+            }
+        };
+        let vals: Vec<String> = toks[toks.len() - 8..]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        rows.push(Row {
+            line: n,
+            size: toks[0].parse().unwrap_or(0),
+            redop,
+            root,
+            vals: vals
+                .try_into()
+                .map_err(|_| ParseError::new(n, "8 timing columns"))?,
+        });
+    }
+    let Some((header_line, _)) = cols else {
+        return Err(ParseError::new(
+            last_line,
+            "a `#  size  count  type ... algbw  busbw` table header",
+        ));
+    };
+    if rows.is_empty() {
+        out.truncated(last_line, "the results table has no rows");
+        return Ok(out);
+    }
+    // The ratio at the largest size with a usable algbw identifies the collective.
+    let ratio = rows
+        .iter()
+        .rev()
+        .filter_map(|r| Some((parse_number(&r.vals[1])?, parse_number(&r.vals[2])?)))
+        .find(|(a, _)| *a >= 0.1)
+        .map(|(a, b)| b / a);
+    let first = &rows[0];
+    let (kind, why) = identify(first.redop.as_deref(), first.root, ratio, h.ranks);
+    if let Some(why) = why {
+        out.note(header_line, format!("collective not identified: {why}"));
+    }
+    for r in &rows {
+        for (place, off) in [("out-of-place", 0), ("in-place", 4)] {
+            let (time, alg, bus, wrong) = (
+                &r.vals[off],
+                &r.vals[off + 1],
+                &r.vals[off + 2],
+                &r.vals[off + 3],
+            );
+            let verification = match (wrong.parse::<u64>(), h.validation) {
+                (Ok(w), _) => Verification::Checked { errors: w },
+                (Err(_), Some(false)) => Verification::NotVerified,
+                (Err(_), _) if wrong == "N/A" => Verification::NotVerified,
+                (Err(_), _) => match parse_number(wrong) {
+                    // Old format: the largest error value, 0 when correct.
+                    Some(e) => Verification::Checked {
+                        errors: u64::from(e != 0.0),
+                    },
+                    None => Verification::Unknown,
+                },
+            };
+            let test = format!("{} {place}", kind.as_str());
+            let mk = |stat: Statistic| {
+                let mut m = Measurement::new("nccl-tests", r.line, kind, &test, stat);
+                m.size_bytes = Some(r.size);
+                m.iterations = h.iters;
+                m.warmup_iterations = h.warmup;
+                m.verification = verification.clone();
+                m.buffers = Buffers::Device;
+                m.p2p = P2p::Unknown;
+                m.copy_engine = CopyEngine::Unknown;
+                m.direction = Direction::Uni;
+                nccl_questions(&mut m, &h, kind);
+                m
+            };
+            for (stat, v) in [(Statistic::Algbw, alg), (Statistic::Busbw, bus)] {
+                let value = parse_number(v).ok_or_else(|| {
+                    ParseError::new(r.line, format!("a bandwidth in GB/s, found `{v}`"))
+                })?;
+                let mut m = mk(stat);
+                m.bandwidth_bytes_per_s = Some(value * GB);
+                m.as_printed = format!("{v} GB/s");
+                out.measurements.push(m);
+            }
+            let us = parse_number(time)
+                .ok_or_else(|| ParseError::new(r.line, format!("a time in us, found `{time}`")))?;
+            let mut m = mk(Statistic::Avg);
+            m.latency_s = Some(us * 1e-6);
+            m.as_printed = format!("{time} us");
+            m.questions.unit =
+                "microseconds per collective (average over iters), as printed".into();
+            out.measurements.push(m);
+        }
+    }
+    if let Some((n, oob)) = &oob
+        && !oob.ends_with("OK")
+    {
+        out.tool_error(
+            *n,
+            format!("nccl-tests reported out-of-bounds values: {oob}"),
+        );
+    }
+    for r in &rows {
+        for off in [3usize, 7] {
+            if let Ok(w) = r.vals[off].parse::<u64>()
+                && w > 0
+            {
+                out.tool_error(
+                    r.line,
+                    format!("{w} wrong elements at size {} (#wrong)", r.size),
+                );
+            }
+        }
+    }
+    match avg_busbw {
+        Some((n, v)) => {
+            let value = parse_number(&v).ok_or_else(|| {
+                ParseError::new(
+                    n,
+                    format!("a number after `Avg bus bandwidth :`, found `{v}`"),
+                )
+            })?;
+            let mut m = Measurement::new(
+                "nccl-tests",
+                n,
+                kind,
+                &format!("{} Avg bus bandwidth", kind.as_str()),
+                Statistic::Busbw,
+            );
+            m.bandwidth_bytes_per_s = Some(value * GB);
+            m.as_printed = format!("{v} GB/s");
+            m.iterations = h.iters;
+            m.warmup_iterations = h.warmup;
+            m.buffers = Buffers::Device;
+            nccl_questions(&mut m, &h, kind);
+            m.questions.message_size = "average over every size of the sweep".into();
+            out.measurements.push(m);
+        }
+        None => out.truncated(
+            last_line,
+            "no `Avg bus bandwidth` line: the run did not finish or was cut",
+        ),
+    }
+    Ok(out)
+}
+
+fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
+    let q = &mut m.questions;
+    q.unit = "GB/s = 1e9 bytes per second, as printed".into();
+    q.direction = match m.statistic {
+        Statistic::Busbw => format!(
+            "bus bandwidth: algbw times the {} factor, comparable with link bandwidth",
+            kind.as_str()
+        ),
+        _ => "algorithm bandwidth: message size / time".into(),
+    };
+    q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
+    q.warm_up = match h.warmup {
+        Some(w) => format!("{w} warm-up iterations outside the timing"),
+        None => NOT_STATED.into(),
+    };
+    q.outstanding = match h.iters {
+        Some(i) => format!("one collective at a time, averaged over {i} iterations"),
+        None => NOT_STATED.into(),
+    };
+    let gpu = h
+        .gpu
+        .as_deref()
+        .map(|g| format!(" ({g})"))
+        .unwrap_or_default();
+    q.path = match h.hosts.len() {
+        0 => NOT_STATED.into(),
+        1 => format!(
+            "{} ranks on one node{gpu}: scale-up links or PCIe inside the node",
+            h.ranks
+        ),
+        k => format!(
+            "{} ranks on {k} nodes{gpu}: crosses the scale-out network",
+            h.ranks
+        ),
+    };
+    q.context = NOT_STATED.into();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifies_collectives_by_factor() {
+        assert_eq!(
+            identify(Some("sum"), Some(-1), Some(1.75), 8).0,
+            Kind::Allreduce
+        );
+        assert_eq!(identify(None, Some(0), Some(1.0), 8).0, Kind::Broadcast);
+        assert_eq!(identify(Some("sum"), Some(0), Some(1.0), 8).0, Kind::Reduce);
+        assert_eq!(
+            identify(Some("sum"), Some(-1), Some(1.0), 8).0,
+            Kind::Sendrecv
+        );
+        // 2 ranks: all-reduce's factor is 1, the same as send/recv.
+        let (k, why) = identify(Some("sum"), Some(-1), Some(1.0), 2);
+        assert_eq!(k, Kind::Collective);
+        assert!(why.unwrap().contains("allreduce or sendrecv"));
+        assert_eq!(identify(None, None, Some(0.875), 8).0, Kind::Collective);
+    }
+
+    #[test]
+    fn strips_mpi_prefixes() {
+        assert_eq!(strip_mpi_prefix("[1,0]<stdout>:#  Rank 0"), "#  Rank 0");
+        assert_eq!(strip_mpi_prefix("[host:1] help"), "[host:1] help");
+    }
+}

@@ -1,0 +1,329 @@
+//! PCIe link state: `lspci -vvv` (LnkCap vs LnkSta) and the PCI part of
+//! `nvidia-smi -q` (PCIe generation and link width, max vs current).
+//!
+//! A link below its capability may be a fault (a riser, a bad slot, a
+//! bifurcated slot) or power saving: GPUs drop to a lower generation when
+//! idle, so a low current *speed* on an idle GPU is not proof of a fault,
+//! while a low current *width* usually is.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{ParseError, Parsed, Source, numbered_lines};
+
+/// One device's PCIe link, capable vs current.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PcieLink {
+    /// The PCI address as printed (`01:00.0`, `00000000:03:00.0`), or
+    /// `unknown` when the capture does not show it.
+    pub address: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_node: Option<u32>,
+    /// lspci `LnkCap: Speed 16GT/s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_speed_gt_per_s: Option<f64>,
+    /// lspci `LnkSta: Speed 8GT/s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_speed_gt_per_s: Option<f64>,
+    /// nvidia-smi `PCIe Generation / Max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_generation: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_generation: Option<u32>,
+    /// nvidia-smi `Host Max`: what the slot/host side supports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_max_generation: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_width_lanes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_width_lanes: Option<u32>,
+    /// lspci printed `(downgraded)` after the current speed.
+    #[serde(default)]
+    pub speed_downgraded: bool,
+    /// lspci printed `(downgraded)` after the current width.
+    #[serde(default)]
+    pub width_downgraded: bool,
+    /// The capability lines were not readable (lspci without root).
+    #[serde(default)]
+    pub link_hidden: bool,
+    pub source: Source,
+}
+
+/// `8GT/s` -> 8.0; `2.5GT/s` -> 2.5.
+fn gts(s: &str) -> Option<f64> {
+    s.trim().strip_suffix("GT/s")?.trim().parse().ok()
+}
+
+/// `x16` -> 16.
+fn lanes(s: &str) -> Option<u32> {
+    s.trim().strip_prefix('x')?.trim().parse().ok()
+}
+
+// ---------------------------------------------------------------------------
+// lspci
+
+pub fn looks_like_lspci(text: &str) -> bool {
+    let mut it = numbered_lines(text).filter(|(_, l)| !l.trim().is_empty());
+    it.next().is_some_and(|(_, l)| device_header(l).is_some())
+        && (text.contains("Capabilities:")
+            || text.contains("LnkSta:")
+            || text.contains("Kernel driver in use"))
+}
+
+/// `01:00.0 VGA compatible controller: NVIDIA ...` -> (address, description).
+fn device_header(l: &str) -> Option<(&str, &str)> {
+    if l.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (addr, rest) = l.split_once(' ')?;
+    let ok = addr.len() >= 7
+        && addr.contains(':')
+        && addr.contains('.')
+        && addr
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+    ok.then_some((addr, rest))
+}
+
+/// Undoes quoted-printable mail encoding (`=3D`, soft line breaks) when the
+/// capture was relayed through email. Returns lines with their original
+/// numbers (a joined line keeps the number of its first part).
+fn decode_quoted_printable(lines: Vec<(usize, &str)>) -> Vec<(usize, String)> {
+    let qp = lines.iter().any(|(_, l)| l.contains("=3D"))
+        || lines.iter().filter(|(_, l)| l.ends_with('=')).count() > 2;
+    if !qp {
+        return lines.into_iter().map(|(n, l)| (n, l.to_string())).collect();
+    }
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for (n, l) in lines {
+        let (num, mut acc) = pending.take().unwrap_or((n, String::new()));
+        acc.push_str(l);
+        if let Some(stripped) = acc.strip_suffix('=') {
+            pending = Some((num, stripped.to_string()));
+        } else {
+            out.push((num, acc.replace("=3D", "=").replace("=20", " ")));
+        }
+    }
+    if let Some(p) = pending {
+        out.push(p);
+    }
+    out
+}
+
+/// Parses `lspci -v`/`-vv`/`-vvv` for one or more devices. Lines that a
+/// mail client wrapped (unindented text that is not a device header) are
+/// joined back onto the line before.
+pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
+    let raw: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let decoded = decode_quoted_printable(raw);
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let mut rejoined = false;
+    for (n, l) in decoded {
+        let wrapped = !l.is_empty()
+            && !l.starts_with([' ', '\t'])
+            && device_header(&l).is_none()
+            && !lines.is_empty();
+        if wrapped && let Some(last) = lines.last_mut() {
+            last.1.push(' ');
+            last.1.push_str(l.trim());
+            rejoined = true;
+            continue;
+        }
+        lines.push((n, l));
+    }
+    let mut out = Parsed::default();
+    if rejoined {
+        out.note(
+            1,
+            "wrapped lines (mail or terminal width) were joined back before reading",
+        );
+    }
+    for (n, l) in &lines {
+        if let Some((addr, desc)) = device_header(l) {
+            out.pcie.push(PcieLink {
+                address: addr.to_string(),
+                name: Some(desc.trim().to_string()),
+                source: Source::line(*n),
+                ..PcieLink::default()
+            });
+            continue;
+        }
+        let Some(dev) = out.pcie.last_mut() else {
+            if l.trim().is_empty() {
+                continue;
+            }
+            return Err(ParseError::new(
+                *n,
+                "a device line such as `01:00.0 VGA compatible controller: ...`",
+            ));
+        };
+        let t = l.trim();
+        if t == "Capabilities: <access denied>" {
+            dev.link_hidden = true;
+        } else if let Some(v) = t.strip_prefix("NUMA node:") {
+            dev.numa_node = v.trim().parse().ok();
+        } else if let Some(v) = t.strip_prefix("LnkCap:") {
+            for part in v.split(',') {
+                let p = part.trim();
+                if let Some(s) = p.strip_prefix("Speed ") {
+                    dev.max_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+                } else if let Some(w) = p.strip_prefix("Width ") {
+                    dev.max_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+                }
+            }
+        } else if let Some(v) = t.strip_prefix("LnkSta:") {
+            for part in v.split(',') {
+                let p = part.trim();
+                if let Some(s) = p.strip_prefix("Speed ") {
+                    dev.current_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+                    dev.speed_downgraded = s.contains("downgraded");
+                } else if let Some(w) = p.strip_prefix("Width ") {
+                    dev.current_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+                    dev.width_downgraded = w.contains("downgraded");
+                }
+            }
+        }
+    }
+    if out.pcie.is_empty() {
+        return Err(ParseError::new(
+            1,
+            "a device line such as `01:00.0 VGA compatible controller: ...`",
+        ));
+    }
+    let cut: Vec<(String, usize)> = out
+        .pcie
+        .iter()
+        .filter(|d| d.max_width_lanes.is_some() && d.current_width_lanes.is_none())
+        .map(|d| (d.address.clone(), d.source.line))
+        .collect();
+    for (addr, _) in cut {
+        out.truncated(
+            text.lines().count(),
+            format!("{addr}: `LnkCap` without `LnkSta` (cut short?)"),
+        );
+    }
+    for d in &out.pcie {
+        if d.link_hidden {
+            let line = d.source.line;
+            out.notes.push(super::Note {
+                line,
+                text: format!(
+                    "{}: link capabilities hidden (`<access denied>`: lspci was not run as root)",
+                    d.address
+                ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// nvidia-smi -q
+
+pub fn looks_like_nvidia_smi_q(text: &str) -> bool {
+    text.contains("==============NVSMI LOG==============")
+        || (numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("Link Width"))
+            && numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("Replays")))
+}
+
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// Parses the PCI part of `nvidia-smi -q`: per GPU, `PCIe Generation`
+/// (Max, Current, Device Current, Device Max, Host Max) and `Link Width`
+/// (Max, Current). A capture that starts inside a GPU's PCI block keeps
+/// what it has under an `unknown` address.
+pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
+    let mut out = Parsed::default();
+    let mut attached: Option<(usize, usize)> = None;
+    let mut section: Option<(String, usize)> = None;
+    let mut first_content: Option<usize> = None;
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with("====") {
+            continue;
+        }
+        first_content.get_or_insert(n);
+        if let Some(addr) = t.strip_prefix("GPU ")
+            && indent(l) == 0
+        {
+            out.pcie.push(PcieLink {
+                address: addr.trim().to_string(),
+                source: Source::line(n),
+                ..PcieLink::default()
+            });
+            section = None;
+            continue;
+        }
+        let (k, v) = match t.split_once(':') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (t, None),
+        };
+        if k == "Attached GPUs" {
+            attached = v.and_then(|v| v.parse().ok()).map(|c| (c, n));
+            continue;
+        }
+        let Some(v) = v else {
+            // A block title such as `PCIe Generation` or `Link Width`.
+            section = Some((k.to_string(), indent(l)));
+            continue;
+        };
+        if out.pcie.is_empty() && (k == "Max" || k == "Current") {
+            // Cut in the middle of a GPU's block: the fields before `Link
+            // Width` with no title can only be the PCIe generation.
+            out.pcie.push(PcieLink {
+                address: "unknown".into(),
+                source: Source::line(n),
+                ..PcieLink::default()
+            });
+            out.truncated(
+                n,
+                "the capture starts inside a GPU's PCI block; the GPU is not named",
+            );
+            section = Some(("PCIe Generation".into(), indent(l).saturating_sub(4)));
+        }
+        let Some(dev) = out.pcie.last_mut() else {
+            continue;
+        };
+        if k == "Product Name" {
+            dev.name = Some(v.to_string());
+            continue;
+        }
+        if let Some((sec, sec_indent)) = &section
+            && indent(l) > *sec_indent
+        {
+            let num = |s: &str| s.trim_end_matches('x').parse::<u32>().ok();
+            match (sec.as_str(), k) {
+                ("PCIe Generation", "Max") => dev.max_generation = num(v),
+                ("PCIe Generation", "Current") => dev.current_generation = num(v),
+                ("PCIe Generation", "Host Max") => dev.host_max_generation = num(v),
+                ("Link Width", "Max") => dev.max_width_lanes = num(v),
+                ("Link Width", "Current") => dev.current_width_lanes = num(v),
+                _ => {}
+            }
+        }
+    }
+    if out.pcie.is_empty() {
+        return Err(ParseError::new(
+            first_content.unwrap_or(1),
+            "a `GPU <bus id>` block",
+        ));
+    }
+    if let Some((count, n)) = attached
+        && count > out.pcie.len()
+    {
+        let last = text.lines().count();
+        out.truncated(
+            last,
+            format!(
+                "`Attached GPUs : {count}` (line {n}) but the capture shows {}",
+                out.pcie.len()
+            ),
+        );
+    }
+    Ok(out)
+}
