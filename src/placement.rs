@@ -31,7 +31,7 @@ pub fn load_topology(path: &Path) -> anyhow::Result<Topology> {
             e.expected
         )
     })?;
-    topology.set_file(&path.display().to_string());
+    topology.set_file(&path.display().to_string().into());
     Ok(topology)
 }
 

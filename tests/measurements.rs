@@ -583,7 +583,7 @@ fn evidence_snapshots() {
         }
         let mut s = String::new();
         for m in &b.measurements {
-            let file = Path::new(&m.source.file)
+            let file = Path::new(m.source.file.as_str())
                 .file_name()
                 .unwrap()
                 .to_string_lossy();

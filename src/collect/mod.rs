@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::bundle::{Bundle, Host, Origin, Problem, ProblemKind, Transcript};
 use crate::evidence::rdma::RdmaDevice;
+use crate::evidence::text::Text;
 use crate::evidence::{self, IssueKind, Tool};
 
 /// Files in a captures directory that describe the captures rather than
@@ -179,26 +180,27 @@ pub fn add_file(bundle: &mut Bundle, path: &str, bytes: &[u8]) {
     };
     match evidence::parse(tool, text) {
         Ok(mut parsed) => {
-            parsed.topology.set_file(path);
+            let file = Text::from(path.to_string());
+            parsed.topology.set_file(&file);
             for c in bundle.topology.merge(parsed.topology) {
                 bundle.problems.push(Problem {
-                    file: c.other.file.clone(),
+                    file: c.other.file.to_string(),
                     line: Some(c.other.line),
                     kind: ProblemKind::Conflict,
                     message: format!("disagrees with {}:{}: {}", c.kept.file, c.kept.line, c.what),
                 });
             }
             for m in &mut parsed.measurements {
-                m.source.file = path.to_string();
+                m.source.file = file.clone();
             }
             for d in &mut parsed.rdma {
-                d.source.file = path.to_string();
+                d.source.file = file.clone();
                 for p in &mut d.ports {
-                    p.source.file = path.to_string();
+                    p.source.file = file.clone();
                 }
             }
             for p in &mut parsed.pcie {
-                p.source.file = path.to_string();
+                p.source.file = file.clone();
             }
             for i in &parsed.issues {
                 bundle.problems.push(Problem {

@@ -358,16 +358,16 @@ fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
         Statistic::Busbw => format!(
             "bus bandwidth: algbw times the {} factor, comparable with link bandwidth",
             kind.as_str()
-        ),
+        ).into(),
         _ => "algorithm bandwidth: message size / time".into(),
     };
     q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
     q.warm_up = match h.warmup {
-        Some(w) => format!("{w} warm-up iterations outside the timing"),
+        Some(w) => format!("{w} warm-up iterations outside the timing").into(),
         None => NOT_STATED.into(),
     };
     q.outstanding = match h.iters {
-        Some(i) => format!("one collective at a time, averaged over {i} iterations"),
+        Some(i) => format!("one collective at a time, averaged over {i} iterations").into(),
         None => NOT_STATED.into(),
     };
     let gpu = h
@@ -380,11 +380,11 @@ fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
         1 => format!(
             "{} ranks on one node{gpu}: scale-up links or PCIe inside the node",
             h.ranks
-        ),
+        ).into(),
         k => format!(
             "{} ranks on {k} nodes{gpu}: crosses the scale-out network",
             h.ranks
-        ),
+        ).into(),
     };
     q.context = NOT_STATED.into();
 }

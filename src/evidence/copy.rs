@@ -178,8 +178,8 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
                         &test,
                         Statistic::Avg,
                     );
-                    m.src = Some(format!("GPU{row}"));
-                    m.dst = Some(format!("GPU{col}"));
+                    m.src = Some(format!("GPU{row}").into());
+                    m.dst = Some(format!("GPU{col}").into());
                     m.direction = head.direction;
                     m.p2p = head.p2p;
                     m.buffers = Buffers::Device;
@@ -223,7 +223,7 @@ fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bo
     q.message_size = NOT_STATED.into();
     q.warm_up = NOT_STATED.into();
     q.outstanding = if latency {
-        format!("one transfer at a time, timed on the {block}")
+        format!("one transfer at a time, timed on the {block}").into()
     } else {
         NOT_STATED.into()
     };
@@ -237,9 +237,9 @@ fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bo
             (P2p::Enabled, Some(false)) => {
                 format!(
                     "P2P requested but {src} cannot access {dst} as a peer: the copy falls back to staging through host memory"
-                )
+                ).into()
             }
-            (P2p::Enabled, Some(true)) => format!("direct peer access {src} to {dst}"),
+            (P2p::Enabled, Some(true)) => format!("direct peer access {src} to {dst}").into(),
             _ => "P2P requested; whether the pair can access each other is not stated".into(),
         }
     };
@@ -505,8 +505,8 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
                 if src == dst && head.row_kind == "GPU" && head.col_kind == "GPU" {
                     m.kind = Kind::D2d;
                 }
-                m.src = Some(src);
-                m.dst = Some(dst);
+                m.src = Some(src.into());
+                m.dst = Some(dst.into());
                 m.direction = if head.arrow == "<->" {
                     Direction::Bi
                 } else {
@@ -583,7 +583,7 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
             } else {
                 "copy engines"
             }
-        ),
+        ).into(),
         Kind::H2d | Kind::D2h => "host memory over PCIe (or C2C) and the GPU".into(),
         _ => "within one GPU".into(),
     };
@@ -665,8 +665,8 @@ pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
                     &name,
                     Statistic::Avg,
                 );
-                m.src = Some(src);
-                m.dst = Some(dst);
+                m.src = Some(src.into());
+                m.dst = Some(dst.into());
                 m.direction = if arrow == "<->" {
                     Direction::Bi
                 } else {
@@ -781,7 +781,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                                 m.questions.path = format!(
                                     "{} (the access matrix says {src} cannot access {dst} directly)",
                                     m.questions.path
-                                );
+                                ).into();
                             }
                             out.measurements.push(m);
                         }
@@ -855,7 +855,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     m.size_bytes = Some(size);
                     m.bandwidth_bytes_per_s = Some(bw * GB);
                     m.as_printed = format!("{printed} GB/s");
-                    m.questions.message_size = describe_size(size);
+                    m.questions.message_size = describe_size(size).into();
                     out.measurements.push(m);
                 }
                 for (stat, us, printed) in [
@@ -867,7 +867,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     m.latency_s = Some(us * 1e-6);
                     m.as_printed = format!("{printed} us");
                     m.questions.unit = "microseconds per copy, as printed".into();
-                    m.questions.message_size = describe_size(size);
+                    m.questions.message_size = describe_size(size).into();
                     out.measurements.push(m);
                 }
                 rows += 1;
@@ -946,8 +946,8 @@ fn rbt_cell(
         _ => Kind::P2pCopy,
     };
     let mut m = Measurement::new("rocm-bandwidth-test", line, kind, test, stat);
-    m.src = Some(src.to_string());
-    m.dst = Some(dst.to_string());
+    m.src = Some(src.to_string().into());
+    m.dst = Some(dst.to_string().into());
     m.direction = dir;
     m.copy_engine = CopyEngine::Ce;
     m.buffers = match kind {
@@ -1064,8 +1064,8 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
                 _ => Kind::P2pCopy,
             };
             let mut m = Measurement::new("TransferBench", n, kind, key, Statistic::Avg);
-            m.src = Some(s);
-            m.dst = Some(d);
+            m.src = Some(s.into());
+            m.dst = Some(d.into());
             m.size_bytes = Some(bytes);
             m.bandwidth_bytes_per_s = Some(bw * GB);
             m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
@@ -1086,14 +1086,14 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
             let q = &mut m.questions;
             q.unit = "GB/s = 1e9 bytes per second, as printed".into();
             q.direction = "unidirectional: source to destination of the transfer".into();
-            q.message_size = describe_size(bytes);
+            q.message_size = describe_size(bytes).into();
             q.warm_up = match warmups {
                 Some(0) => "no warm-up iterations (NUM_WARMUPS=0): the first iteration's setup cost is in the average".into(),
-                Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)"),
+                Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)").into(),
                 None => NOT_STATED.into(),
             };
-            q.outstanding = format!("executor {exe}");
-            q.path = format!("{route} (source -> executor -> destination)");
+            q.outstanding = format!("executor {exe}").into();
+            q.path = format!("{route} (source -> executor -> destination)").into();
             q.context = NOT_STATED.into();
             if let Some(prev) = current.take() {
                 out.measurements.push(prev);
@@ -1110,7 +1110,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
                     let mut m = base.clone();
                     m.source = super::Source::line(n);
                     m.statistic = Statistic::Single;
-                    m.test = format!("{} {key}", base.test);
+                    m.test = format!("{} {key}", base.test).into();
                     m.bandwidth_bytes_per_s = Some(bw * GB);
                     m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
                     out.measurements.push(m);
@@ -1167,8 +1167,8 @@ fn read_a2a(
             let value = parse_number(v)
                 .ok_or_else(|| ParseError::new(*n, format!("a number or N/A, found `{v}`")))?;
             let mut m = Measurement::new("TransferBench", *n, Kind::P2pCopy, "a2a", Statistic::Avg);
-            m.src = Some(format!("GPU{row}"));
-            m.dst = Some(format!("GPU{c}"));
+            m.src = Some(format!("GPU{row}").into());
+            m.dst = Some(format!("GPU{c}").into());
             m.size_bytes = bytes;
             m.bandwidth_bytes_per_s = Some(value * GB);
             m.as_printed = format!("{v} GB/s");

@@ -10,6 +10,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::evidence::text::Text;
 use crate::evidence::Source;
 
 /// The answer to a question the transcript does not answer.
@@ -182,19 +183,19 @@ pub enum Verification {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Questions {
     /// 1. Bytes or bits, and which multiple.
-    pub unit: String,
+    pub unit: Text,
     /// 2. Unidirectional or bidirectional.
-    pub direction: String,
+    pub direction: Text,
     /// 3. Message size.
-    pub message_size: String,
+    pub message_size: Text,
     /// 4. Warm-up.
-    pub warm_up: String,
+    pub warm_up: Text,
     /// 5. Outstanding operations.
-    pub outstanding: String,
+    pub outstanding: Text,
     /// 6. Which path it actually took.
-    pub path: String,
+    pub path: Text,
     /// 7. What else was running.
-    pub context: String,
+    pub context: Text,
 }
 
 impl Default for Questions {
@@ -215,18 +216,18 @@ impl Default for Questions {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Measurement {
     /// The tool that printed it (`nvbandwidth`, `perftest`, `nccl-tests`...).
-    pub tool: String,
+    pub tool: Text,
     pub source: Source,
     pub kind: Kind,
     /// The tool's own name for the test (`device_to_device_memcpy_read_ce`,
     /// `RDMA_Write BW Test`, `Unidirectional P2P=Enabled Bandwidth`).
-    pub test: String,
+    pub test: Text,
     /// Device ids as in `topology` where they can be matched (`GPU0`, `CPU1`,
     /// `mlx5_0`); absent for aggregates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub src: Option<String>,
+    pub src: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dst: Option<String>,
+    pub dst: Option<Text>,
     pub direction: Direction,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
@@ -264,10 +265,10 @@ impl Measurement {
         statistic: Statistic,
     ) -> Measurement {
         Measurement {
-            tool: tool.to_string(),
+            tool: tool.to_string().into(),
             source: Source::line(line),
             kind,
-            test: test.to_string(),
+            test: Text::from(test.to_string()),
             src: None,
             dst: None,
             direction: Direction::Uni,
@@ -310,14 +311,14 @@ pub fn parse_number(s: &str) -> Option<f64> {
 }
 
 /// Human form of a byte count for the questions: `8388608 bytes (8 MiB)`.
-pub fn describe_size(bytes: u64) -> String {
+pub fn describe_size(bytes: u64) -> Text {
     let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (m, u) in units {
         if bytes >= m && bytes.is_multiple_of(m) {
-            return format!("{bytes} bytes ({} {u})", bytes / m);
+            return format!("{bytes} bytes ({} {u})", bytes / m).into();
         }
     }
-    format!("{bytes} bytes")
+    format!("{bytes} bytes").into()
 }
 
 #[cfg(test)]

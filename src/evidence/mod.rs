@@ -12,6 +12,7 @@ pub mod measurement;
 pub mod mpi;
 pub mod pcie;
 pub mod rdma;
+pub mod text;
 pub mod topology;
 
 use schemars::JsonSchema;
@@ -26,7 +27,7 @@ use topology::Topology;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Source {
     /// The transcript's path as recorded in `transcripts[].path`.
-    pub file: String,
+    pub file: text::Text,
     pub line: usize,
 }
 
@@ -34,7 +35,7 @@ impl Source {
     /// A source whose file is filled in later by [`Topology::set_file`].
     pub fn line(line: usize) -> Source {
         Source {
-            file: String::new(),
+            file: text::Text::default(),
             line,
         }
     }

@@ -123,8 +123,8 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
         if m.buffers == Buffers::Device
             && let Some((a, b)) = &r.visible
         {
-            m.src = Some(a.clone());
-            m.dst = Some(b.clone());
+            m.src = Some(a.clone().into());
+            m.dst = Some(b.clone().into());
         }
         m.copy_engine = if r.sdma_off {
             CopyEngine::Sm
@@ -161,7 +161,7 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
             (true, false) => "unidirectional".into(),
         };
-        q.message_size = describe_size(size);
+        q.message_size = describe_size(size).into();
         q.warm_up = NOT_STATED.into();
         q.outstanding = if bw {
             NOT_STATED.into()
@@ -172,7 +172,7 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             (Some(a), _) => format!(
                 "MPI between {a} and {} (from the *_VISIBLE_DEVICES line before the run), device buffers",
                 m.dst.clone().unwrap_or_default()
-            ),
+            ).into(),
             (None, Buffers::Device) => "MPI, device buffers".into(),
             (None, Buffers::Host) => "MPI, host buffers".into(),
             _ => "MPI; buffer location not printed".into(),

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::measurement::{
+    Text,
     Buffers, CopyEngine, Direction, GBIT_BYTES, Kind, MIB, Measurement, NOT_STATED, P2p, Statistic,
     describe_size, parse_number,
 };
@@ -871,7 +872,7 @@ fn perftest_cell(
     cpu_warning: bool,
 ) {
     let dev = run.get("Device").map(str::to_string);
-    m.src = dev.clone();
+    m.src = dev.clone().map(Text::from);
     m.direction = if run.title.as_deref().unwrap_or("").contains("Bidirectional") {
         Direction::Bi
     } else {
@@ -890,7 +891,7 @@ fn perftest_cell(
     q.unit = match (latency, unit) {
         (true, _) => "microseconds (usec), as printed".into(),
         (false, Some("Gb/sec")) => "Gb/sec as printed (--report_gbits): 1e9 bits per second, converted to bytes by dividing by 8".into(),
-        (false, Some(u)) => format!("{u} as printed; perftest divides by 2^20 for this unit, so 1 {u} = 1,048,576 bytes/s"),
+        (false, Some(u)) => format!("{u} as printed; perftest divides by 2^20 for this unit, so 1 {u} = 1,048,576 bytes/s").into(),
         _ => NOT_STATED.into(),
     };
     q.direction = match (latency, m.direction) {
@@ -906,8 +907,8 @@ fn perftest_cell(
     q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
     q.warm_up = NOT_STATED.into();
     q.outstanding = match (m.queue_depth, m.qps) {
-        (Some(d), Some(qp)) => format!("TX depth {d} per QP, {qp} QP(s)"),
-        (None, Some(qp)) => format!("{qp} QP(s); TX depth not printed on this side"),
+        (Some(d), Some(qp)) => format!("TX depth {d} per QP, {qp} QP(s)").into(),
+        (None, Some(qp)) => format!("{qp} QP(s); TX depth not printed on this side").into(),
         _ => NOT_STATED.into(),
     };
     let side = if run.server {
@@ -934,8 +935,8 @@ fn perftest_cell(
         }
     };
     q.path = match &dev {
-        Some(d) => format!("{side}, device {d}{link}{mtu}{buf}"),
-        None => format!("{side}; device not printed (header not captured){buf}"),
+        Some(d) => format!("{side}, device {d}{link}{mtu}{buf}").into(),
+        None => format!("{side}; device not printed (header not captured){buf}").into(),
     };
     q.context = if cpu_warning {
         "perftest warned the CPU frequency was not at maximum".into()

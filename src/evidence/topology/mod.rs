@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::Source;
+use crate::evidence::text::Text;
 
 /// Where a pair's traffic travels, from best to worst. The order of the
 /// variants is the order of the ladder: [`LinkClass::Unknown`] sorts last
@@ -294,7 +295,7 @@ impl Topology {
     }
 
     /// Points every source at `file` (parsers only know line numbers).
-    pub fn set_file(&mut self, file: &str) {
+    pub fn set_file(&mut self, file: &Text) {
         let all = self
             .devices
             .iter_mut()
@@ -303,7 +304,7 @@ impl Topology {
             .chain(self.p2p.iter_mut().map(|p| &mut p.source))
             .chain(self.nvlink.iter_mut().map(|n| &mut n.source));
         for s in all {
-            s.file = file.to_string();
+            s.file = file.clone();
         }
     }
 
