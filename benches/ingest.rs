@@ -18,7 +18,12 @@ fn main() {
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() && e.file_name() != "SOURCES.tsv")
-        .map(|e| (e.path().display().to_string(), std::fs::read(e.path()).expect("readable capture")))
+        .map(|e| {
+            (
+                e.path().display().to_string(),
+                std::fs::read(e.path()).expect("readable capture"),
+            )
+        })
         .collect();
     let corpus: usize = files.iter().map(|f| f.1.len()).sum();
     let rounds = TARGET_BYTES.div_ceil(corpus);
@@ -47,7 +52,10 @@ fn main() {
 fn round(files: &[(String, Vec<u8>)]) -> usize {
     let mut cells = 0;
     for (path, bytes) in files {
-        let mut b = Bundle::new(Host { name: "bench".into(), origin: Origin::Ingested });
+        let mut b = Bundle::new(Host {
+            name: "bench".into(),
+            origin: Origin::Ingested,
+        });
         collect::add_file(&mut b, path, bytes);
         cells += b.measurements.len() + b.topology.links.len();
     }
@@ -56,7 +64,10 @@ fn round(files: &[(String, Vec<u8>)]) -> usize {
 
 /// Where the time goes: detection alone, then detection and parsing.
 fn profile(files: &[(String, Vec<u8>)], rounds: usize) {
-    let texts: Vec<&str> = files.iter().map(|f| std::str::from_utf8(&f.1).unwrap()).collect();
+    let texts: Vec<&str> = files
+        .iter()
+        .map(|f| std::str::from_utf8(&f.1).unwrap())
+        .collect();
     let t = Instant::now();
     for _ in 0..rounds {
         for x in &texts {
@@ -75,7 +86,9 @@ fn profile(files: &[(String, Vec<u8>)], rounds: usize) {
     println!("  detect + parse: {:.3} s", t.elapsed().as_secs_f64());
     let mut per: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
     for x in &texts {
-        let Some(tool) = wire_report::evidence::detect(x) else { continue };
+        let Some(tool) = wire_report::evidence::detect(x) else {
+            continue;
+        };
         let t = Instant::now();
         for _ in 0..rounds {
             std::hint::black_box(wire_report::evidence::parse(tool, x).ok());
@@ -85,6 +98,10 @@ fn profile(files: &[(String, Vec<u8>)], rounds: usize) {
         e.1 += x.len() * rounds;
     }
     for (tool, (secs, bytes)) in per {
-        println!("  {tool:28} {:7.3} s {:8.1} MB/s", secs, bytes as f64 / 1e6 / secs);
+        println!(
+            "  {tool:28} {:7.3} s {:8.1} MB/s",
+            secs,
+            bytes as f64 / 1e6 / secs
+        );
     }
 }

@@ -8,13 +8,13 @@
 //! transcript does not name it.
 
 use super::measurement::{
-    Buffers, CopyEngine, Direction, GB, Kind, Measurement, NOT_STATED, P2p, Statistic,
+    Buffers, CopyEngine, Direction, GB, Kind, Measurement, NOT_STATED, P2p, Statistic, Text,
     Verification, describe_size, parse_number,
 };
-use super::{ParseError, Parsed, numbered_lines};
+use super::{ParseError, Parsed, Source, numbered_lines};
 
-pub fn looks_like_nccl_tests(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| {
+pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| {
         let t = strip_mpi_prefix(l).trim();
         t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
     }) || text.contains("# nThread ")
@@ -120,12 +120,12 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut h = Header::default();
     let mut cols: Option<(usize, Vec<String>)> = None;
-    struct Row {
+    struct Row<'a> {
         line: usize,
         size: u64,
-        redop: Option<String>,
+        redop: Option<&'a str>,
         root: Option<i64>,
-        vals: [String; 8],
+        vals: [&'a str; 8],
     }
     let mut rows: Vec<Row> = Vec::new();
     let mut avg_busbw: Option<(usize, String)> = None;
@@ -135,7 +135,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
-        if t.contains(" NCCL INFO ") || t.contains(" NCCL WARN ") || t.contains(" RCCL INFO ") {
+        if (t.contains(" INFO ") || t.contains(" WARN ")) && t.contains("CCL ") {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {
@@ -192,12 +192,12 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         let has_redop = names.iter().any(|c| c == "redop");
         let has_root = names.iter().any(|c| c == "root");
         let (redop, root) = match (mid, has_redop, has_root) {
-            ([op, r], _, _) => (Some(op.to_string()), r.parse().ok()),
-            ([x], true, false) => (Some(x.to_string()), None),
+            ([op, r], _, _) => (Some(*op), r.parse().ok()),
+            ([x], true, false) => (Some(*x), None),
             ([x], false, true) => (None, x.parse().ok()),
             ([x], true, true) => match x.parse::<i64>() {
                 Ok(r) => (None, Some(r)),
-                Err(_) => (Some(x.to_string()), None),
+                Err(_) => (Some(*x), None),
             },
             ([], _, _) => (None, None),
             _ => {
@@ -210,10 +210,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 ));
             }
         };
-        let vals: Vec<String> = toks[toks.len() - 8..]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let vals: Vec<&str> = toks[toks.len() - 8..].to_vec();
         rows.push(Row {
             line: n,
             size: toks[0].parse().unwrap_or(0),
@@ -242,12 +239,37 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         .find(|(a, _)| *a >= 0.1)
         .map(|(a, b)| b / a);
     let first = &rows[0];
-    let (kind, why) = identify(first.redop.as_deref(), first.root, ratio, h.ranks);
+    let (kind, why) = identify(first.redop, first.root, ratio, h.ranks);
     if let Some(why) = why {
         out.note(header_line, format!("collective not identified: {why}"));
     }
+    // What every cell of one statistic shares; rows only change numbers.
+    let templates: Vec<(Statistic, Measurement)> =
+        [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
+            .into_iter()
+            .map(|stat| {
+                let mut m = Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
+                m.iterations = h.iters;
+                m.warmup_iterations = h.warmup;
+                m.buffers = Buffers::Device;
+                m.p2p = P2p::Unknown;
+                m.copy_engine = CopyEngine::Unknown;
+                m.direction = Direction::Uni;
+                nccl_questions(&mut m, &h, kind);
+                if stat == Statistic::Avg {
+                    m.questions.unit =
+                        "microseconds per collective (average over iters), as printed".into();
+                }
+                (stat, m)
+            })
+            .collect();
+    let tests: [Text; 2] = [
+        format!("{} out-of-place", kind.as_str()).into(),
+        format!("{} in-place", kind.as_str()).into(),
+    ];
     for r in &rows {
-        for (place, off) in [("out-of-place", 0), ("in-place", 4)] {
+        let size_text = describe_size(r.size);
+        for (pi, off) in [(0usize, 0usize), (1, 4)] {
             let (time, alg, bus, wrong) = (
                 &r.vals[off],
                 &r.vals[off + 1],
@@ -257,7 +279,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
             let verification = match (wrong.parse::<u64>(), h.validation) {
                 (Ok(w), _) => Verification::Checked { errors: w },
                 (Err(_), Some(false)) => Verification::NotVerified,
-                (Err(_), _) if wrong == "N/A" => Verification::NotVerified,
+                (Err(_), _) if *wrong == "N/A" => Verification::NotVerified,
                 (Err(_), _) => match parse_number(wrong) {
                     // Old format: the largest error value, 0 when correct.
                     Some(e) => Verification::Checked {
@@ -266,18 +288,17 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                     None => Verification::Unknown,
                 },
             };
-            let test = format!("{} {place}", kind.as_str());
             let mk = |stat: Statistic| {
-                let mut m = Measurement::new("nccl-tests", r.line, kind, &test, stat);
+                let mut m = templates
+                    .iter()
+                    .find(|t| t.0 == stat)
+                    .map(|t| t.1.clone())
+                    .expect("a template per statistic");
+                m.source = Source::line(r.line);
+                m.test = tests[pi].clone();
                 m.size_bytes = Some(r.size);
-                m.iterations = h.iters;
-                m.warmup_iterations = h.warmup;
+                m.questions.message_size = size_text.clone();
                 m.verification = verification.clone();
-                m.buffers = Buffers::Device;
-                m.p2p = P2p::Unknown;
-                m.copy_engine = CopyEngine::Unknown;
-                m.direction = Direction::Uni;
-                nccl_questions(&mut m, &h, kind);
                 m
             };
             for (stat, v) in [(Statistic::Algbw, alg), (Statistic::Busbw, bus)] {
@@ -294,8 +315,6 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
             m.as_printed = format!("{time} us");
-            m.questions.unit =
-                "microseconds per collective (average over iters), as printed".into();
             out.measurements.push(m);
         }
     }
@@ -358,7 +377,8 @@ fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
         Statistic::Busbw => format!(
             "bus bandwidth: algbw times the {} factor, comparable with link bandwidth",
             kind.as_str()
-        ).into(),
+        )
+        .into(),
         _ => "algorithm bandwidth: message size / time".into(),
     };
     q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
@@ -380,11 +400,13 @@ fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
         1 => format!(
             "{} ranks on one node{gpu}: scale-up links or PCIe inside the node",
             h.ranks
-        ).into(),
+        )
+        .into(),
         k => format!(
             "{} ranks on {k} nodes{gpu}: crosses the scale-out network",
             h.ranks
-        ).into(),
+        )
+        .into(),
     };
     q.context = NOT_STATED.into();
 }

@@ -7,7 +7,7 @@
 //! latency tests).
 
 use super::measurement::{
-    Buffers, CopyEngine, Direction, GB, Kind, Measurement, NOT_STATED, P2p, Statistic,
+    Buffers, CopyEngine, Direction, GB, Ids, Kind, Measurement, NOT_STATED, P2p, Statistic, Text,
     Verification, describe_size, parse_binary_size, parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
@@ -15,7 +15,7 @@ use super::{ParseError, Parsed, numbered_lines};
 // ---------------------------------------------------------------------------
 // p2pBandwidthLatencyTest
 
-pub fn looks_like_p2p_bandwidth_latency_test(text: &str) -> bool {
+pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
     text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
         || text.contains("P2P Connectivity Matrix")
         || (text.contains("P2P=Disabled") && text.contains("Matrix ("))
@@ -85,6 +85,7 @@ fn p2p_matrix_head(l: &str) -> Option<P2pMatrixHead> {
 pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError> {
     let lines = strip_editor_line_numbers(numbered_lines(text).collect());
     let mut out = Parsed::default();
+    let mut gpus = Ids::new("GPU");
     // Which ordered pairs can access each other (from the "CAN/CANNOT Access
     // Peer" lines or the connectivity matrix).
     let mut access: std::collections::BTreeMap<(u32, u32), bool> = Default::default();
@@ -151,6 +152,11 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
                     ),
                 );
             }
+            let test: Text = if head.latency {
+                format!("{} {block}", head.test).into()
+            } else {
+                head.test.clone().into()
+            };
             for r in &rows {
                 let (row, line) = (&(r.index as u32), &r.line);
                 for (col, v) in r.cells.iter().enumerate() {
@@ -166,20 +172,15 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
                     } else {
                         Kind::P2pCopy
                     };
-                    let test = if head.latency {
-                        format!("{} {block}", head.test)
-                    } else {
-                        head.test.clone()
-                    };
                     let mut m = Measurement::new(
                         "p2pBandwidthLatencyTest",
                         *line,
                         kind,
-                        &test,
+                        test.clone(),
                         Statistic::Avg,
                     );
-                    m.src = Some(format!("GPU{row}").into());
-                    m.dst = Some(format!("GPU{col}").into());
+                    m.src = Some(gpus.get(*row as usize));
+                    m.dst = Some(gpus.get(col as usize));
                     m.direction = head.direction;
                     m.p2p = head.p2p;
                     m.buffers = Buffers::Device;
@@ -222,24 +223,20 @@ fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bo
     };
     q.message_size = NOT_STATED.into();
     q.warm_up = NOT_STATED.into();
-    q.outstanding = if latency {
-        format!("one transfer at a time, timed on the {block}").into()
-    } else {
-        NOT_STATED.into()
+    q.outstanding = match (latency, block) {
+        (true, "CPU") => "one transfer at a time, timed on the CPU".into(),
+        (true, _) => "one transfer at a time, timed on the GPU".into(),
+        (false, _) => NOT_STATED.into(),
     };
-    let src = m.src.clone().unwrap_or_default();
-    let dst = m.dst.clone().unwrap_or_default();
-    q.path = if src == dst {
+    q.path = if m.src == m.dst {
         "within one GPU's memory".into()
     } else {
         match (m.p2p, can) {
             (P2p::Disabled, _) => "P2P disabled: staged through host memory by design".into(),
             (P2p::Enabled, Some(false)) => {
-                format!(
-                    "P2P requested but {src} cannot access {dst} as a peer: the copy falls back to staging through host memory"
-                ).into()
+                "P2P requested but the pair cannot access each other as peers (CANNOT Access Peer / connectivity 0): the copy falls back to staging through host memory".into()
             }
-            (P2p::Enabled, Some(true)) => format!("direct peer access {src} to {dst}").into(),
+            (P2p::Enabled, Some(true)) => "direct peer access between the pair".into(),
             _ => "P2P requested; whether the pair can access each other is not stated".into(),
         }
     };
@@ -304,15 +301,15 @@ fn read_index_matrix<'a>(
 // ---------------------------------------------------------------------------
 // nvbandwidth
 
-pub fn looks_like_nvbandwidth(text: &str) -> bool {
+pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
     text.contains("nvbandwidth Version:")
-        || numbered_lines(text).any(|(_, l)| {
+        || crate::evidence::numbered(lines).any(|(_, l)| {
             let t = l.trim();
             (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
         })
 }
 
-pub fn looks_like_nvbandwidth_json(text: &str) -> bool {
+pub fn looks_like_nvbandwidth_json(text: &str, _lines: &[&str]) -> bool {
     let t = text.trim_start();
     t.starts_with('{') && t.contains("\"nvbandwidth\"") && t.contains("\"testcases\"")
 }
@@ -371,11 +368,26 @@ fn nvb_head(l: &str) -> Option<NvbHead> {
     })
 }
 
-fn nvb_endpoint(kind: &str, idx: usize) -> String {
-    if kind == "CPU" {
-        format!("CPU{idx}")
-    } else {
-        format!("GPU{idx}")
+/// Endpoint ids of nvbandwidth matrices, made once per transcript.
+struct Endpoints {
+    cpus: Ids,
+    gpus: Ids,
+}
+
+impl Endpoints {
+    fn new() -> Endpoints {
+        Endpoints {
+            cpus: Ids::new("CPU"),
+            gpus: Ids::new("GPU"),
+        }
+    }
+
+    fn get(&mut self, kind: &str, idx: usize) -> Text {
+        if kind == "CPU" {
+            self.cpus.get(idx)
+        } else {
+            self.gpus.get(idx)
+        }
     }
 }
 
@@ -384,6 +396,7 @@ fn nvb_endpoint(kind: &str, idx: usize) -> String {
 /// versions, `COEFFICIENT_OF_VARIATION`. Runs pasted one after another are
 /// read in turn.
 pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
+    let mut ends = Endpoints::new();
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut out = Parsed::default();
     let mut test: Option<(String, usize)> = None;
@@ -438,7 +451,7 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
                 "nvbandwidth",
                 n,
                 nvbandwidth_kind(name),
-                name,
+                name.to_string(),
                 Statistic::Sum,
             );
             nvb_fill(&mut m, name, latency, value, v);
@@ -492,8 +505,8 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
                 let value = parse_number(v)
                     .ok_or_else(|| ParseError::new(*rn, format!("a number or N/A, found `{v}`")))?;
                 let col: usize = c.parse().unwrap_or(0);
-                let r = nvb_endpoint(&head.row_kind, row);
-                let k = nvb_endpoint(&head.col_kind, col);
+                let r = ends.get(&head.row_kind, row);
+                let k = ends.get(&head.col_kind, col);
                 let (src, dst) = if head.arrow == "<-" { (k, r) } else { (r, k) };
                 let mut m = Measurement::new(
                     "nvbandwidth",
@@ -505,8 +518,8 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
                 if src == dst && head.row_kind == "GPU" && head.col_kind == "GPU" {
                     m.kind = Kind::D2d;
                 }
-                m.src = Some(src.into());
-                m.dst = Some(dst.into());
+                m.src = Some(src);
+                m.dst = Some(dst);
                 m.direction = if head.arrow == "<->" {
                     Direction::Bi
                 } else {
@@ -583,7 +596,8 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
             } else {
                 "copy engines"
             }
-        ).into(),
+        )
+        .into(),
         Kind::H2d | Kind::D2h => "host memory over PCIe (or C2C) and the GPU".into(),
         _ => "within one GPU".into(),
     };
@@ -593,6 +607,7 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
 /// Parses `nvbandwidth -j`: `{"nvbandwidth": {"testcases": [{"name",
 /// "status", "bandwidth_description", "bandwidth_matrix": [[...]], "sum"}]}}`.
 pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
+    let mut ends = Endpoints::new();
     let v: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| ParseError::new(e.line(), format!("valid JSON ({e})")))?;
     let cases = v
@@ -656,7 +671,7 @@ pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
                         )
                     })
                     .unwrap_or(("GPU".into(), "GPU".into(), "->".into(), CopyEngine::Unknown));
-                let (a, b) = (nvb_endpoint(&rk, r), nvb_endpoint(&ck, c));
+                let (a, b) = (ends.get(&rk, r), ends.get(&ck, c));
                 let (src, dst) = if arrow == "<-" { (b, a) } else { (a, b) };
                 let mut m = Measurement::new(
                     "nvbandwidth",
@@ -690,7 +705,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 // ---------------------------------------------------------------------------
 // rocm-bandwidth-test
 
-pub fn looks_like_rocm_bandwidth_test(text: &str) -> bool {
+pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
     text.contains("RocmBandwidthTest Version")
         || text.contains("Inter-Device Access")
         || text.contains("Unidirectional Benchmark Result")
@@ -706,7 +721,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut out = Parsed::default();
     // Agent index -> id (CPU0, GPU0...), in the order the tool lists them.
-    let mut agents: Vec<String> = Vec::new();
+    let mut agents: Vec<Text> = Vec::new();
     let (mut cpus, mut gpus) = (0, 0);
     let mut access: std::collections::BTreeMap<(usize, usize), bool> = Default::default();
     let mut i = 0;
@@ -725,10 +740,10 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
             let fields: Vec<&str> = rest.split(',').map(str::trim).collect();
             let is_gpu = fields.iter().any(|f| f.starts_with("GPU-")) || fields.len() >= 4;
             if is_gpu {
-                agents.push(format!("GPU{gpus}"));
+                agents.push(format!("GPU{gpus}").into());
                 gpus += 1;
             } else {
-                agents.push(format!("CPU{cpus}"));
+                agents.push(format!("CPU{cpus}").into());
                 cpus += 1;
             }
             i += 1;
@@ -753,6 +768,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     format!("`{t}` stops after {} of its {ncols} rows", rows.len()),
                 );
             }
+            let title: Text = t.to_string().into();
             for r in &rows {
                 let (row, rn) = (&r.index, &r.line);
                 for (col, v) in r.cells.iter().enumerate() {
@@ -774,7 +790,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                                 Direction::Uni
                             };
                             let (src, dst) = (agent(&agents, *row), agent(&agents, col));
-                            let mut m = rbt_cell(*rn, t, &src, &dst, dir, Statistic::Peak);
+                            let mut m = rbt_cell(*rn, &title, &src, &dst, dir, Statistic::Peak);
                             m.bandwidth_bytes_per_s = Some(value * GB);
                             m.as_printed = format!("{v} GB/s");
                             if let Some(false) = access.get(&(*row, col)) {
@@ -819,10 +835,10 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     "a `Benchmark Result` banner before the size table",
                 ));
             };
-            let test = if dir == Direction::Uni {
-                "Unidirectional Benchmark"
+            let test: Text = if dir == Direction::Uni {
+                "Unidirectional Benchmark".into()
             } else {
-                "Bidirectional Benchmark"
+                "Bidirectional Benchmark".into()
             };
             let mut j = i + 1;
             let mut rows = 0;
@@ -851,7 +867,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     (Statistic::Avg, nums[1], toks[3]),
                     (Statistic::Peak, nums[3], toks[5]),
                 ] {
-                    let mut m = rbt_cell(*rn, test, &src, &dst, dir, stat);
+                    let mut m = rbt_cell(*rn, &test, &src, &dst, dir, stat);
                     m.size_bytes = Some(size);
                     m.bandwidth_bytes_per_s = Some(bw * GB);
                     m.as_printed = format!("{printed} GB/s");
@@ -862,7 +878,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                     (Statistic::Avg, nums[0], toks[2]),
                     (Statistic::Min, nums[2], toks[4]),
                 ] {
-                    let mut m = rbt_cell(*rn, test, &src, &dst, dir, stat);
+                    let mut m = rbt_cell(*rn, &test, &src, &dst, dir, stat);
                     m.size_bytes = Some(size);
                     m.latency_s = Some(us * 1e-6);
                     m.as_printed = format!("{printed} us");
@@ -899,11 +915,11 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
 const DEFAULT_LAST_SIZE: u64 = 512 << 20;
 
 /// Without a device list (some captures omit it), agent `k` keeps its number.
-fn agent(agents: &[String], k: usize) -> String {
+fn agent(agents: &[Text], k: usize) -> Text {
     agents
         .get(k)
         .cloned()
-        .unwrap_or_else(|| format!("agent{k}"))
+        .unwrap_or_else(|| format!("agent{k}").into())
 }
 
 /// An agent number and whether it is a CPU.
@@ -923,18 +939,18 @@ fn banner_device(l: &str, which: &str) -> Option<Endpoint> {
 
 /// The id of a sweep endpoint: from the device list when the capture has
 /// one, else `CPU@agent<k>` / `GPU@agent<k>` (the tool's agent number).
-fn sweep_agent(agents: &[String], (k, cpu): Endpoint) -> String {
+fn sweep_agent(agents: &[Text], (k, cpu): Endpoint) -> Text {
     match agents.get(k) {
         Some(a) => a.clone(),
-        None => format!("{}@agent{k}", if cpu { "CPU" } else { "GPU" }),
+        None => format!("{}@agent{k}", if cpu { "CPU" } else { "GPU" }).into(),
     }
 }
 
 fn rbt_cell(
     line: usize,
-    test: &str,
-    src: &str,
-    dst: &str,
+    test: &Text,
+    src: &Text,
+    dst: &Text,
     dir: Direction,
     stat: Statistic,
 ) -> Measurement {
@@ -945,9 +961,9 @@ fn rbt_cell(
         (false, false) if src == dst => Kind::D2d,
         _ => Kind::P2pCopy,
     };
-    let mut m = Measurement::new("rocm-bandwidth-test", line, kind, test, stat);
-    m.src = Some(src.to_string().into());
-    m.dst = Some(dst.to_string().into());
+    let mut m = Measurement::new("rocm-bandwidth-test", line, kind, test.clone(), stat);
+    m.src = Some(src.clone());
+    m.dst = Some(dst.clone());
     m.direction = dir;
     m.copy_engine = CopyEngine::Ce;
     m.buffers = match kind {
@@ -980,7 +996,7 @@ fn rbt_cell(
 // ---------------------------------------------------------------------------
 // TransferBench
 
-pub fn looks_like_transferbench(text: &str) -> bool {
+pub fn looks_like_transferbench(text: &str, _lines: &[&str]) -> bool {
     text.contains("TransferBench v")
         || (text.contains("Test 1:") && text.contains("Aggregate (CPU)"))
         || (text.contains("Summary: [") && text.contains("bytes per Transfer]"))
@@ -1063,7 +1079,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
                 _ if s == d => Kind::D2d,
                 _ => Kind::P2pCopy,
             };
-            let mut m = Measurement::new("TransferBench", n, kind, key, Statistic::Avg);
+            let mut m = Measurement::new("TransferBench", n, kind, key.to_string(), Statistic::Avg);
             m.src = Some(s.into());
             m.dst = Some(d.into());
             m.size_bytes = Some(bytes);

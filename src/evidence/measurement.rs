@@ -10,8 +10,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::evidence::text::Text;
 use crate::evidence::Source;
+pub use crate::evidence::text::Text;
 
 /// The answer to a question the transcript does not answer.
 pub const NOT_STATED: &str = "not stated by the tool";
@@ -258,17 +258,17 @@ impl Measurement {
     /// A cell with every optional fact unknown; parsers fill in what their
     /// transcript states.
     pub fn new(
-        tool: &str,
+        tool: &'static str,
         line: usize,
         kind: Kind,
-        test: &str,
+        test: impl Into<Text>,
         statistic: Statistic,
     ) -> Measurement {
         Measurement {
-            tool: tool.to_string().into(),
+            tool: Text::from(tool),
             source: Source::line(line),
             kind,
-            test: Text::from(test.to_string()),
+            test: test.into(),
             src: None,
             dst: None,
             direction: Direction::Uni,
@@ -287,6 +287,30 @@ impl Measurement {
             verification: Verification::Unknown,
             questions: Questions::default(),
         }
+    }
+}
+
+/// Device ids by number (`GPU0`, `GPU1`...), made once and shared by every
+/// cell that names them.
+pub struct Ids {
+    prefix: &'static str,
+    made: Vec<Text>,
+}
+
+impl Ids {
+    pub fn new(prefix: &'static str) -> Ids {
+        Ids {
+            prefix,
+            made: Vec::new(),
+        }
+    }
+
+    pub fn get(&mut self, i: usize) -> Text {
+        while self.made.len() <= i {
+            self.made
+                .push(format!("{}{}", self.prefix, self.made.len()).into());
+        }
+        self.made[i].clone()
     }
 }
 

@@ -223,45 +223,50 @@ impl Parsed {
 /// for anything else; [`parse`] then is not attempted. More specific
 /// signatures are tried first.
 pub fn detect(text: &str) -> Option<Tool> {
-    if copy::looks_like_nvbandwidth_json(text) {
+    // Split once; every signature below looks at the same lines.
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    if copy::looks_like_nvbandwidth_json(text, &lines) {
         Some(Tool::NvbandwidthJson)
-    } else if copy::looks_like_nvbandwidth(text) {
+    } else if copy::looks_like_nvbandwidth(text, &lines) {
         Some(Tool::Nvbandwidth)
-    } else if copy::looks_like_p2p_bandwidth_latency_test(text) {
+    } else if copy::looks_like_p2p_bandwidth_latency_test(text, &lines) {
         Some(Tool::P2pBandwidthLatencyTest)
-    } else if copy::looks_like_rocm_bandwidth_test(text) {
+    } else if copy::looks_like_rocm_bandwidth_test(text, &lines) {
         Some(Tool::RocmBandwidthTest)
-    } else if copy::looks_like_transferbench(text) {
+    } else if copy::looks_like_transferbench(text, &lines) {
         Some(Tool::Transferbench)
-    } else if collective::looks_like_nccl_tests(text) {
+    } else if collective::looks_like_nccl_tests(text, &lines) {
         Some(Tool::NcclTests)
-    } else if mpi::looks_like_osu(text) {
+    } else if mpi::looks_like_osu(text, &lines) {
         Some(Tool::Osu)
-    } else if rdma::looks_like_perftest(text) {
+    } else if rdma::looks_like_perftest(text, &lines) {
         Some(Tool::Perftest)
-    } else if rdma::looks_like_ibstatus(text) {
+    } else if rdma::looks_like_ibstatus(text, &lines) {
         Some(Tool::Ibstatus)
-    } else if rdma::looks_like_ibstat(text) {
+    } else if rdma::looks_like_ibstat(text, &lines) {
         Some(Tool::Ibstat)
-    } else if rdma::looks_like_ibv_devinfo(text) {
+    } else if rdma::looks_like_ibv_devinfo(text, &lines) {
         Some(Tool::IbvDevinfo)
-    } else if rdma::looks_like_ibv_devices(text) {
+    } else if rdma::looks_like_ibv_devices(text, &lines) {
         Some(Tool::IbvDevices)
-    } else if rdma::looks_like_show_gids(text) {
+    } else if rdma::looks_like_show_gids(text, &lines) {
         Some(Tool::ShowGids)
-    } else if pcie::looks_like_nvidia_smi_q(text) {
+    } else if pcie::looks_like_nvidia_smi_q(text, &lines) {
         Some(Tool::NvidiaSmiQ)
-    } else if pcie::looks_like_lspci(text) {
+    } else if pcie::looks_like_lspci(text, &lines) {
         Some(Tool::Lspci)
-    } else if topology::amd::looks_like_amd_smi(text) {
+    } else if topology::amd::looks_like_amd_smi(text, &lines) {
         Some(Tool::AmdSmiTopology)
-    } else if topology::amd::looks_like_rocm_smi(text) {
+    } else if topology::amd::looks_like_rocm_smi(text, &lines) {
         Some(Tool::RocmSmiTopo)
-    } else if topology::nvidia::looks_like_nvlink_status(text) {
+    } else if topology::nvidia::looks_like_nvlink_status(text, &lines) {
         Some(Tool::NvidiaSmiNvlink)
-    } else if topology::nvidia::looks_like_p2p_status(text) {
+    } else if topology::nvidia::looks_like_p2p_status(text, &lines) {
         Some(Tool::NvidiaSmiP2p)
-    } else if topology::nvidia::looks_like_topo_matrix(text) {
+    } else if topology::nvidia::looks_like_topo_matrix(text, &lines) {
         Some(Tool::NvidiaSmiTopo)
     } else {
         None
@@ -292,6 +297,11 @@ pub fn parse(tool: Tool, text: &str) -> Result<Parsed, ParseError> {
         Tool::Lspci => pcie::parse_lspci(text),
         Tool::NvidiaSmiQ => pcie::parse_nvidia_smi_q(text),
     }
+}
+
+/// Already-split lines with their 1-based numbers.
+pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+    lines.iter().enumerate().map(|(i, l)| (i + 1, *l))
 }
 
 /// Lines with their 1-based numbers, a trailing `\r` removed.

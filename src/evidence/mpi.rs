@@ -12,8 +12,8 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, numbered_lines};
 
-pub fn looks_like_osu(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("# OSU MPI"))
+pub fn looks_like_osu(_text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("# OSU MPI"))
 }
 
 #[derive(Clone, Default)]

@@ -64,8 +64,8 @@ fn lanes(s: &str) -> Option<u32> {
 // ---------------------------------------------------------------------------
 // lspci
 
-pub fn looks_like_lspci(text: &str) -> bool {
-    let mut it = numbered_lines(text).filter(|(_, l)| !l.trim().is_empty());
+pub fn looks_like_lspci(text: &str, lines: &[&str]) -> bool {
+    let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
     it.next().is_some_and(|(_, l)| device_header(l).is_some())
         && (text.contains("Capabilities:")
             || text.contains("LnkSta:")
@@ -223,10 +223,10 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
 // ---------------------------------------------------------------------------
 // nvidia-smi -q
 
-pub fn looks_like_nvidia_smi_q(text: &str) -> bool {
+pub fn looks_like_nvidia_smi_q(text: &str, lines: &[&str]) -> bool {
     text.contains("==============NVSMI LOG==============")
-        || (numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("Link Width"))
-            && numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("Replays")))
+        || (crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("Link Width"))
+            && crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("Replays")))
 }
 
 fn indent(l: &str) -> usize {

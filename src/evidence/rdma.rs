@@ -9,9 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::measurement::{
-    Text,
     Buffers, CopyEngine, Direction, GBIT_BYTES, Kind, MIB, Measurement, NOT_STATED, P2p, Statistic,
-    describe_size, parse_number,
+    Text, describe_size, parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
 
@@ -171,9 +170,9 @@ fn clean_lines(text: &str) -> Vec<(usize, String)> {
 // ---------------------------------------------------------------------------
 // ibstat
 
-pub fn looks_like_ibstat(text: &str) -> bool {
-    clean_lines(text).iter().any(|(_, l)| {
-        let t = l.trim();
+pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
+    lines.iter().any(|l| {
+        let t = l.trim_start_matches(['│', '┃', '|']).trim();
         (t.starts_with("CA '") || t.starts_with("CA: '")) && t.ends_with('\'')
     }) && text.contains("State:")
 }
@@ -291,8 +290,9 @@ fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
 // ---------------------------------------------------------------------------
 // ibstatus
 
-pub fn looks_like_ibstatus(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| l.starts_with("Infiniband device '") && l.contains(" port "))
+pub fn looks_like_ibstatus(_text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines)
+        .any(|(_, l)| l.starts_with("Infiniband device '") && l.contains(" port "))
 }
 
 /// Parses `ibstatus`: `Infiniband device '<ca>' port <n> status:` blocks.
@@ -377,8 +377,8 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
 // ---------------------------------------------------------------------------
 // ibv_devinfo
 
-pub fn looks_like_ibv_devinfo(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
+pub fn looks_like_ibv_devinfo(_text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
 }
 
 /// Parses `ibv_devinfo` (plain, `-v`, `-l`). Device capability lines of
@@ -478,8 +478,8 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
 // ---------------------------------------------------------------------------
 // ibv_devices, show_gids
 
-pub fn looks_like_ibv_devices(text: &str) -> bool {
-    let mut it = numbered_lines(text).filter(|(_, l)| !l.trim().is_empty());
+pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
+    let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
     matches!(it.next(), Some((_, l)) if { let t: Vec<&str> = l.split_whitespace().collect(); t == ["device", "node", "GUID"] })
 }
 
@@ -511,10 +511,13 @@ pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
     Ok(out)
 }
 
-pub fn looks_like_show_gids(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| {
-        let t: Vec<&str> = l.split_whitespace().collect();
-        t.starts_with(&["DEV", "PORT", "INDEX", "GID"])
+pub fn looks_like_show_gids(_text: &str, lines: &[&str]) -> bool {
+    lines.iter().any(|l| {
+        let mut t = l.split_whitespace();
+        t.next() == Some("DEV")
+            && t.next() == Some("PORT")
+            && t.next() == Some("INDEX")
+            && t.next() == Some("GID")
     })
 }
 
@@ -582,8 +585,8 @@ pub fn parse_show_gids(text: &str) -> Result<Parsed, ParseError> {
 // ---------------------------------------------------------------------------
 // perftest
 
-pub fn looks_like_perftest(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| {
+pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim();
         (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
             || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
@@ -748,6 +751,13 @@ fn perftest_table(
     let mut rows = 0;
     let mut cpu_warning = run.cpu_freq_warning;
     let mut closed = false;
+    // Everything a cell says that does not change from row to row.
+    let title: Text = match &run.title {
+        Some(t) => t.clone().into(),
+        None => "perftest (header not captured)".into(),
+    };
+    let mut template = Measurement::new("perftest", hn, run.kind(), title, Statistic::Avg);
+    perftest_cell(&mut template, run, latency, bw_factor.map(|x| x.1));
     while let Some((n, l)) = lines.get(i) {
         let t = l.trim();
         if t.starts_with("Conflicting CPU frequency values detected") {
@@ -783,6 +793,7 @@ fn perftest_table(
         let iters: u64 = toks[1]
             .parse()
             .map_err(|_| ParseError::new(*n, format!("an iteration count, found `{}`", toks[1])))?;
+        let size_text = describe_size(size);
         for (c, v) in cols.iter().zip(&toks).skip(2) {
             let value = parse_number(v)
                 .ok_or_else(|| ParseError::new(*n, format!("a number in `{c}`, found `{v}`")))?;
@@ -803,17 +814,15 @@ fn perftest_table(
             if stat == Statistic::Peak && (run.no_peak || value == 0.0) {
                 continue;
             }
-            let mut m = Measurement::new(
-                "perftest",
-                *n,
-                run.kind(),
-                run.title
-                    .as_deref()
-                    .unwrap_or("perftest (header not captured)"),
-                stat,
-            );
+            let mut m = template.clone();
+            m.source = Source::line(*n);
+            m.statistic = stat;
             m.size_bytes = Some(size);
             m.iterations = Some(iters);
+            m.questions.message_size = size_text.clone();
+            if cpu_warning {
+                m.questions.context = "perftest warned the CPU frequency was not at maximum".into();
+            }
             if is_bw {
                 let (f, unit) = bw_factor.expect("checked above");
                 m.bandwidth_bytes_per_s = Some(value * f);
@@ -822,7 +831,6 @@ fn perftest_table(
                 m.latency_s = Some(value * 1e-6);
                 m.as_printed = format!("{v} usec");
             }
-            perftest_cell(&mut m, run, latency, bw_factor.map(|x| x.1), cpu_warning);
             out.measurements.push(m);
         }
         rows += 1;
@@ -864,13 +872,7 @@ fn perftest_columns(head: &str) -> Vec<String> {
     cols
 }
 
-fn perftest_cell(
-    m: &mut Measurement,
-    run: &PerftestRun,
-    latency: bool,
-    unit: Option<&str>,
-    cpu_warning: bool,
-) {
+fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Option<&str>) {
     let dev = run.get("Device").map(str::to_string);
     m.src = dev.clone().map(Text::from);
     m.direction = if run.title.as_deref().unwrap_or("").contains("Bidirectional") {
@@ -938,11 +940,7 @@ fn perftest_cell(
         Some(d) => format!("{side}, device {d}{link}{mtu}{buf}").into(),
         None => format!("{side}; device not printed (header not captured){buf}").into(),
     };
-    q.context = if cpu_warning {
-        "perftest warned the CPU frequency was not at maximum".into()
-    } else {
-        NOT_STATED.into()
-    };
+    q.context = NOT_STATED.into();
 }
 
 #[cfg(test)]

@@ -50,17 +50,17 @@ pub fn amd_class(
     }
 }
 
-pub fn looks_like_rocm_smi(text: &str) -> bool {
+pub fn looks_like_rocm_smi(text: &str, lines: &[&str]) -> bool {
     text.contains("ROCm System Management Interface")
-        || numbered_lines(text).any(|(_, l)| {
+        || crate::evidence::numbered(lines).any(|(_, l)| {
             banner(l).is_some_and(|b| {
                 b.ends_with("between two GPUs") || b == "Numa Nodes" || b == "Bandwidth"
             })
         })
 }
 
-pub fn looks_like_amd_smi(text: &str) -> bool {
-    numbered_lines(text).any(|(_, l)| {
+pub fn looks_like_amd_smi(_text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim();
         matches!(
             t,

@@ -10,8 +10,6 @@ pub mod amd;
 mod matrix;
 pub mod nvidia;
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -313,6 +311,11 @@ impl Topology {
     /// as `self` has it and returned as a conflict, never silently replaced.
     /// An `unknown` class yields to a known one.
     pub fn merge(&mut self, other: Topology) -> Vec<Conflict> {
+        if self.is_empty() {
+            // Parsers return their topology already in canonical order.
+            *self = other;
+            return Vec::new();
+        }
         let mut conflicts = Vec::new();
         for d in other.devices {
             match self.devices.iter_mut().find(|x| x.id == d.id) {
@@ -320,14 +323,24 @@ impl Topology {
                 Some(mine) => merge_device(mine, d, &mut conflicts),
             }
         }
+        // Index the pairs once: a node has hundreds of them.
+        let mut index: std::collections::HashMap<(String, String), usize> = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ((l.a.clone(), l.b.clone()), i))
+            .collect();
         for l in other.links {
-            let found = self
-                .links
-                .iter_mut()
-                .find(|x| (x.a == l.a && x.b == l.b) || (x.a == l.b && x.b == l.a));
+            let found = index
+                .get(&(l.a.clone(), l.b.clone()))
+                .or_else(|| index.get(&(l.b.clone(), l.a.clone())))
+                .copied();
             match found {
-                None => self.links.push(l),
-                Some(mine) => merge_link(mine, l, &mut conflicts),
+                None => {
+                    index.insert((l.a.clone(), l.b.clone()), self.links.len());
+                    self.links.push(l);
+                }
+                Some(i) => merge_link(&mut self.links[i], l, &mut conflicts),
             }
         }
         // p2p cells are directional observations: `-p2p r` and `-p2p w`, or two
@@ -341,8 +354,8 @@ impl Topology {
     /// Canonical order: devices GPUs first then NICs, each by number; links
     /// and cells by device order. Keeps output deterministic.
     pub fn sort(&mut self) {
-        self.devices.sort_by_key(|d| device_sort_key(&d.id));
-        let order: BTreeMap<String, usize> = self
+        self.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
+        let order: std::collections::HashMap<String, usize> = self
             .devices
             .iter()
             .enumerate()
@@ -354,10 +367,10 @@ impl Topology {
                 std::mem::swap(&mut l.a, &mut l.b);
             }
         }
-        self.links.sort_by_key(|l| (pos(&l.a), pos(&l.b)));
-        self.p2p.sort_by_key(|p| (pos(&p.src), pos(&p.dst)));
+        self.links.sort_by_cached_key(|l| (pos(&l.a), pos(&l.b)));
+        self.p2p.sort_by_cached_key(|p| (pos(&p.src), pos(&p.dst)));
         self.nvlink
-            .sort_by_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
+            .sort_by_cached_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
     }
 }
 

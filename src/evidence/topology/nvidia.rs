@@ -62,12 +62,16 @@ fn row_label(first: &str, toks: &[&str]) -> bool {
     is_gpu_label(first) || (is_nic_label(first) && toks.len() > 1)
 }
 
-pub fn looks_like_topo_matrix(text: &str) -> bool {
+pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
     if text.contains("Connection traversing") {
         return true;
     }
     let mut header = false;
-    for (_, l) in numbered_lines(text) {
+    for (_, l) in crate::evidence::numbered(lines) {
+        // Only header and GPU rows matter; skip everything else unsplit.
+        if !l.trim_start().starts_with("GPU") {
+            continue;
+        }
         let toks: Vec<&str> = l.split_whitespace().collect();
         if toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X") {
             header = l.contains("Affinity");
@@ -83,11 +87,14 @@ pub fn looks_like_topo_matrix(text: &str) -> bool {
     false
 }
 
-pub fn looks_like_p2p_status(text: &str) -> bool {
+pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
     if text.contains("Chipset not supported") || text.contains("= Status Ok") {
         return true;
     }
-    numbered_lines(text).any(|(_, l)| {
+    crate::evidence::numbered(lines).any(|(_, l)| {
+        if !l.trim_start().starts_with("GPU") {
+            return false;
+        }
         let toks: Vec<&str> = l.split_whitespace().collect();
         toks.len() >= 3
             && is_gpu_label(toks[0])
@@ -96,9 +103,9 @@ pub fn looks_like_p2p_status(text: &str) -> bool {
     })
 }
 
-pub fn looks_like_nvlink_status(text: &str) -> bool {
-    let gpu_line = numbered_lines(text).any(|(_, l)| parse_gpu_uuid_line(l).is_some());
-    let link_line = numbered_lines(text).any(|(_, l)| {
+pub fn looks_like_nvlink_status(_text: &str, lines: &[&str]) -> bool {
+    let gpu_line = crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_uuid_line(l).is_some());
+    let link_line = crate::evidence::numbered(lines).any(|(_, l)| {
         l.trim_start().starts_with("Link ") && l.contains(':')
             || l.contains("Unable to retrieve NVLink information")
     });
