@@ -235,7 +235,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let ratio = rows
         .iter()
         .rev()
-        .filter_map(|r| Some((parse_number(&r.vals[1])?, parse_number(&r.vals[2])?)))
+        .filter_map(|r| Some((parse_number(r.vals[1])?, parse_number(r.vals[2])?)))
         .find(|(a, _)| *a >= 0.1)
         .map(|(a, b)| b / a);
     let first = &rows[0];
@@ -350,7 +350,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 "nccl-tests",
                 n,
                 kind,
-                &format!("{} Avg bus bandwidth", kind.as_str()),
+                format!("{} Avg bus bandwidth", kind.as_str()),
                 Statistic::Busbw,
             );
             m.bandwidth_bytes_per_s = Some(value * GB);

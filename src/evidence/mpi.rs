@@ -161,7 +161,7 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
             (true, false) => "unidirectional".into(),
         };
-        q.message_size = describe_size(size).into();
+        q.message_size = describe_size(size);
         q.warm_up = NOT_STATED.into();
         q.outstanding = if bw {
             NOT_STATED.into()

@@ -1,0 +1,423 @@
+//! `nvbandwidth`: text output (v0.2 to v0.10) and `-j` JSON.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
+    text.contains("nvbandwidth Version:")
+        || crate::evidence::numbered(lines).any(|(_, l)| {
+            let t = l.trim();
+            (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
+        })
+}
+
+pub fn looks_like_nvbandwidth_json(text: &str, _lines: &[&str]) -> bool {
+    let t = text.trim_start();
+    t.starts_with('{') && t.contains("\"nvbandwidth\"") && t.contains("\"testcases\"")
+}
+
+/// Which endpoints an nvbandwidth test name moves between.
+fn nvbandwidth_kind(test: &str) -> Kind {
+    if test.starts_with("host_to_device") || test.starts_with("host_to_all") {
+        Kind::H2d
+    } else if test.starts_with("device_to_host") || test.starts_with("all_to_host") {
+        Kind::D2h
+    } else if test.starts_with("device_local") {
+        Kind::D2d
+    } else if test.starts_with("host_device_latency") {
+        Kind::H2d
+    } else {
+        Kind::P2pCopy
+    }
+}
+
+/// The matrix description line: `memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)`
+/// or `Device to Device Latency SM GPU(row) <-> GPU(column) (ns)`.
+struct NvbHead {
+    engine: CopyEngine,
+    row_kind: String,
+    col_kind: String,
+    /// `->` row sends to column; `<-` column sends to row; `<->` both.
+    arrow: String,
+    latency_ns: bool,
+}
+
+fn nvb_head(l: &str) -> Option<NvbHead> {
+    let t = l.trim();
+    if !t.contains("(row)") || !t.contains("(column)") {
+        return None;
+    }
+    let engine = if t.contains(" CE ") {
+        CopyEngine::Ce
+    } else if t.contains(" SM ") {
+        CopyEngine::Sm
+    } else {
+        CopyEngine::Unknown
+    };
+    let toks: Vec<&str> = t.split_whitespace().collect();
+    let row = toks.iter().position(|x| x.ends_with("(row)"))?;
+    let arrow = toks.get(row + 1)?.to_string();
+    let col = toks.get(row + 2)?;
+    if !["->", "<-", "<->"].contains(&arrow.as_str()) || !col.ends_with("(column)") {
+        return None;
+    }
+    Some(NvbHead {
+        engine,
+        row_kind: toks[row].trim_end_matches("(row)").to_string(),
+        col_kind: col.trim_end_matches("(column)").to_string(),
+        arrow,
+        latency_ns: t.ends_with("(ns)"),
+    })
+}
+
+/// Endpoint ids of nvbandwidth matrices, made once per transcript.
+struct Endpoints {
+    cpus: Ids,
+    gpus: Ids,
+}
+
+impl Endpoints {
+    fn new() -> Endpoints {
+        Endpoints {
+            cpus: Ids::new("CPU"),
+            gpus: Ids::new("GPU"),
+        }
+    }
+
+    fn get(&mut self, kind: &str, idx: usize) -> Text {
+        if kind == "CPU" {
+            self.cpus.get(idx)
+        } else {
+            self.gpus.get(idx)
+        }
+    }
+}
+
+/// Parses nvbandwidth's text output, v0.2 to v0.10: several `Running <test>.`
+/// blocks, each a matrix (or `Waived`/an error), a `SUM` line and, in newer
+/// versions, `COEFFICIENT_OF_VARIATION`. Runs pasted one after another are
+/// read in turn.
+pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
+    let mut ends = Endpoints::new();
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut out = Parsed::default();
+    let mut test: Option<(String, usize)> = None;
+    let mut finished = true;
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, l) = lines[i];
+        let t = l.trim();
+        if let Some(name) = t.strip_prefix("Running ").and_then(|r| r.strip_suffix('.')) {
+            if !finished && let Some((prev, at)) = &test {
+                out.truncated(*at, format!("test `{prev}` printed no SUM line"));
+            }
+            test = Some((name.to_string(), n));
+            finished = false;
+            i += 1;
+            continue;
+        }
+        if t.starts_with("Waived") {
+            if let Some((name, _)) = &test {
+                out.note(
+                    n,
+                    format!("test `{name}` was waived by nvbandwidth (not supported here)"),
+                );
+            }
+            finished = true;
+            i += 1;
+            continue;
+        }
+        if t.starts_with("ASSERT") || t.contains("Invalid value when checking the pattern") {
+            let name = test.as_ref().map_or("?", |x| x.0.as_str()).to_string();
+            if t.starts_with("ASSERT") {
+                out.tool_error(n, format!("nvbandwidth aborted `{name}`: {t}"));
+            } else {
+                out.tool_error(
+                    n,
+                    format!("nvbandwidth's data check failed in `{name}`: {t}"),
+                );
+            }
+            finished = true;
+            i += 1;
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("SUM ") {
+            let mut parts = rest.split_whitespace();
+            let (Some(name), Some(v)) = (parts.next(), parts.next()) else {
+                return Err(ParseError::new(n, "`SUM <test> <value>`"));
+            };
+            let value = parse_number(v)
+                .ok_or_else(|| ParseError::new(n, format!("a number after SUM, found `{v}`")))?;
+            let latency = name.contains("latency");
+            let mut m = Measurement::new(
+                "nvbandwidth",
+                n,
+                nvbandwidth_kind(name),
+                name.to_string(),
+                Statistic::Sum,
+            );
+            nvb_fill(&mut m, name, latency, value, v);
+            m.questions.direction = "total over every pair of the matrix".into();
+            out.measurements.push(m);
+            finished = true;
+            i += 1;
+            continue;
+        }
+        let Some(head) = nvb_head(l) else {
+            i += 1;
+            continue;
+        };
+        let Some((name, _)) = test.clone() else {
+            return Err(ParseError::new(
+                n,
+                "a `Running <test>.` line before the matrix",
+            ));
+        };
+        // Column header, then rows `<i> v v v`.
+        let Some((hn, hl)) = lines.get(i + 1) else {
+            out.truncated(n, format!("`{name}` stops after its description line"));
+            break;
+        };
+        let cols: Vec<&str> = hl.split_whitespace().collect();
+        if cols.is_empty() || cols.iter().any(|c| c.parse::<usize>().is_err()) {
+            return Err(ParseError::new(*hn, "a header of column numbers"));
+        }
+        let mut j = i + 2;
+        let mut rows = 0;
+        while let Some((rn, rl)) = lines.get(j) {
+            let toks: Vec<&str> = rl.split_whitespace().collect();
+            let Some((idx, cells)) = toks.split_first() else {
+                break;
+            };
+            let Ok(row) = idx.parse::<usize>() else { break };
+            if cells.len() != cols.len() {
+                return Err(ParseError::new(
+                    *rn,
+                    format!(
+                        "{} values after row {row}, found {}",
+                        cols.len(),
+                        cells.len()
+                    ),
+                ));
+            }
+            for (c, v) in cols.iter().zip(cells) {
+                if *v == "N/A" {
+                    continue;
+                }
+                let value = parse_number(v)
+                    .ok_or_else(|| ParseError::new(*rn, format!("a number or N/A, found `{v}`")))?;
+                let col: usize = c.parse().unwrap_or(0);
+                let r = ends.get(&head.row_kind, row);
+                let k = ends.get(&head.col_kind, col);
+                let (src, dst) = if head.arrow == "<-" { (k, r) } else { (r, k) };
+                let mut m = Measurement::new(
+                    "nvbandwidth",
+                    *rn,
+                    nvbandwidth_kind(&name),
+                    &name,
+                    Statistic::Avg,
+                );
+                if src == dst && head.row_kind == "GPU" && head.col_kind == "GPU" {
+                    m.kind = Kind::D2d;
+                }
+                m.src = Some(src);
+                m.dst = Some(dst);
+                m.direction = if head.arrow == "<->" {
+                    Direction::Bi
+                } else {
+                    Direction::Uni
+                };
+                m.copy_engine = head.engine;
+                nvb_fill(&mut m, &name, head.latency_ns, value, v);
+                out.measurements.push(m);
+            }
+            rows += 1;
+            j += 1;
+        }
+        if rows == 0 {
+            let at = lines.get(j.saturating_sub(1)).map_or(n, |x| x.0);
+            out.truncated(at, format!("`{name}` stops after its column header"));
+        }
+        i = j;
+    }
+    if !finished && let Some((name, at)) = &test {
+        let last = lines.last().map_or(*at, |x| x.0);
+        if !out.issues.iter().any(|x| x.line >= *at) {
+            out.truncated(last, format!("test `{name}` printed no SUM line"));
+        }
+    }
+    Ok(out)
+}
+
+fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, printed: &str) {
+    if latency_ns {
+        m.latency_s = Some(value * 1e-9);
+        m.as_printed = format!("{printed} ns");
+    } else {
+        m.bandwidth_bytes_per_s = Some(value * GB);
+        m.as_printed = format!("{printed} GB/s");
+    }
+    m.buffers = match m.kind {
+        Kind::H2d | Kind::D2h => Buffers::Mixed,
+        _ => Buffers::Device,
+    };
+    if m.copy_engine == CopyEngine::Unknown {
+        m.copy_engine = if test.ends_with("_ce") {
+            CopyEngine::Ce
+        } else if test.ends_with("_sm") {
+            CopyEngine::Sm
+        } else {
+            CopyEngine::Unknown
+        };
+    }
+    m.p2p = if m.kind == Kind::P2pCopy {
+        P2p::Enabled
+    } else {
+        P2p::Unknown
+    };
+    let q = &mut m.questions;
+    q.unit = if latency_ns {
+        "nanoseconds, as printed".into()
+    } else {
+        "GB/s = 1e9 bytes per second, as printed".into()
+    };
+    q.direction = match m.direction {
+        Direction::Uni => {
+            "unidirectional, in the direction of the arrow in the matrix title".into()
+        }
+        Direction::Bi => "bidirectional (<->): both directions at once".into(),
+    };
+    q.message_size = NOT_STATED.into();
+    q.warm_up = NOT_STATED.into();
+    q.outstanding = NOT_STATED.into();
+    q.path = match m.kind {
+        Kind::P2pCopy => format!(
+            "GPU to GPU with peer access, by {}",
+            if m.copy_engine == CopyEngine::Sm {
+                "SM copy kernels"
+            } else {
+                "copy engines"
+            }
+        )
+        .into(),
+        Kind::H2d | Kind::D2h => "host memory over PCIe (or C2C) and the GPU".into(),
+        _ => "within one GPU".into(),
+    };
+    q.context = NOT_STATED.into();
+}
+
+/// Parses `nvbandwidth -j`: `{"nvbandwidth": {"testcases": [{"name",
+/// "status", "bandwidth_description", "bandwidth_matrix": [[...]], "sum"}]}}`.
+pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
+    let mut ends = Endpoints::new();
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| ParseError::new(e.line(), format!("valid JSON ({e})")))?;
+    let cases = v
+        .pointer("/nvbandwidth/testcases")
+        .and_then(|c| c.as_array())
+        .ok_or_else(|| ParseError::new(1, "a `nvbandwidth.testcases` array"))?;
+    let mut out = Parsed::default();
+    for case in cases {
+        let name = case
+            .get("name")
+            .and_then(|x| x.as_str())
+            .unwrap_or("?")
+            .to_string();
+        let status = case.get("status").and_then(|x| x.as_str()).unwrap_or("");
+        let line = line_of(text, &format!("\"{name}\""));
+        if status != "passed" {
+            if status == "waived" {
+                out.note(line, format!("test `{name}` was waived by nvbandwidth"));
+            } else {
+                out.tool_error(
+                    line,
+                    format!("nvbandwidth test `{name}` has status `{status}`"),
+                );
+            }
+            continue;
+        }
+        let desc = case
+            .get("bandwidth_description")
+            .and_then(|x| x.as_str())
+            .unwrap_or("");
+        let head = nvb_head(&desc.replace("bandwidth GB/s", "bandwidth (GB/s)"));
+        let Some(matrix) = case.get("bandwidth_matrix").and_then(|x| x.as_array()) else {
+            return Err(ParseError::new(
+                line,
+                format!("a bandwidth_matrix for `{name}`"),
+            ));
+        };
+        for (r, row) in matrix.iter().enumerate() {
+            let Some(row) = row.as_array() else {
+                return Err(ParseError::new(line, "matrix rows as arrays"));
+            };
+            for (c, cell) in row.iter().enumerate() {
+                let s = cell
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| cell.to_string());
+                if s == "N/A" {
+                    continue;
+                }
+                let value = parse_number(&s).ok_or_else(|| {
+                    ParseError::new(line, format!("a number or N/A in `{name}`, found `{s}`"))
+                })?;
+                let (rk, ck, arrow, engine) = head
+                    .as_ref()
+                    .map(|h| {
+                        (
+                            h.row_kind.clone(),
+                            h.col_kind.clone(),
+                            h.arrow.clone(),
+                            h.engine,
+                        )
+                    })
+                    .unwrap_or(("GPU".into(), "GPU".into(), "->".into(), CopyEngine::Unknown));
+                let (a, b) = (ends.get(&rk, r), ends.get(&ck, c));
+                let (src, dst) = if arrow == "<-" { (b, a) } else { (a, b) };
+                let mut m = Measurement::new(
+                    "nvbandwidth",
+                    line,
+                    nvbandwidth_kind(&name),
+                    &name,
+                    Statistic::Avg,
+                );
+                m.src = Some(src);
+                m.dst = Some(dst);
+                m.direction = if arrow == "<->" {
+                    Direction::Bi
+                } else {
+                    Direction::Uni
+                };
+                m.copy_engine = engine;
+                nvb_fill(&mut m, &name, false, value, &s);
+                out.measurements.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The 1-based line on which `needle` first appears (1 if it does not).
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .map_or(1, |p| text[..p].matches('\n').count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_nvbandwidth_arrows() {
+        let h = nvb_head("memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)").unwrap();
+        assert_eq!(
+            (h.row_kind.as_str(), h.arrow.as_str(), h.col_kind.as_str()),
+            ("CPU", "<-", "GPU")
+        );
+        assert_eq!(h.engine, CopyEngine::Ce);
+        let h = nvb_head("Device to Device Latency SM GPU(row) <-> GPU(column) (ns)").unwrap();
+        assert!(h.latency_ns);
+        assert_eq!(h.engine, CopyEngine::Sm);
+    }
+}

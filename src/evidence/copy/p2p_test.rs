@@ -1,0 +1,247 @@
+//! The CUDA sample `p2pBandwidthLatencyTest`.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
+    text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+        || text.contains("P2P Connectivity Matrix")
+        || (text.contains("P2P=Disabled") && text.contains("Matrix ("))
+}
+
+/// Some captures carry an editor's line numbers (` 1 `, ` 2 `...) in front of
+/// every line. When every non-blank line starts with its own 1-based number,
+/// the numbers are removed; otherwise lines are kept as they are.
+fn strip_editor_line_numbers(lines: Vec<(usize, &str)>) -> Vec<(usize, &str)> {
+    let numbered = lines
+        .iter()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .all(|(n, l)| {
+            let t = l.trim_start();
+            let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<usize>().ok() == Some(*n)
+                && (t.len() == digits.len() || t[digits.len()..].starts_with(' '))
+        });
+    if !numbered || lines.is_empty() {
+        return lines;
+    }
+    lines
+        .into_iter()
+        .map(|(n, l)| {
+            let t = l.trim_start();
+            let d = t.chars().take_while(char::is_ascii_digit).count();
+            (n, t[d..].strip_prefix(' ').unwrap_or(&t[d..]))
+        })
+        .collect()
+}
+
+/// The header of one p2pBandwidthLatencyTest matrix.
+struct P2pMatrixHead {
+    test: String,
+    direction: Direction,
+    p2p: P2p,
+    latency: bool,
+}
+
+fn p2p_matrix_head(l: &str) -> Option<P2pMatrixHead> {
+    let t = l.trim();
+    if !t.ends_with("Matrix (GB/s)") && !t.ends_with("Matrix (us)") {
+        return None;
+    }
+    let p2p = if t.contains("P2P=Enabled") {
+        P2p::Enabled
+    } else if t.contains("P2P=Disabled") {
+        P2p::Disabled
+    } else {
+        return None;
+    };
+    Some(P2pMatrixHead {
+        test: t.to_string(),
+        direction: if t.starts_with("Bidirectional") {
+            Direction::Bi
+        } else {
+            Direction::Uni
+        },
+        p2p,
+        latency: t.ends_with("(us)"),
+    })
+}
+
+/// Parses the CUDA sample's output: device list, peer access lines, the
+/// connectivity matrix, the four bandwidth matrices and the two latency
+/// matrices (each with a GPU and a CPU block).
+pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError> {
+    let lines = strip_editor_line_numbers(numbered_lines(text).collect());
+    let mut out = Parsed::default();
+    let mut gpus = Ids::new("GPU");
+    // Which ordered pairs can access each other (from the "CAN/CANNOT Access
+    // Peer" lines or the connectivity matrix).
+    let mut access: std::collections::BTreeMap<(u32, u32), bool> = Default::default();
+    let mut i = 0;
+    let mut seen_matrix = false;
+    while i < lines.len() {
+        let (n, l) = lines[i];
+        let t = l.trim();
+        if let Some(rest) = t.strip_prefix("Device=") {
+            // Device=0 CANNOT Access Peer Device=1
+            let parts: Vec<&str> = rest.split_whitespace().collect();
+            if let [a, verb, _, _, b] = parts.as_slice()
+                && let (Ok(a), Some(Ok(b))) = (
+                    a.parse::<u32>(),
+                    b.strip_prefix("Device=").map(str::parse::<u32>),
+                )
+            {
+                access.insert((a, b), *verb == "CAN");
+            }
+            i += 1;
+            continue;
+        }
+        if t == "P2P Connectivity Matrix" {
+            let (rows, next) = read_index_matrix(&lines, i + 1, "D\\D", false);
+            for r in &rows {
+                for (col, v) in r.cells.iter().enumerate() {
+                    access
+                        .entry((r.index as u32, col as u32))
+                        .or_insert(*v == "1");
+                }
+            }
+            if rows.is_empty() {
+                out.truncated(n, "the P2P connectivity matrix has no rows");
+            }
+            i = next;
+            continue;
+        }
+        let Some(head) = p2p_matrix_head(l) else {
+            i += 1;
+            continue;
+        };
+        seen_matrix = true;
+        let mut j = i + 1;
+        let blocks: &[&str] = if head.latency {
+            &["GPU", "CPU"]
+        } else {
+            &["D\\D"]
+        };
+        for block in blocks {
+            // Skip blank lines between the GPU and CPU blocks.
+            while j < lines.len() && lines[j].1.trim().is_empty() {
+                j += 1;
+            }
+            let (rows, next) = read_index_matrix(&lines, j, block, false);
+            let expected = rows.first().map_or(0, |r| r.cells.len());
+            if rows.is_empty() || rows.len() < expected {
+                let at = lines.get(next.saturating_sub(1)).map_or(n, |x| x.0);
+                out.truncated(
+                    at,
+                    format!(
+                        "`{}` ({block} block) stops after {} of its rows",
+                        head.test,
+                        rows.len()
+                    ),
+                );
+            }
+            let test: Text = if head.latency {
+                format!("{} {block}", head.test).into()
+            } else {
+                head.test.clone().into()
+            };
+            for r in &rows {
+                let (row, line) = (&(r.index as u32), &r.line);
+                for (col, v) in r.cells.iter().enumerate() {
+                    let Some(value) = parse_number(v) else {
+                        return Err(ParseError::new(
+                            *line,
+                            format!("a number in column {col}, found `{v}`"),
+                        ));
+                    };
+                    let col = col as u32;
+                    let kind = if *row == col {
+                        Kind::D2d
+                    } else {
+                        Kind::P2pCopy
+                    };
+                    let mut m = Measurement::new(
+                        "p2pBandwidthLatencyTest",
+                        *line,
+                        kind,
+                        test.clone(),
+                        Statistic::Avg,
+                    );
+                    m.src = Some(gpus.get(*row as usize));
+                    m.dst = Some(gpus.get(col as usize));
+                    m.direction = head.direction;
+                    m.p2p = head.p2p;
+                    m.buffers = Buffers::Device;
+                    if head.latency {
+                        m.latency_s = Some(value * 1e-6);
+                        m.as_printed = format!("{v} us");
+                    } else {
+                        m.bandwidth_bytes_per_s = Some(value * GB);
+                        m.as_printed = format!("{v} GB/s");
+                    }
+                    let can = access.get(&(*row, col)).copied();
+                    p2p_questions(&mut m, head.latency, block, can);
+                    out.measurements.push(m);
+                }
+            }
+            j = next;
+        }
+        i = j;
+    }
+    if !seen_matrix && out.measurements.is_empty() {
+        let last = lines.last().map_or(1, |x| x.0);
+        out.truncated(
+            last,
+            "no bandwidth or latency matrix (the run stopped or was cut before them)",
+        );
+    }
+    Ok(out)
+}
+
+fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bool>) {
+    let q = &mut m.questions;
+    q.unit = if latency {
+        "microseconds (us), as printed".into()
+    } else {
+        "GB/s = 1e9 bytes per second, as printed".into()
+    };
+    q.direction = match m.direction {
+        Direction::Uni => "unidirectional: row device copies to column device".into(),
+        Direction::Bi => "bidirectional: both directions at once, figure is the sum of both".into(),
+    };
+    q.message_size = NOT_STATED.into();
+    q.warm_up = NOT_STATED.into();
+    q.outstanding = match (latency, block) {
+        (true, "CPU") => "one transfer at a time, timed on the CPU".into(),
+        (true, _) => "one transfer at a time, timed on the GPU".into(),
+        (false, _) => NOT_STATED.into(),
+    };
+    q.path = if m.src == m.dst {
+        "within one GPU's memory".into()
+    } else {
+        match (m.p2p, can) {
+            (P2p::Disabled, _) => "P2P disabled: staged through host memory by design".into(),
+            (P2p::Enabled, Some(false)) => {
+                "P2P requested but the pair cannot access each other as peers (CANNOT Access Peer / connectivity 0): the copy falls back to staging through host memory".into()
+            }
+            (P2p::Enabled, Some(true)) => "direct peer access between the pair".into(),
+            _ => "P2P requested; whether the pair can access each other is not stated".into(),
+        }
+    };
+    q.context = NOT_STATED.into();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_editor_line_numbers_only_when_every_line_has_them() {
+        let l = vec![(1, "  1 P2P=Disabled"), (2, "  2    GPU 0"), (3, "  3")];
+        let s = strip_editor_line_numbers(l);
+        assert_eq!(s[0].1, "P2P=Disabled");
+        assert_eq!(s[1].1, "   GPU 0");
+        let l = vec![(1, "  1 a"), (2, "  7 b")];
+        assert_eq!(strip_editor_line_numbers(l.clone()), l);
+    }
+}

@@ -1,0 +1,230 @@
+//! `TransferBench`: CSV, pipe-delimited and all-to-all summary outputs.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub fn looks_like_transferbench(text: &str, _lines: &[&str]) -> bool {
+    text.contains("TransferBench v")
+        || (text.contains("Test 1:") && text.contains("Aggregate (CPU)"))
+        || (text.contains("Summary: [") && text.contains("bytes per Transfer]"))
+}
+
+/// TransferBench memory names: `G0` GPU 0 device memory, `C0`/`P0` host
+/// memory (pageable / pinned... P is pinned host memory, C coarse-grained
+/// host), `F0` fine-grained GPU memory.
+fn tb_mem(s: &str) -> (String, Buffers) {
+    let s = s.trim();
+    let (kind, idx) = s.split_at(s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len()));
+    match kind {
+        "G" | "F" | "GPU" => (
+            format!(
+                "GPU{}",
+                idx.trim_start_matches('0').parse::<u32>().unwrap_or(0)
+            ),
+            Buffers::Device,
+        ),
+        "P" => (format!("CPU{idx}"), Buffers::HostPinned),
+        "C" | "B" | "D" => (format!("CPU{idx}"), Buffers::Host),
+        _ => (s.to_string(), Buffers::Unknown),
+    }
+}
+
+/// Parses TransferBench: the CSV-ish output (`OUTPUT_TO_CSV=1`), the
+/// pipe-delimited `SHOW_ITERATIONS` output, and the all-to-all summary matrix.
+pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut out = Parsed::default();
+    // Environment values that answer questions.
+    let mut warmups: Option<u64> = None;
+    let mut iterations: Option<u64> = None;
+    let mut validate: Option<bool> = None;
+    let mut current: Option<Measurement> = None;
+    let mut a2a_bytes: Option<u64> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, l) = lines[i];
+        let t = l.trim();
+        let fields: Vec<&str> = if t.contains('|') {
+            t.split('|').map(str::trim).collect()
+        } else {
+            t.split(',').map(str::trim).collect()
+        };
+        let key = fields.first().copied().unwrap_or("");
+        match key {
+            "NUM_WARMUPS" => warmups = fields.get(1).and_then(|v| v.parse().ok()),
+            "NUM_ITERATIONS" => iterations = fields.get(1).and_then(|v| v.parse().ok()),
+            "ALWAYS_VALIDATE" => validate = fields.get(1).map(|v| *v != "0"),
+            _ => {}
+        }
+        if let Some(rest) = t.strip_prefix("Summary: [") {
+            a2a_bytes = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+        }
+        if key.starts_with("Transfer ") && fields.len() >= 4 {
+            // Transfer 0, 0.535 GB/s, 7.840 ms, 4194304 bytes, P0 -> D0:1 -> G0
+            let bw = fields
+                .get(1)
+                .and_then(|v| v.strip_suffix("GB/s"))
+                .and_then(|v| parse_number(v.trim()));
+            let bytes = fields
+                .get(3)
+                .and_then(|v| v.strip_suffix("bytes"))
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            let route = fields.get(4).copied().unwrap_or("");
+            let hops: Vec<&str> = route.split("->").map(str::trim).collect();
+            let (Some(bw), Some(bytes), [src, exe, dst]) = (bw, bytes, hops.as_slice()) else {
+                return Err(ParseError::new(
+                    n,
+                    "`Transfer N | <GB/s> | <ms> | <bytes> bytes | SRC -> EXE -> DST`",
+                ));
+            };
+            let (s, sb) = tb_mem(src);
+            let (d, db) = tb_mem(dst);
+            let kind = match (s.starts_with("CPU"), d.starts_with("CPU")) {
+                (true, false) => Kind::H2d,
+                (false, true) => Kind::D2h,
+                (true, true) => Kind::H2h,
+                _ if s == d => Kind::D2d,
+                _ => Kind::P2pCopy,
+            };
+            let mut m = Measurement::new("TransferBench", n, kind, key.to_string(), Statistic::Avg);
+            m.src = Some(s.into());
+            m.dst = Some(d.into());
+            m.size_bytes = Some(bytes);
+            m.bandwidth_bytes_per_s = Some(bw * GB);
+            m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+            m.buffers = if sb == db { sb } else { Buffers::Mixed };
+            m.copy_engine = if exe.starts_with('D') {
+                CopyEngine::Ce
+            } else if exe.starts_with('G') {
+                CopyEngine::Sm
+            } else {
+                CopyEngine::Unknown
+            };
+            m.iterations = iterations;
+            m.warmup_iterations = warmups;
+            m.verification = match validate {
+                Some(true) => Verification::Checked { errors: 0 },
+                _ => Verification::Unknown,
+            };
+            let q = &mut m.questions;
+            q.unit = "GB/s = 1e9 bytes per second, as printed".into();
+            q.direction = "unidirectional: source to destination of the transfer".into();
+            q.message_size = describe_size(bytes);
+            q.warm_up = match warmups {
+                Some(0) => "no warm-up iterations (NUM_WARMUPS=0): the first iteration's setup cost is in the average".into(),
+                Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)").into(),
+                None => NOT_STATED.into(),
+            };
+            q.outstanding = format!("executor {exe}").into();
+            q.path = format!("{route} (source -> executor -> destination)").into();
+            q.context = NOT_STATED.into();
+            if let Some(prev) = current.take() {
+                out.measurements.push(prev);
+            }
+            current = Some(m);
+        } else if key.starts_with("Iter ") {
+            // Per-iteration rows: kept as Single cells of the transfer above.
+            if let Some(base) = &current {
+                let bw = fields
+                    .get(1)
+                    .and_then(|v| v.strip_suffix("GB/s"))
+                    .and_then(|v| parse_number(v.trim()));
+                if let Some(bw) = bw {
+                    let mut m = base.clone();
+                    m.source = crate::evidence::Source::line(n);
+                    m.statistic = Statistic::Single;
+                    m.test = format!("{} {key}", base.test).into();
+                    m.bandwidth_bytes_per_s = Some(bw * GB);
+                    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+                    out.measurements.push(m);
+                }
+            }
+        } else if t.starts_with("SRC\\DST") {
+            let (cells, next) = read_a2a(&lines, i, a2a_bytes, &mut out)?;
+            out.measurements.extend(cells);
+            i = next;
+            continue;
+        }
+        i += 1;
+    }
+    if let Some(m) = current {
+        out.measurements.push(m);
+    }
+    Ok(out)
+}
+
+fn read_a2a(
+    lines: &[(usize, &str)],
+    start: usize,
+    bytes: Option<u64>,
+    out: &mut Parsed,
+) -> Result<(Vec<Measurement>, usize), ParseError> {
+    let (hn, head) = lines[start];
+    // `SRC\DST  GPU 00  GPU 01 ... STotal Actual`
+    let ncols = head.matches("GPU ").count();
+    if ncols == 0 {
+        return Err(ParseError::new(hn, "`GPU NN` column names"));
+    }
+    let mut cells = Vec::new();
+    let mut i = start + 1;
+    let mut rows = 0;
+    while let Some((n, l)) = lines.get(i) {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.len() < 2 || toks[0] != "GPU" {
+            break;
+        }
+        let row: u32 = toks[1]
+            .parse()
+            .map_err(|_| ParseError::new(*n, "a GPU number after `GPU`"))?;
+        let vals = &toks[2..];
+        if vals.len() < ncols {
+            return Err(ParseError::new(
+                *n,
+                format!("{ncols} values after GPU {row}"),
+            ));
+        }
+        for (c, v) in vals[..ncols].iter().enumerate() {
+            if *v == "N/A" {
+                continue;
+            }
+            let value = parse_number(v)
+                .ok_or_else(|| ParseError::new(*n, format!("a number or N/A, found `{v}`")))?;
+            let mut m = Measurement::new("TransferBench", *n, Kind::P2pCopy, "a2a", Statistic::Avg);
+            m.src = Some(format!("GPU{row}").into());
+            m.dst = Some(format!("GPU{c}").into());
+            m.size_bytes = bytes;
+            m.bandwidth_bytes_per_s = Some(value * GB);
+            m.as_printed = format!("{v} GB/s");
+            m.buffers = Buffers::Device;
+            m.copy_engine = CopyEngine::Sm;
+            let q = &mut m.questions;
+            q.unit = "GB/s = 1e9 bytes per second, as printed".into();
+            q.direction = "unidirectional per pair, all pairs at once (all-to-all)".into();
+            q.message_size = bytes.map_or(NOT_STATED.into(), describe_size);
+            q.path = "GPU to GPU, GFX (SM) executors".into();
+            q.context = "every other GPU pair transferring at the same time (all-to-all)".into();
+            cells.push(m);
+        }
+        rows += 1;
+        i += 1;
+    }
+    if rows < ncols {
+        out.truncated(
+            lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0),
+            format!("the all-to-all matrix has {rows} of {ncols} rows"),
+        );
+    }
+    Ok((cells, i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transferbench_memory_names() {
+        assert_eq!(tb_mem("G0"), ("GPU0".into(), Buffers::Device));
+        assert_eq!(tb_mem("P0"), ("CPU0".into(), Buffers::HostPinned));
+        assert_eq!(tb_mem("G1").0, "GPU1");
+    }
+}

@@ -1,0 +1,396 @@
+//! perftest `ib_*_bw` and `ib_*_lat` transcripts.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
+    crate::evidence::numbered(lines).any(|(_, l)| {
+        let t = l.trim();
+        (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
+            || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
+                && text.contains("Connection type"))
+    })
+}
+
+/// What the header block of one perftest run said.
+#[derive(Debug, Default, Clone)]
+struct PerftestRun {
+    title: Option<String>,
+    server: bool,
+    fields: Vec<(String, String)>,
+    gpu: Option<String>,
+    gpu_kind: Option<&'static str>,
+    cpu_freq_warning: bool,
+    no_peak: bool,
+}
+
+impl PerftestRun {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn kind(&self) -> Kind {
+        let t = self.title.as_deref().unwrap_or("");
+        if t.starts_with("RDMA_Write") {
+            Kind::RdmaWrite
+        } else if t.starts_with("RDMA_Read") {
+            Kind::RdmaRead
+        } else if t.starts_with("Send") {
+            Kind::RdmaSend
+        } else if t.starts_with("Atomic") {
+            Kind::RdmaAtomic
+        } else {
+            Kind::Rdma
+        }
+    }
+}
+
+/// Splits ` Dual-port       : OFF\t\tDevice         : mlx5_0` into pairs.
+fn header_pairs(l: &str) -> Vec<(String, String)> {
+    let mut pieces: Vec<String> = Vec::new();
+    for chunk in l.split('\t') {
+        for p in chunk.split("  ") {
+            let p = p.trim();
+            if !p.is_empty() {
+                pieces.push(p.to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut key: Option<String> = None;
+    for p in pieces {
+        if let Some(v) = p.strip_prefix(':') {
+            if let Some(k) = key.take() {
+                out.push((k, v.trim().to_string()));
+            }
+        } else if let Some((k, v)) = p.split_once(" : ").or_else(|| p.split_once(" :")) {
+            out.push((k.trim().to_string(), v.trim().to_string()));
+        } else {
+            key = Some(match key.take() {
+                Some(k) => format!("{k} {p}"),
+                None => p,
+            });
+        }
+    }
+    out
+}
+
+/// Parses perftest bandwidth and latency transcripts: one or more runs
+/// (server and client output pasted together), each a header block and a
+/// results table. Bandwidth units are read from the table header: `MB/sec`
+/// and `MiB/sec` are 2^20 bytes, `Gb/sec` is 1e9 bits (see
+/// [`super::measurement::MIB`] and [`GBIT_BYTES`] for the perftest source
+/// lines).
+pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut out = Parsed::default();
+    let mut run = PerftestRun::default();
+    let mut waiting = false;
+    let mut i = 0;
+    let mut tables = 0;
+    while i < lines.len() {
+        let (_, l) = lines[i];
+        let t = l.trim();
+        if t.contains("Waiting for client to connect") {
+            waiting = true;
+        } else if t.contains("BW peak won't be measured") {
+            run.no_peak = true;
+        } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
+            run = PerftestRun {
+                title: Some(t.to_string()),
+                server: waiting,
+                no_peak: run.no_peak,
+                gpu: run.gpu.take(),
+                gpu_kind: run.gpu_kind.take(),
+                ..PerftestRun::default()
+            };
+            waiting = false;
+        } else if let Some(rest) = t
+            .strip_prefix("[pid = ")
+            .and_then(|r| r.split_once("device name = ["))
+        {
+            run.gpu = Some(rest.1.trim_end_matches(']').to_string());
+            run.gpu_kind = Some("CUDA");
+        } else if t == "initializing CUDA" {
+            run.gpu_kind = Some("CUDA");
+        } else if t.starts_with("initializing ROCm") || t.contains("ROCm device") {
+            run.gpu_kind = Some("ROCm");
+        } else if t.contains(" : ") || t.contains("\t: ") || t.contains("\t : ") {
+            if !t.starts_with('#') && !t.contains("address:") {
+                run.fields.extend(header_pairs(l));
+            }
+        } else if t.starts_with("#bytes") {
+            tables += 1;
+            let next = perftest_table(&lines, i, &run, &mut out)?;
+            i = next;
+            run.no_peak = false;
+            continue;
+        }
+        i += 1;
+    }
+    if tables == 0 {
+        let last = lines.last().map_or(1, |x| x.0);
+        out.truncated(
+            last,
+            "a perftest run with no results table (cut before the results)",
+        );
+    }
+    Ok(out)
+}
+
+fn perftest_table(
+    lines: &[(usize, &str)],
+    start: usize,
+    run: &PerftestRun,
+    out: &mut Parsed,
+) -> Result<usize, ParseError> {
+    let (hn, head) = lines[start];
+    let cols: Vec<String> = perftest_columns(head);
+    let latency = cols.iter().any(|c| c.starts_with("t_"));
+    let bw_factor = if head.contains("[Gb/sec]") {
+        Some((GBIT_BYTES, "Gb/sec"))
+    } else if head.contains("[MB/sec]") {
+        Some((MIB, "MB/sec"))
+    } else if head.contains("[MiB/sec]") {
+        Some((MIB, "MiB/sec"))
+    } else {
+        None
+    };
+    if !latency && bw_factor.is_none() {
+        return Err(ParseError::new(
+            hn,
+            "a `BW average[MB/sec]`, `[MiB/sec]` or `[Gb/sec]` column, or `t_min[usec]`",
+        ));
+    }
+    let mut i = start + 1;
+    let mut rows = 0;
+    let mut cpu_warning = run.cpu_freq_warning;
+    let mut closed = false;
+    // Everything a cell says that does not change from row to row.
+    let title: Text = match &run.title {
+        Some(t) => t.clone().into(),
+        None => "perftest (header not captured)".into(),
+    };
+    let mut template = Measurement::new("perftest", hn, run.kind(), title, Statistic::Avg);
+    perftest_cell(&mut template, run, latency, bw_factor.map(|x| x.1));
+    while let Some((n, l)) = lines.get(i) {
+        let t = l.trim();
+        if t.starts_with("Conflicting CPU frequency values detected") {
+            cpu_warning = true;
+            i += 1;
+            continue;
+        }
+        if t.starts_with("---") {
+            closed = true;
+            break;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        // Anything that is not a data row ends the table (a server's
+        // "Waiting for client" banner, a blank line).
+        if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
+            closed = true;
+            break;
+        }
+        if toks.len() != cols.len() {
+            return Err(ParseError::new(
+                *n,
+                format!(
+                    "{} columns ({}), found {}",
+                    cols.len(),
+                    cols.join(" "),
+                    toks.len()
+                ),
+            ));
+        }
+        let size: u64 = toks[0]
+            .parse()
+            .map_err(|_| ParseError::new(*n, format!("a byte count, found `{}`", toks[0])))?;
+        let iters: u64 = toks[1]
+            .parse()
+            .map_err(|_| ParseError::new(*n, format!("an iteration count, found `{}`", toks[1])))?;
+        let size_text = describe_size(size);
+        for (c, v) in cols.iter().zip(&toks).skip(2) {
+            let value = parse_number(v)
+                .ok_or_else(|| ParseError::new(*n, format!("a number in `{c}`, found `{v}`")))?;
+            let (stat, is_bw) = match c.as_str() {
+                "BW peak" => (Statistic::Peak, true),
+                "BW average" => (Statistic::Avg, true),
+                "t_min" => (Statistic::Min, false),
+                "t_max" => (Statistic::Max, false),
+                "t_typical" => (Statistic::Typical, false),
+                "t_avg" => (Statistic::Avg, false),
+                "t_stdev" => (Statistic::Stdev, false),
+                "99% percentile" => (Statistic::P99, false),
+                "99.9% percentile" => (Statistic::P999, false),
+                _ => continue,
+            };
+            // A peak of 0.00 is not a measurement: the run said it would not
+            // measure peak, or this is a server's side.
+            if stat == Statistic::Peak && (run.no_peak || value == 0.0) {
+                continue;
+            }
+            let mut m = template.clone();
+            m.source = Source::line(*n);
+            m.statistic = stat;
+            m.size_bytes = Some(size);
+            m.iterations = Some(iters);
+            m.questions.message_size = size_text.clone();
+            if cpu_warning {
+                m.questions.context = "perftest warned the CPU frequency was not at maximum".into();
+            }
+            if is_bw {
+                let (f, unit) = bw_factor.expect("checked above");
+                m.bandwidth_bytes_per_s = Some(value * f);
+                m.as_printed = format!("{v} {unit}");
+            } else {
+                m.latency_s = Some(value * 1e-6);
+                m.as_printed = format!("{v} usec");
+            }
+            out.measurements.push(m);
+        }
+        rows += 1;
+        i += 1;
+    }
+    if rows == 0 || !closed {
+        let at = lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0);
+        if rows == 0 {
+            out.truncated(at, "the results table has no rows");
+        } else if i >= lines.len() {
+            out.truncated(
+                at,
+                "the results table is not closed by a dashes line (cut short?)",
+            );
+        }
+    }
+    if cpu_warning {
+        out.note(hn, "perftest warned that CPU frequency is not at its maximum: cycle-based timings may be skewed");
+    }
+    Ok(i)
+}
+
+/// Column names of a perftest table header, units stripped:
+/// `#bytes #iterations BW peak[MB/sec] ...` -> `#bytes`, `#iterations`, `BW peak`...
+fn perftest_columns(head: &str) -> Vec<String> {
+    let mut cols = Vec::new();
+    let mut cur = String::new();
+    for tok in head.split_whitespace() {
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(tok);
+        if tok.starts_with('#') || tok.ends_with(']') {
+            let name = cur.split('[').next().unwrap_or("").trim().to_string();
+            cols.push(name);
+            cur.clear();
+        }
+    }
+    cols
+}
+
+fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Option<&str>) {
+    let dev = run.get("Device").map(str::to_string);
+    m.src = dev.clone().map(Text::from);
+    m.direction = if run.title.as_deref().unwrap_or("").contains("Bidirectional") {
+        Direction::Bi
+    } else {
+        Direction::Uni
+    };
+    m.qps = run.get("Number of qps").and_then(|v| v.parse().ok());
+    m.queue_depth = run.get("TX depth").and_then(|v| v.parse().ok());
+    m.buffers = if run.gpu_kind.is_some() {
+        Buffers::Device
+    } else {
+        Buffers::Unknown
+    };
+    m.p2p = P2p::Unknown;
+    m.copy_engine = CopyEngine::Unknown;
+    let q = &mut m.questions;
+    q.unit = match (latency, unit) {
+        (true, _) => "microseconds (usec), as printed".into(),
+        (false, Some("Gb/sec")) => "Gb/sec as printed (--report_gbits): 1e9 bits per second, converted to bytes by dividing by 8".into(),
+        (false, Some(u)) => format!("{u} as printed; perftest divides by 2^20 for this unit, so 1 {u} = 1,048,576 bytes/s").into(),
+        _ => NOT_STATED.into(),
+    };
+    q.direction = match (latency, m.direction) {
+        (true, _) if matches!(m.kind, Kind::RdmaRead | Kind::RdmaAtomic) => {
+            "round trip: perftest does not halve read and atomic latencies".into()
+        }
+        (true, _) => "one way: perftest reports half the round trip for write and send".into(),
+        (false, Direction::Bi) => {
+            "bidirectional: both directions at once, the figure is the sum".into()
+        }
+        (false, Direction::Uni) => "unidirectional".into(),
+    };
+    q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
+    q.warm_up = NOT_STATED.into();
+    q.outstanding = match (m.queue_depth, m.qps) {
+        (Some(d), Some(qp)) => format!("TX depth {d} per QP, {qp} QP(s)").into(),
+        (None, Some(qp)) => format!("{qp} QP(s); TX depth not printed on this side").into(),
+        _ => NOT_STATED.into(),
+    };
+    let side = if run.server {
+        "server side"
+    } else {
+        "client side"
+    };
+    let link = run.get("Link type").map_or(String::new(), |lt| {
+        if lt == "Ethernet" {
+            ", link type Ethernet (RoCE)".to_string()
+        } else {
+            format!(", link type {lt}")
+        }
+    });
+    let mtu = run
+        .get("Mtu")
+        .map_or(String::new(), |v| format!(", MTU {v}"));
+    let buf = match (&run.gpu_kind, &run.gpu) {
+        (Some(k), Some(g)) => format!("; buffers in GPU memory ({k}, {g})"),
+        (Some(k), None) => format!("; buffers in GPU memory ({k})"),
+        (None, _) => {
+            "; buffer location not printed (host memory unless --use_cuda/--use_rocm was given)"
+                .into()
+        }
+    };
+    q.path = match &dev {
+        Some(d) => format!("{side}, device {d}{link}{mtu}{buf}").into(),
+        None => format!("{side}; device not printed (header not captured){buf}").into(),
+    };
+    q.context = NOT_STATED.into();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_two_column_header_lines() {
+        let p = header_pairs(" Dual-port       : OFF\t\tDevice         : mlx5_0");
+        assert_eq!(
+            p,
+            vec![
+                ("Dual-port".into(), "OFF".into()),
+                ("Device".into(), "mlx5_0".into())
+            ]
+        );
+        let p = header_pairs(" rdma_cm QPs\t : OFF");
+        assert_eq!(p, vec![("rdma_cm QPs".into(), "OFF".into())]);
+        let p = header_pairs(" Data ex. method : rdma_cm \tTOS    : 41");
+        assert_eq!(p[1], ("TOS".into(), "41".into()));
+    }
+
+    #[test]
+    fn perftest_columns_strip_units() {
+        let c = perftest_columns(
+            " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
+        );
+        assert_eq!(
+            c,
+            ["#bytes", "#iterations", "BW peak", "BW average", "MsgRate"]
+        );
+        let c = perftest_columns(" #bytes #iterations    t_min[usec]    99% percentile[usec]");
+        assert_eq!(c, ["#bytes", "#iterations", "t_min", "99% percentile"]);
+    }
+}
