@@ -30,4 +30,5 @@ pub mod collect;
 pub mod commands;
 pub mod evidence;
 pub mod fs;
+pub mod models;
 pub mod placement;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
             require,
             json,
         } => commands::placement(&source, &gpus, require, json),
+        Command::Model { model } => commands::model::run(&model),
         Command::Schema => commands::schema(),
     };
     match result {

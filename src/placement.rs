@@ -6,33 +6,18 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::bundle::Bundle;
 use crate::evidence::topology::{LinkClass, Topology, worst_class_in_group};
-use crate::evidence::{self, Parsed};
 
 /// Loads a topology from a bundle or from a raw topology transcript.
 pub fn load_topology(path: &Path) -> anyhow::Result<Topology> {
-    let text = crate::fs::read_text(path)?;
-    if text.trim_start().starts_with('{') {
-        return Ok(Bundle::from_json(&text, path)?.topology);
-    }
-    let tool = evidence::detect(&text).ok_or_else(|| {
-        anyhow::anyhow!(
-            "`{}`:1: expected a wire-report bundle or a topology transcript (nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology)",
+    let b = crate::collect::load_source(path)?;
+    if b.topology.is_empty() {
+        anyhow::bail!(
+            "`{}`:1: expected a wire-report bundle or a topology transcript (nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology); it holds no topology",
             path.display()
-        )
-    })?;
-    let Parsed { mut topology, .. } = evidence::parse(tool, &text).map_err(|e| {
-        anyhow::anyhow!(
-            "`{}`:{}: {}: expected {}",
-            path.display(),
-            e.line,
-            tool.as_str(),
-            e.expected
-        )
-    })?;
-    topology.set_file(&path.display().to_string().into());
-    Ok(topology)
+        );
+    }
+    Ok(b.topology)
 }
 
 /// Parses `0,1,2,3`, `0-3`, `GPU0,GPU2` or a mix into device ids.

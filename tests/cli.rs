@@ -253,8 +253,18 @@ fn placement_bad_inputs_exit_2_with_one_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "junk.txt`:1: expected a wire-report bundle or a topology transcript",
+            "junk.txt:1: expected a transcript of a known tool",
         ));
+    // A real transcript that holds no topology.
+    wr().args([
+        "placement",
+        "captures/cx3-qdr-graph500/perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt",
+        "--gpus",
+        "0,1",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("it holds no topology"));
     wr().args(["placement", TOPO_A6000, "--gpus", "0,9"])
         .assert()
         .code(2)

@@ -126,6 +126,53 @@ fn node_names<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Vec<String> {
     }
 }
 
+/// Reads a bundle, a node directory, or a single transcript as a one-file
+/// bundle (named after its directory). Fails when the file is none of
+/// these, naming the line.
+pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
+    if path.is_dir() {
+        // A node directory: its bundle if collect wrote one, else its transcripts.
+        let written = path.join("bundle.json");
+        if written.is_file() {
+            return load_source(&written);
+        }
+        let mut nodes = ingest(&[path.to_path_buf()])?;
+        return match nodes.len() {
+            1 => Ok(nodes.remove(0).bundle),
+            0 => anyhow::bail!("`{}` holds no transcripts", path.display()),
+            n => anyhow::bail!(
+                "`{}` holds the transcripts of {n} nodes; name one node's directory or bundle",
+                path.display()
+            ),
+        };
+    }
+    let bytes = crate::fs::read(path)?;
+    if let Ok(text) = std::str::from_utf8(&bytes)
+        && is_bundle(text)
+    {
+        return Bundle::from_json(text, path);
+    }
+    let name = node_names(std::iter::once(
+        &path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    ))
+    .pop()
+    .unwrap_or_else(|| "node".into());
+    let mut b = Bundle::new(Host {
+        name,
+        origin: Origin::Ingested,
+    });
+    add_file(&mut b, &path.display().to_string(), &bytes);
+    if b.transcripts.is_empty() {
+        let why = b
+            .problems
+            .first()
+            .map(|p| p.one_line())
+            .unwrap_or_else(|| format!("{}: nothing to read", path.display()));
+        anyhow::bail!("{why}");
+    }
+    Ok(b)
+}
+
 /// Recognises, parses and records one file into `bundle` (pure: bytes in).
 pub fn add_file(bundle: &mut Bundle, path: &str, bytes: &[u8]) {
     let problem = |line: Option<usize>, kind, message: String| Problem {

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+pub mod model;
+
 use crate::collect;
 use crate::evidence::topology::LinkClass;
 use crate::placement;

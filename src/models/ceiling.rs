@@ -1,0 +1,228 @@
+//! Path ceilings from link facts: the most a link can carry per direction,
+//! from the rates its specification states. A measured figure divided by
+//! its path's ceiling answers "is this number normal?".
+//!
+//! No achievable fraction is applied: none of the cited sources states one
+//! for these links, so the ceilings are raw signalling rate after line
+//! encoding, per direction.
+
+use serde::Serialize;
+
+use super::{ModelError, positive};
+
+/// A ceiling and where its numbers come from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ceiling {
+    /// What the ceiling is for: `PCIe Gen4 x16`, `NVLink4 x18`...
+    pub link: String,
+    /// Per direction, after line encoding.
+    pub per_direction_bytes_per_s: f64,
+    /// Both directions together (what bidirectional tests report).
+    pub bidirectional_bytes_per_s: f64,
+    /// How the number was computed.
+    pub derivation: String,
+    /// Where the constants come from.
+    pub source: &'static str,
+}
+
+/// PCIe generations: transfer rate in GT/s per lane and the line encoding
+/// (payload bits, line bits). Gen1-2 use 8b/10b, Gen3-5 128b/130b (PCI
+/// Express Base Specification 3.0, section 4.2.2; 4.0 and 5.0 keep it).
+/// Gen6 is PAM4 with FLIT mode and no line code (PCIe 6.0 specification);
+/// FLIT framing overhead is not modelled.
+const PCIE: [(u32, f64, u32, u32); 6] = [
+    (1, 2.5, 8, 10),
+    (2, 5.0, 8, 10),
+    (3, 8.0, 128, 130),
+    (4, 16.0, 128, 130),
+    (5, 32.0, 128, 130),
+    (6, 64.0, 1, 1),
+];
+const PCIE_SOURCE: &str =
+    "PCI-SIG PCI Express Base Specification 3.0 sec. 4.2 (8b/10b, 128b/130b); 4.0, 5.0, 6.0 rates";
+
+/// The per-direction ceiling of a PCIe link of `generation` and `lanes`.
+pub fn pcie(generation: u32, lanes: u32) -> Result<Ceiling, ModelError> {
+    let Some(&(_, gts, num, den)) = PCIE.iter().find(|g| g.0 == generation) else {
+        return Err(ModelError::Undefined(format!(
+            "PCIe generation {generation} is not one of 1 to 6"
+        )));
+    };
+    if ![1, 2, 4, 8, 12, 16, 32].contains(&lanes) {
+        return Err(ModelError::Undefined(format!(
+            "a PCIe link has 1, 2, 4, 8, 12, 16 or 32 lanes, not {lanes}"
+        )));
+    }
+    let per_dir = gts * 1e9 * f64::from(num) / f64::from(den) * f64::from(lanes) / 8.0;
+    Ok(Ceiling {
+        link: format!("PCIe Gen{generation} x{lanes}"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!("{gts} GT/s x {lanes} lanes x {num}/{den} encoding / 8 bits"),
+        source: PCIE_SOURCE,
+    })
+}
+
+/// The PCIe generation that signals at `gt_per_s` (as lspci prints it).
+pub fn pcie_generation_of(gt_per_s: f64) -> Option<u32> {
+    PCIE.iter()
+        .find(|g| (g.1 - gt_per_s).abs() < 0.01)
+        .map(|g| g.0)
+}
+
+/// NVLink generations: bytes per second per link per direction.
+/// NVLink 1 (P100): 20 GB/s; 2 (V100): 25 GB/s; 3 (A100): 25 GB/s;
+/// 4 (H100): 25 GB/s; 5 (Blackwell): 50 GB/s (NVIDIA Tesla P100, V100, A100
+/// and H100 architecture whitepapers; NVIDIA Blackwell architecture
+/// technical brief: 1.8 TB/s over 18 links, both directions).
+const NVLINK: [(u32, f64); 5] = [(1, 20e9), (2, 25e9), (3, 25e9), (4, 25e9), (5, 50e9)];
+const NVLINK_SOURCE: &str =
+    "NVIDIA P100/V100/A100/H100 architecture whitepapers; Blackwell technical brief";
+
+pub fn nvlink(generation: u32, links: u32) -> Result<Ceiling, ModelError> {
+    let Some(&(_, per_link)) = NVLINK.iter().find(|g| g.0 == generation) else {
+        return Err(ModelError::Undefined(format!(
+            "NVLink generation {generation} is not one of 1 to 5"
+        )));
+    };
+    if links == 0 {
+        return Err(ModelError::Undefined(
+            "a direct link has at least one NVLink".into(),
+        ));
+    }
+    let per_dir = per_link * f64::from(links);
+    Ok(Ceiling {
+        link: format!("NVLink{generation} x{links}"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!(
+            "{links} links x {} GB/s per link per direction",
+            per_link / 1e9
+        ),
+        source: NVLINK_SOURCE,
+    })
+}
+
+/// AMD Infinity Fabric (xGMI) links: x16 at 25 Gb/s per lane on MI200
+/// (the amdgpu kernel driver assumes exactly that for Aldebaran:
+/// `num_links * 16 * 25000 / 8` MB/s, amdgpu_amdkfd.c) and 32 Gb/s on
+/// MI300 (AMD Instinct MI300X data sheet: 128 GB/s per link, both
+/// directions).
+const XGMI: [(&str, f64); 2] = [("mi200", 50e9), ("mi300", 64e9)];
+const XGMI_SOURCE: &str =
+    "Linux amdgpu_amdkfd.c (x16 x 25 Gb/s for MI200); AMD Instinct MI300X data sheet";
+
+pub fn xgmi(generation: &str, links: u32) -> Result<Ceiling, ModelError> {
+    let g = generation.to_ascii_lowercase();
+    let Some(&(_, per_link)) = XGMI.iter().find(|x| x.0 == g) else {
+        return Err(ModelError::Undefined(format!(
+            "xGMI generation `{generation}` is not mi200 or mi300"
+        )));
+    };
+    if links == 0 {
+        return Err(ModelError::Undefined(
+            "a direct link has at least one xGMI link".into(),
+        ));
+    }
+    let per_dir = per_link * f64::from(links);
+    Ok(Ceiling {
+        link: format!("xGMI ({g}) x{links}"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!(
+            "{links} links x {} GB/s per link per direction",
+            per_link / 1e9
+        ),
+        source: XGMI_SOURCE,
+    })
+}
+
+/// InfiniBand data rates per lane in Gb/s after encoding (InfiniBand
+/// Architecture Specification Vol. 2: SDR/DDR/QDR 8b/10b, FDR/EDR 64b/66b,
+/// HDR/NDR/XDR PAM4), named as ibstat and ibstatus name them.
+const IB_LANE: [(&str, f64); 8] = [
+    ("SDR", 2.0),
+    ("DDR", 4.0),
+    ("QDR", 8.0),
+    ("FDR10", 10.0),
+    ("FDR", 13.64),
+    ("EDR", 25.0),
+    ("HDR", 50.0),
+    ("NDR", 100.0),
+];
+const IB_SOURCE: &str = "InfiniBand Architecture Specification Vol. 2 (lane rates and encodings); rate in Gb/s as ibstat prints it";
+
+/// A port rate as ibstat prints it (`Rate: 200`, Gb/s data rate) to bytes.
+pub fn ib_rate(gbit_per_s: f64) -> Result<Ceiling, ModelError> {
+    positive("port rate (Gb/s)", gbit_per_s)?;
+    let per_dir = gbit_per_s * 1e9 / 8.0;
+    Ok(Ceiling {
+        link: format!("InfiniBand/RoCE {gbit_per_s} Gb/s"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!("{gbit_per_s} Gb/s / 8 bits per byte"),
+        source: IB_SOURCE,
+    })
+}
+
+/// A port's width (`4X`) and speed name (`HDR`) to its rate.
+pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
+    let lanes: u32 = width
+        .trim()
+        .trim_end_matches(['X', 'x'])
+        .parse()
+        .map_err(|_| ModelError::Undefined(format!("`{width}` is not a link width such as 4X")))?;
+    let Some(&(_, lane)) = IB_LANE
+        .iter()
+        .find(|l| l.0.eq_ignore_ascii_case(speed.trim()))
+    else {
+        return Err(ModelError::Undefined(format!(
+            "`{speed}` is not a speed name such as EDR, HDR or NDR"
+        )));
+    };
+    let mut c = ib_rate(lane * f64::from(lanes))?;
+    c.link = format!("InfiniBand {lanes}X {}", speed.trim().to_ascii_uppercase());
+    c.derivation = format!("{lanes} lanes x {lane} Gb/s per lane / 8 bits per byte");
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcie_ceilings_per_generation() {
+        let g3 = pcie(3, 16).unwrap();
+        assert!((g3.per_direction_bytes_per_s - 15.753_846e9).abs() < 1e3);
+        let g4 = pcie(4, 16).unwrap();
+        assert!((g4.per_direction_bytes_per_s - 31.507_692e9).abs() < 1e4);
+        assert_eq!(pcie(2, 16).unwrap().per_direction_bytes_per_s, 8e9);
+        assert_eq!(
+            pcie(5, 16).unwrap().bidirectional_bytes_per_s,
+            2.0 * pcie(5, 16).unwrap().per_direction_bytes_per_s
+        );
+        assert!(pcie(7, 16).is_err());
+        assert!(pcie(4, 3).is_err());
+        assert_eq!(pcie_generation_of(16.0), Some(4));
+        assert_eq!(pcie_generation_of(2.5), Some(1));
+    }
+
+    #[test]
+    fn nvlink_xgmi_and_infiniband() {
+        // H100 SXM: 18 NVLink4 links, 450 GB/s per direction, 900 GB/s both.
+        let h = nvlink(4, 18).unwrap();
+        assert_eq!(h.per_direction_bytes_per_s, 450e9);
+        assert_eq!(h.bidirectional_bytes_per_s, 900e9);
+        assert_eq!(nvlink(3, 12).unwrap().bidirectional_bytes_per_s, 600e9);
+        assert_eq!(xgmi("MI300", 7).unwrap().bidirectional_bytes_per_s, 896e9);
+        assert_eq!(ib_rate(400.0).unwrap().per_direction_bytes_per_s, 50e9);
+        assert_eq!(
+            ib_width_speed("4X", "HDR")
+                .unwrap()
+                .per_direction_bytes_per_s,
+            25e9
+        );
+        assert!(ib_width_speed("4X", "FAST").is_err());
+        assert!(nvlink(4, 0).is_err());
+    }
+}

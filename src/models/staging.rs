@@ -1,0 +1,126 @@
+//! Staged versus direct transfer of `m` bytes from a GPU on one node to a
+//! GPU on another (seed section 2.3).
+//!
+//! Staged: GPU to host buffer (PCIe), host buffer to the adapter (PCIe
+//! again), the wire, adapter to host buffer (PCIe), host buffer to GPU
+//! (PCIe again): four PCIe crossings, two per side. Direct (GPUDirect RDMA
+//! or the peer-to-peer DMA path): the adapter reads and writes GPU memory,
+//! one PCIe crossing per side.
+//!
+//! Two bounds for each: the serial sum of the segments (no overlap, as for
+//! a single small message), and the pipelined bound (chunks overlap
+//! perfectly; time is set by the busiest resource; each side's PCIe
+//! carries two crossings when staged).
+
+use serde::Serialize;
+
+use super::{ModelError, positive};
+
+/// The cost of one path.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PathCost {
+    /// Every segment one after the other.
+    pub serial_s: f64,
+    /// Perfect chunk pipelining: the busiest resource's time.
+    pub pipelined_s: f64,
+    /// Bytes moved through host memory (writes plus reads): about 4m
+    /// staged (a write and a read on each side), 0 direct.
+    pub host_memory_traffic_bytes: f64,
+    /// PCIe crossings in total, both sides.
+    pub pcie_crossings: u32,
+}
+
+fn check(m_bytes: f64, pcie: f64, net: f64) -> Result<(), ModelError> {
+    positive("message size (bytes)", m_bytes)?;
+    positive("PCIe bandwidth (bytes/s)", pcie)?;
+    positive("network bandwidth (bytes/s)", net)?;
+    Ok(())
+}
+
+/// Host-staged path.
+pub fn staged_cost(
+    m_bytes: f64,
+    pcie_bytes_per_s: f64,
+    net_bytes_per_s: f64,
+) -> Result<PathCost, ModelError> {
+    check(m_bytes, pcie_bytes_per_s, net_bytes_per_s)?;
+    let pcie = m_bytes / pcie_bytes_per_s;
+    let wire = m_bytes / net_bytes_per_s;
+    Ok(PathCost {
+        serial_s: 4.0 * pcie + wire,
+        pipelined_s: (2.0 * pcie).max(wire),
+        host_memory_traffic_bytes: 4.0 * m_bytes,
+        pcie_crossings: 4,
+    })
+}
+
+/// Direct path (GPUDirect RDMA / peer-to-peer DMA).
+pub fn direct_cost(
+    m_bytes: f64,
+    pcie_bytes_per_s: f64,
+    net_bytes_per_s: f64,
+) -> Result<PathCost, ModelError> {
+    check(m_bytes, pcie_bytes_per_s, net_bytes_per_s)?;
+    let pcie = m_bytes / pcie_bytes_per_s;
+    let wire = m_bytes / net_bytes_per_s;
+    Ok(PathCost {
+        serial_s: 2.0 * pcie + wire,
+        pipelined_s: pcie.max(wire),
+        host_memory_traffic_bytes: 0.0,
+        pcie_crossings: 2,
+    })
+}
+
+/// The PCIe bandwidth below which the staged path is limited by PCIe
+/// rather than by the wire, even perfectly pipelined: each side's PCIe
+/// carries the message twice, so PCIe binds once `2m / B_pcie > m / B_net`,
+/// that is below `2 * B_net`. Above it, staging costs latency, host memory
+/// bandwidth and CPU time, not bandwidth. (The direct path's crossover is
+/// `B_net` itself.)
+pub fn crossover_pcie(net_bytes_per_s: f64) -> Result<f64, ModelError> {
+    positive("network bandwidth (bytes/s)", net_bytes_per_s)?;
+    Ok(2.0 * net_bytes_per_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reproduces_the_seed_round_numbers_exactly() {
+        // 1 GB, PCIe 20 GB/s, network 10 GB/s (GB = 1e9 bytes).
+        let s = staged_cost(1e9, 20e9, 10e9).unwrap();
+        let d = direct_cost(1e9, 20e9, 10e9).unwrap();
+        assert!((s.serial_s - 0.30).abs() < 1e-15, "{}", s.serial_s);
+        assert!((d.serial_s - 0.20).abs() < 1e-15, "{}", d.serial_s);
+        // Pipelined: PCIe is comfortably wider than the wire, both are wire-bound.
+        assert_eq!(s.pipelined_s, 0.1);
+        assert_eq!(d.pipelined_s, 0.1);
+        assert_eq!(s.host_memory_traffic_bytes, 4e9);
+        assert_eq!(d.host_memory_traffic_bytes, 0.0);
+        assert_eq!(crossover_pcie(10e9).unwrap(), 20e9);
+    }
+
+    #[test]
+    fn narrow_pcie_halves_staged_throughput() {
+        // PCIe equal to the wire: staged pipelined is PCIe-bound at twice the time.
+        let s = staged_cost(1e9, 10e9, 10e9).unwrap();
+        let d = direct_cost(1e9, 10e9, 10e9).unwrap();
+        assert_eq!(s.pipelined_s, 2.0 * d.pipelined_s);
+    }
+
+    #[test]
+    fn rejects_non_positive_inputs() {
+        assert!(matches!(
+            staged_cost(0.0, 1.0, 1.0),
+            Err(ModelError::NotPositive { .. })
+        ));
+        assert!(
+            direct_cost(1.0, -5.0, 1.0)
+                .unwrap_err()
+                .to_string()
+                .contains("PCIe bandwidth")
+        );
+        assert!(crossover_pcie(f64::NAN).is_err());
+    }
+}
