@@ -43,6 +43,23 @@ Exit: 0 when at least one file parsed, 1 when none did, 2 on usage errors.")]
         #[arg(long)]
         quiet: bool,
     },
+    /// Render bundles or captured transcripts into a static site (or one file).
+    #[command(after_help = "Examples:\n  \
+wire-report render                                   # the shipped captures/ into site/\n  \
+wire-report render bundle.json other/bundle.json --out site/\n  \
+wire-report render captures/rtx3090-4gpu --single-file report.html\n\n\
+Inputs: bundle files, node directories (a bundle.json, or transcripts), or folders of them.\n\
+The site works offline: no CDN, no web fonts. GB/s = 1e9 bytes per second.")]
+    Render {
+        /// Bundles, node directories or folders of them (default: captures/).
+        inputs: Vec<PathBuf>,
+        /// The site's folder.
+        #[arg(long, default_value = "site")]
+        out: PathBuf,
+        /// Write one self-contained HTML file instead of a site.
+        #[arg(long, value_name = "FILE")]
+        single_file: Option<PathBuf>,
+    },
     /// Check that a group of GPUs is joined by good enough links.
     #[command(after_help = "Examples:\n  \
 wire-report placement topo.txt --gpus 0,1,2,3 --require direct-link\n  \

@@ -25,9 +25,15 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
     })
 }
 
-/// Writes `bytes` to `path` atomically, creating parent directories. `-`
-/// means standard output.
+/// Writes `bytes` to `path` atomically, creating parent directories, and
+/// flushes it to disk before the rename. `-` means standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_file(path, bytes, true)
+}
+
+/// A rendered site is thousands of small files that can be rendered again:
+/// each is still replaced atomically, but not flushed one by one.
+fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
     if path.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
         out.write_all(bytes)
@@ -47,8 +53,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .tempfile_in(dir)
         .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
     tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
+        .and_then(|_| {
+            if sync {
+                tmp.as_file().sync_all()
+            } else {
+                Ok(())
+            }
+        })
         .with_context(|| format!("failed to write `{}`", path.display()))?;
+    // A temporary file is private (0600); what we write is for readers
+    // (a web server, a colleague): make it 0644 like any other output.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     tmp.persist(path).map_err(|e| e.error).with_context(|| {
         format!(
             "failed to move the new file into place at `{}`",
@@ -56,6 +77,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// Writes every file of a rendered site under `dir` (each atomically) and
+/// removes files a previous render left that this one does not have, so
+/// the folder is exactly the site.
+pub fn write_site(
+    dir: &Path,
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> anyhow::Result<()> {
+    use rayon::prelude::*;
+    files.par_iter().try_for_each(|(rel, bytes)| {
+        let path = dir.join(rel);
+        // Skip unchanged files: keeps timestamps and makes re-renders cheap.
+        if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
+            return Ok(());
+        }
+        write_file(&path, bytes, false)
+    })?;
+    for e in walkdir::WalkDir::new(dir).contents_first(true) {
+        let e = e.with_context(|| format!("failed to walk `{}`", dir.display()))?;
+        let rel = e
+            .path()
+            .strip_prefix(dir)
+            .unwrap_or(e.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        if e.file_type().is_file() && !files.contains_key(&rel) && is_site_file(&rel) {
+            std::fs::remove_file(e.path())
+                .with_context(|| format!("failed to remove stale `{}`", e.path().display()))?;
+        } else if e.file_type().is_dir()
+            && e.path() != dir
+            && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none())
+        {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+    Ok(())
+}
+
+/// Files a render writes (and may remove when stale); anything else in the
+/// folder is left alone.
+fn is_site_file(rel: &str) -> bool {
+    rel.ends_with(".html")
+        || rel.ends_with(".css")
+        || (rel.starts_with("nodes/") && rel.ends_with("bundle.json"))
 }
 
 /// Fails early, before any long work, when `dir` cannot be created or

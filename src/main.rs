@@ -17,6 +17,11 @@ fn main() -> ExitCode {
             require,
             json,
         } => commands::placement(&source, &gpus, require, json),
+        Command::Render {
+            inputs,
+            out,
+            single_file,
+        } => commands::render(&inputs, &out, single_file.as_deref()),
         Command::Model { model } => commands::model::run(&model),
         Command::Schema => commands::schema(),
     };

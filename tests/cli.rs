@@ -325,3 +325,41 @@ fn schema_is_json_schema_of_the_bundle() {
         assert!(required.iter().any(|r| r == f), "{f} not required");
     }
 }
+
+#[test]
+fn render_writes_a_site_and_a_single_file() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("site");
+    wr().args([
+        "render",
+        "captures/rtx3090-4gpu",
+        "captures/dgx1v-v100-8gpu-1nic",
+        "--out",
+    ])
+    .arg(&out)
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("2 nodes"));
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("nodes/rtx3090-4gpu/index.html"));
+    let node = std::fs::read_to_string(out.join("nodes/rtx3090-4gpu/index.html")).unwrap();
+    assert!(node.contains("silent-staging"));
+    assert!(out.join("nodes/dgx1v-v100-8gpu-1nic/bundle.json").is_file());
+    let single = d.path().join("report.html");
+    wr().args(["render", "captures/rtx3090-4gpu", "--single-file"])
+        .arg(&single)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(&single)
+            .unwrap()
+            .contains("<style>")
+    );
+    wr().args(["render", "no/such/place", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: `no/such/place` does not exist",
+        ));
+}

@@ -182,7 +182,7 @@ fn ceiling_and_fit_cli() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "NVLink4 x18: 450.000 GB/s per direction, 900.000 GB/s both directions",
+            "NVLink4 x18: 450.0 GB/s per direction, 900.0 GB/s both directions",
         ));
     wr().args(["model", "ceiling"])
         .assert()

@@ -38,6 +38,11 @@ impl NodeBundle {
 /// order so the result does not depend on the filesystem). Fails only when a
 /// given path does not exist.
 pub fn ingest(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
+    ingest_except(paths, &[])
+}
+
+/// [`ingest`], leaving out the files directly inside `skip_dirs`.
+fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
     let mut files: Vec<PathBuf> = Vec::new();
     for p in paths {
         if !p.exists() {
@@ -51,6 +56,13 @@ pub fn ingest(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
             }
             let name = entry.file_name().to_string_lossy();
             if name.starts_with('.') || CATALOGUE_FILES.contains(&name.as_ref()) {
+                continue;
+            }
+            if entry
+                .path()
+                .parent()
+                .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
+            {
                 continue;
             }
             files.push(entry.into_path());
@@ -124,6 +136,48 @@ fn node_names<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Vec<String> {
         }
         depth += 1;
     }
+}
+
+/// Every node under `paths`: a directory holding a `bundle.json` is that
+/// bundle (what `collect` wrote there); any other directory of transcripts
+/// is ingested as a node; a file is a bundle or a one-transcript node.
+/// Sorted by node name so a site does not depend on the filesystem.
+pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            out.push(load_source(p)?);
+            continue;
+        }
+        if !p.exists() {
+            anyhow::bail!("`{}` does not exist", p.display());
+        }
+        let mut bundle_files = Vec::new();
+        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
+            let e = e.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
+            if e.file_type().is_file() && e.file_name() == "bundle.json" {
+                bundle_files.push(e.into_path());
+            }
+        }
+        // Parsing JSON is most of the time; bundles are independent.
+        use rayon::prelude::*;
+        let loaded: Vec<anyhow::Result<Bundle>> =
+            bundle_files.par_iter().map(|f| load_source(f)).collect();
+        for b in loaded {
+            out.push(b?);
+        }
+        let bundle_dirs: Vec<PathBuf> = bundle_files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        out.extend(
+            ingest_except(std::slice::from_ref(p), &bundle_dirs)?
+                .into_iter()
+                .map(|n| n.bundle),
+        );
+    }
+    out.sort_by(|a, b| a.host.name.cmp(&b.host.name));
+    Ok(out)
 }
 
 /// Reads a bundle, a node directory, or a single transcript as a one-file

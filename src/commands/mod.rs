@@ -105,3 +105,44 @@ pub fn schema() -> anyhow::Result<ExitCode> {
     crate::fs::write_atomic(Path::new("-"), crate::bundle::json_schema().as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// `render`: bundles or captures into a site, or one self-contained file.
+pub fn render(
+    inputs: &[PathBuf],
+    out: &Path,
+    single_file: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let inputs: Vec<PathBuf> = if inputs.is_empty() {
+        vec![PathBuf::from("captures")]
+    } else {
+        inputs.to_vec()
+    };
+    if single_file.is_none() {
+        crate::fs::check_writable_dir(out)?;
+    }
+    let bundles = collect::load_nodes(&inputs)?;
+    if bundles.is_empty() {
+        anyhow::bail!("no bundles or transcripts under {}", show_paths(&inputs));
+    }
+    if let Some(file) = single_file {
+        let html = crate::render::render_single_file(&bundles)?;
+        crate::fs::write_atomic(file, html.as_bytes())?;
+        eprintln!(
+            "wrote {} ({} nodes, {} bytes)",
+            file.display(),
+            bundles.len(),
+            html.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let site = crate::render::render_site(&bundles)?;
+    crate::fs::write_site(out, &site.files)?;
+    let total: usize = site.files.values().map(Vec::len).sum();
+    eprintln!(
+        "wrote {} files ({total} bytes, {} nodes) under {}",
+        site.files.len(),
+        bundles.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -10,39 +10,7 @@ use serde_json::json;
 
 use crate::cli::{CeilingArgs, ModelCommand};
 use crate::models::{self, BANNER, ceiling, fit, injection, staging};
-
-/// `1.234 GB/s` (GB = 1e9 bytes).
-pub fn gbs(bytes_per_s: f64) -> String {
-    format!("{:.3} GB/s", bytes_per_s / 1e9)
-}
-
-/// Seconds in the unit that reads best.
-pub fn secs(s: f64) -> String {
-    let a = s.abs();
-    if a >= 1.0 {
-        format!("{s:.3} s")
-    } else if a >= 1e-3 {
-        format!("{:.3} ms", s * 1e3)
-    } else if a >= 1e-6 {
-        format!("{:.3} us", s * 1e6)
-    } else {
-        format!("{:.1} ns", s * 1e9)
-    }
-}
-
-/// `65536 bytes (64.0 KiB)`.
-pub fn bytes(b: f64) -> String {
-    let (v, u) = if b >= 1024.0 * 1024.0 * 1024.0 {
-        (b / 1073741824.0, "GiB")
-    } else if b >= 1024.0 * 1024.0 {
-        (b / 1048576.0, "MiB")
-    } else if b >= 1024.0 {
-        (b / 1024.0, "KiB")
-    } else {
-        return format!("{b:.0} bytes");
-    };
-    format!("{b:.0} bytes ({v:.1} {u})")
-}
+use crate::render::format::{bytes, gbs, secs};
 
 fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Result<ExitCode> {
     if json_out {

@@ -1,0 +1,75 @@
+//! Numbers for people: one place decides how a bandwidth, a time or a size
+//! is written, so the CLI, the site and the ticket summary agree.
+//! GB/s always means 1e9 bytes per second.
+
+/// `1.234 GB/s`.
+pub fn gbs(bytes_per_s: f64) -> String {
+    let g = bytes_per_s / 1e9;
+    if g.abs() >= 100.0 {
+        format!("{g:.1} GB/s")
+    } else if g.abs() >= 10.0 {
+        format!("{g:.2} GB/s")
+    } else {
+        format!("{g:.3} GB/s")
+    }
+}
+
+/// Seconds in the unit that reads best.
+pub fn secs(s: f64) -> String {
+    let a = s.abs();
+    if a >= 1.0 {
+        format!("{s:.3} s")
+    } else if a >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else if a >= 1e-6 {
+        format!("{:.3} us", s * 1e6)
+    } else {
+        format!("{:.1} ns", s * 1e9)
+    }
+}
+
+/// `65536 bytes (64.0 KiB)`.
+pub fn bytes(b: f64) -> String {
+    let (v, u) = if b >= 1073741824.0 {
+        (b / 1073741824.0, "GiB")
+    } else if b >= 1048576.0 {
+        (b / 1048576.0, "MiB")
+    } else if b >= 1024.0 {
+        (b / 1024.0, "KiB")
+    } else {
+        return format!("{b:.0} bytes");
+    };
+    format!("{b:.0} bytes ({v:.1} {u})")
+}
+
+/// `64 KiB`, `8 MiB`, `1 GiB`, `512 B`: short, for axes and tables.
+pub fn size_short(b: f64) -> String {
+    for (m, u) in [(1073741824.0, "GiB"), (1048576.0, "MiB"), (1024.0, "KiB")] {
+        if b >= m {
+            let v = b / m;
+            return if (v - v.round()).abs() < 1e-9 {
+                format!("{v:.0} {u}")
+            } else {
+                format!("{v:.1} {u}")
+            };
+        }
+    }
+    format!("{b:.0} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_units_people_can_compare() {
+        assert_eq!(gbs(370.9e9), "370.9 GB/s");
+        assert_eq!(gbs(5.71e9), "5.710 GB/s");
+        assert_eq!(gbs(25e9), "25.00 GB/s");
+        assert_eq!(secs(0.3), "300.000 ms");
+        assert_eq!(secs(2e-6), "2.000 us");
+        assert_eq!(bytes(65536.0), "65536 bytes (64.0 KiB)");
+        assert_eq!(size_short(8388608.0), "8 MiB");
+        assert_eq!(size_short(1536.0), "1.5 KiB");
+    }
+}

@@ -1,0 +1,232 @@
+//! Render: bundles become a static site, in memory. Nothing here touches
+//! the filesystem; the caller writes [`Site::files`] through one choke
+//! point. Deterministic: the same bundles give the same bytes (no clock,
+//! ordered maps only, plotters writing SVG text without fonts).
+//!
+//! Layout of a site:
+//! ```text
+//! index.html                  every node: headline facts, findings, evidence
+//! style.css
+//! nodes/<node>/index.html     topology, matrices, sweeps, ladder, models,
+//!                             interpretation, diagnosis
+//! nodes/<node>/t<i>.html      each transcript, escaped, with line anchors
+//! nodes/<node>/bundle.json    the bundle, downloadable
+//! ```
+
+pub mod charts;
+pub mod format;
+pub mod view;
+
+use std::collections::BTreeMap;
+
+use askama::Template;
+
+use crate::bundle::Bundle;
+use view::{Mode, NodeView, TranscriptView};
+
+/// The stylesheet, embedded in the binary.
+pub const CSS: &str = include_str!("../../static/style.css");
+
+/// A rendered site: relative path to bytes.
+#[derive(Debug, Default)]
+pub struct Site {
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// One row of the index.
+pub struct NodeSummary {
+    pub name: String,
+    pub href: String,
+    pub gpus: usize,
+    pub nics: usize,
+    pub shape: String,
+    pub critical: usize,
+    pub warning: usize,
+    pub info: usize,
+    pub collected: Vec<String>,
+    pub missing: String,
+    pub problems: usize,
+}
+
+#[derive(Template)]
+#[template(path = "index.html")]
+struct IndexPage<'a> {
+    title: String,
+    css_href: &'a str,
+    inline_css: &'a str,
+    home_href: &'a str,
+    version: &'a str,
+    nodes: &'a [NodeSummary],
+}
+
+#[derive(Template)]
+#[template(path = "node.html")]
+struct NodePage<'a> {
+    title: String,
+    css_href: &'a str,
+    inline_css: &'a str,
+    home_href: &'a str,
+    version: &'a str,
+    node: &'a NodeView,
+}
+
+#[derive(Template)]
+#[template(path = "transcript.html")]
+struct TranscriptPage<'a> {
+    title: String,
+    css_href: &'a str,
+    inline_css: &'a str,
+    home_href: &'a str,
+    version: &'a str,
+    t: &'a TranscriptView,
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct ReportPage<'a> {
+    title: String,
+    css_href: &'a str,
+    inline_css: &'a str,
+    home_href: &'a str,
+    version: &'a str,
+    nodes: &'a [NodeSummary],
+    node_views: &'a [NodeView],
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn summary(v: &NodeView, href: String) -> NodeSummary {
+    NodeSummary {
+        name: v.name.clone(),
+        href,
+        gpus: v.gpus,
+        nics: v.nics,
+        shape: v.shape.clone(),
+        critical: v.critical,
+        warning: v.warning,
+        info: v.info,
+        collected: v.collected.clone(),
+        missing: if v.missing.is_empty() {
+            String::new()
+        } else {
+            format!("{} kinds", v.missing.len())
+        },
+        problems: v.problems.len(),
+    }
+}
+
+/// Unique slugs, in the order given.
+fn unique_slugs(views: &mut [NodeView]) {
+    let mut seen = std::collections::BTreeSet::new();
+    for v in views.iter_mut() {
+        let mut s = v.slug.clone();
+        let mut k = 2;
+        while !seen.insert(s.clone()) {
+            s = format!("{}-{k}", v.slug);
+            k += 1;
+        }
+        v.slug = s;
+    }
+}
+
+/// The multi-page site.
+pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
+    use rayon::prelude::*;
+    let mut views: Vec<NodeView> = bundles
+        .par_iter()
+        .map(|b| view::node_view(b, Mode::Site))
+        .collect();
+    unique_slugs(&mut views);
+    let mut site = Site::default();
+    site.files
+        .insert("style.css".into(), CSS.as_bytes().to_vec());
+    let summaries: Vec<NodeSummary> = views
+        .iter()
+        .map(|v| summary(v, format!("nodes/{}/index.html", v.slug)))
+        .collect();
+    let index = IndexPage {
+        title: "wire-report".into(),
+        css_href: "style.css",
+        inline_css: "",
+        home_href: "index.html",
+        version: VERSION,
+        nodes: &summaries,
+    };
+    site.files
+        .insert("index.html".into(), index.render()?.into_bytes());
+    // Pages of each node, rendered in parallel and gathered in order.
+    let pages: Vec<anyhow::Result<Files>> = views
+        .par_iter()
+        .zip(bundles)
+        .map(|(v, b)| node_files(v, b))
+        .collect();
+    for p in pages {
+        site.files.extend(p?);
+    }
+    Ok(site)
+}
+
+/// Relative paths and contents.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// The files of one node: its page, its transcripts, its bundle.
+fn node_files(v: &NodeView, b: &Bundle) -> anyhow::Result<Files> {
+    let mut out = Vec::new();
+    let dir = format!("nodes/{}", v.slug);
+    let page = NodePage {
+        title: format!("{}: wire-report", v.name),
+        css_href: "../../style.css",
+        inline_css: "",
+        home_href: "../../index.html",
+        version: VERSION,
+        node: v,
+    };
+    out.push((format!("{dir}/index.html"), page.render()?.into_bytes()));
+    for (i, t) in v.transcript_views.iter().enumerate() {
+        let page = TranscriptPage {
+            title: format!("{} / {}", v.name, t.name),
+            css_href: "../../style.css",
+            inline_css: "",
+            home_href: "../../index.html",
+            version: VERSION,
+            t,
+        };
+        out.push((format!("{dir}/t{i}.html"), page.render()?.into_bytes()));
+    }
+    // Compact: this copy is for download, not for reading in place.
+    let json = serde_json::to_vec(b)
+        .map_err(|e| anyhow::anyhow!("bundle of {} does not serialise: {e}", b.host.name))?;
+    out.push((format!("{dir}/bundle.json"), json));
+    Ok(out)
+}
+
+/// One self-contained HTML file (CSS and SVG inline) for a ticket.
+pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
+    let mut views: Vec<NodeView> = bundles
+        .iter()
+        .map(|b| view::node_view(b, Mode::SingleFile))
+        .collect();
+    unique_slugs(&mut views);
+    for v in &mut views {
+        // The bundle is not a separate file here.
+        v.bundle_href = String::new();
+    }
+    let summaries: Vec<NodeSummary> = views
+        .iter()
+        .map(|v| summary(v, format!("#{}", v.slug)))
+        .collect();
+    let page = ReportPage {
+        title: if views.len() == 1 {
+            format!("{}: wire-report", views[0].name)
+        } else {
+            "wire-report".into()
+        },
+        css_href: "",
+        inline_css: CSS,
+        home_href: "#",
+        version: VERSION,
+        nodes: &summaries,
+        node_views: &views,
+    };
+    Ok(page.render()?)
+}

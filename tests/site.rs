@@ -1,0 +1,206 @@
+//! The rendered site: the golden copy in `site/` (UPDATE_SITE=1 rewrites
+//! it), links and anchors that resolve, escaping of transcript text,
+//! determinism, and the single-file report.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use wire_report::bundle::{Bundle, Host, Origin};
+use wire_report::collect;
+use wire_report::render;
+
+fn captures_site() -> BTreeMap<String, Vec<u8>> {
+    let bundles = collect::load_nodes(&[PathBuf::from("captures")]).unwrap();
+    render::render_site(&bundles).unwrap().files
+}
+
+#[test]
+fn golden_site_matches_a_fresh_render() {
+    let files = captures_site();
+    let root = Path::new("site");
+    if std::env::var_os("UPDATE_SITE").is_some() {
+        wire_report::fs::write_site(root, &files).unwrap();
+    }
+    let mut on_disk = BTreeSet::new();
+    for e in walkdir::WalkDir::new(root) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            on_disk.insert(
+                e.path()
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/"),
+            );
+        }
+    }
+    let rendered: BTreeSet<String> = files.keys().cloned().collect();
+    let orphans: Vec<_> = on_disk.difference(&rendered).collect();
+    let missing: Vec<_> = rendered.difference(&on_disk).collect();
+    assert!(
+        orphans.is_empty() && missing.is_empty(),
+        "site/ is stale (run UPDATE_SITE=1 cargo test --test site): orphans {orphans:?}, missing {missing:?}"
+    );
+    for (rel, bytes) in &files {
+        let old = std::fs::read(root.join(rel)).unwrap();
+        assert!(
+            old == *bytes,
+            "site/{rel} differs from a fresh render (run UPDATE_SITE=1 cargo test --test site)"
+        );
+    }
+}
+
+#[test]
+fn render_is_deterministic() {
+    assert_eq!(captures_site(), captures_site());
+}
+
+/// `href="..."` and `id="..."` values in one HTML page.
+fn attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+    let pat = format!("{name}=\"");
+    html.match_indices(&pat)
+        .filter_map(|(i, _)| {
+            let rest = &html[i + pat.len()..];
+            rest.find('"').map(|e| &rest[..e])
+        })
+        .collect()
+}
+
+#[test]
+fn every_link_and_anchor_resolves_and_nothing_is_fetched_from_outside() {
+    let files = captures_site();
+    let ids: BTreeMap<&str, BTreeSet<&str>> = files
+        .iter()
+        .filter(|(k, _)| k.ends_with(".html"))
+        .map(|(k, v)| {
+            (
+                k.as_str(),
+                attrs(std::str::from_utf8(v).unwrap(), "id")
+                    .into_iter()
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut checked = 0;
+    for (page, bytes) in &files {
+        if !page.ends_with(".html") {
+            continue;
+        }
+        let html = std::str::from_utf8(bytes).unwrap();
+        assert!(
+            !html.contains("src=\"http") && !html.contains("href=\"http"),
+            "{page} fetches from outside"
+        );
+        assert!(
+            !html.contains("@import") && !html.contains("url(http"),
+            "{page} imports a remote resource"
+        );
+        for href in attrs(html, "href").into_iter().chain(attrs(html, "src")) {
+            let (path, frag) = href.split_once('#').unwrap_or((href, ""));
+            let target = if path.is_empty() {
+                page.clone()
+            } else {
+                let base = Path::new(page).parent().unwrap_or(Path::new(""));
+                normalize(&base.join(path))
+            };
+            assert!(
+                files.contains_key(&target),
+                "{page}: link `{href}` points to missing `{target}`"
+            );
+            if !frag.is_empty() {
+                assert!(
+                    ids.get(target.as_str()).is_some_and(|s| s.contains(frag)),
+                    "{page}: anchor `{href}` not found"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "only {checked} links checked");
+}
+
+fn normalize(p: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    parts.join("/")
+}
+
+#[test]
+fn transcript_text_is_escaped_everywhere() {
+    // SYNTHETIC: a real nvlink --status capture with a hostile GPU name.
+    let real = std::fs::read_to_string(
+        "captures/rtx-a6000-3gpu-nvlink-bridge/nvlink-status-001-3x-rtx-a6000-one-gpu-links-inactive.txt",
+    )
+    .unwrap();
+    let hostile = real.replace("NVIDIA RTX A6000", "<script>alert(1)</script>");
+    let mut b = Bundle::new(Host {
+        name: "synthetic-<b>evil</b>".into(),
+        origin: Origin::Ingested,
+    });
+    collect::add_file(
+        &mut b,
+        "synthetic/nvlink-<img src=x>.txt",
+        hostile.as_bytes(),
+    );
+    assert_eq!(b.transcripts.len(), 1);
+    assert!(
+        b.topology.devices[0]
+            .name
+            .as_deref()
+            .unwrap()
+            .contains("<script>")
+    );
+    let site = render::render_site(std::slice::from_ref(&b)).unwrap();
+    let single = render::render_single_file(std::slice::from_ref(&b)).unwrap();
+    let mut pages: Vec<String> = site
+        .files
+        .iter()
+        .filter(|(k, _)| k.ends_with(".html"))
+        .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+        .collect();
+    pages.push(single);
+    for html in &pages {
+        assert!(!html.contains("<script"), "a raw <script> reached the page");
+        assert!(!html.contains("<img src=x"), "a raw <img> reached the page");
+        assert!(!html.contains("<b>evil"), "the node name was not escaped");
+    }
+    let shown = pages.iter().find_map(|h| {
+        h.find("alert(1)")
+            .map(|i| h[i.saturating_sub(40)..i + 40].to_string())
+    });
+    assert!(
+        pages
+            .iter()
+            .any(|h| h.contains("&#60;script&#62;alert(1)&#60;")),
+        "escaped name not shown: {shown:?}"
+    );
+}
+
+#[test]
+fn single_file_report_is_self_contained() {
+    let bundles = collect::load_nodes(&[PathBuf::from("captures/rtx2080ti-2gpu-autodl")]).unwrap();
+    let html = render::render_single_file(&bundles).unwrap();
+    assert!(html.contains("<style>") && !html.contains("<link rel=\"stylesheet\""));
+    assert!(html.contains("<svg"));
+    let ids: BTreeSet<&str> = attrs(&html, "id").into_iter().collect();
+    for href in attrs(&html, "href") {
+        let frag = href
+            .strip_prefix('#')
+            .unwrap_or_else(|| panic!("non-local link {href}"));
+        assert!(
+            frag.is_empty() || ids.contains(frag),
+            "anchor {href} missing"
+        );
+    }
+    // The finding that matters on this node, with its evidence link.
+    assert!(html.contains("silent-staging"));
+    assert!(html.len() < 1_500_000, "{} bytes", html.len());
+}
