@@ -37,8 +37,8 @@ pub struct Site {
 pub struct NodeSummary {
     pub name: String,
     pub href: String,
-    pub gpus: usize,
-    pub nics: usize,
+    pub gpus: String,
+    pub nics: String,
     pub shape: String,
     pub critical: usize,
     pub warning: usize,
@@ -99,8 +99,8 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
     NodeSummary {
         name: v.name.clone(),
         href,
-        gpus: v.gpus,
-        nics: v.nics,
+        gpus: v.gpus_shown.clone(),
+        nics: v.nics_shown.clone(),
         shape: v.shape.clone(),
         critical: v.critical,
         warning: v.warning,

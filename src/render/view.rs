@@ -98,6 +98,10 @@ pub struct NodeView {
     pub origin: &'static str,
     pub gpus: usize,
     pub nics: usize,
+    /// `8`, or `not described` when no topology transcript names devices.
+    pub gpus_shown: String,
+    pub nics_shown: String,
+    pub missing_short: String,
     pub shape: String,
     pub findings: Vec<FindingView>,
     pub critical: usize,
@@ -209,6 +213,21 @@ pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
         },
         gpus,
         nics,
+        gpus_shown: if t.devices.is_empty() {
+            "not described".into()
+        } else {
+            gpus.to_string()
+        },
+        nics_shown: if t.devices.is_empty() {
+            "not described".into()
+        } else {
+            nics.to_string()
+        },
+        missing_short: missing_kinds(b)
+            .iter()
+            .map(|k| k.0)
+            .collect::<Vec<_>>()
+            .join(", "),
         shape: shape(b),
         critical: count(Severity::Critical),
         warning: count(Severity::Warning),
@@ -340,36 +359,47 @@ fn collected(b: &Bundle) -> Vec<String> {
         .collect()
 }
 
-fn missing(b: &Bundle) -> Vec<String> {
+/// Kinds of evidence the bundle lacks: (short name, what would supply it).
+pub fn missing_kinds(b: &Bundle) -> Vec<(&'static str, &'static str)> {
     let mut m = Vec::new();
+    let has = |f: &dyn Fn(Kind) -> bool| b.measurements.iter().any(|x| f(x.kind));
     if b.topology.links.is_empty() {
-        m.push(
-            "topology matrix (nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology)"
-                .to_string(),
-        );
+        m.push((
+            "topology",
+            "nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology",
+        ));
     }
-    if !b
-        .measurements
-        .iter()
-        .any(|x| matches!(x.kind, Kind::P2pCopy | Kind::H2d | Kind::D2h | Kind::D2d))
-    {
-        m.push("copy bandwidth (nvbandwidth, p2pBandwidthLatencyTest, rocm-bandwidth-test)".into());
+    if !has(&|k| matches!(k, Kind::P2pCopy | Kind::H2d | Kind::D2h | Kind::D2d)) {
+        m.push((
+            "copy bandwidth",
+            "nvbandwidth, p2pBandwidthLatencyTest, rocm-bandwidth-test",
+        ));
     }
     if b.rdma.is_empty() {
-        m.push("RDMA ports (ibstat, ibv_devinfo)".into());
+        m.push(("RDMA ports", "ibstat, ibv_devinfo, or live collect"));
     }
     if b.pcie.is_empty() {
-        m.push("PCIe link state (lspci -vvv, nvidia-smi -q)".into());
+        m.push((
+            "PCIe link state",
+            "lspci -vvv, nvidia-smi -q, or live collect",
+        ));
     }
-    if !b.measurements.iter().any(|x| {
+    if !has(&|k| {
         matches!(
-            x.kind,
+            k,
             Kind::RdmaWrite | Kind::RdmaRead | Kind::RdmaSend | Kind::RdmaAtomic | Kind::Rdma
         )
     }) {
-        m.push("RDMA bandwidth (perftest)".into());
+        m.push(("RDMA bandwidth", "perftest"));
     }
     m
+}
+
+fn missing(b: &Bundle) -> Vec<String> {
+    missing_kinds(b)
+        .into_iter()
+        .map(|(k, how)| format!("{k} ({how})"))
+        .collect()
 }
 
 fn class_matrix(b: &Bundle) -> Option<MatrixView> {
