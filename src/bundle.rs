@@ -78,6 +78,15 @@ pub struct Bundle {
     pub pcie: Vec<PcieLink>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
+    /// What was probed on a live node and what happened to each probe
+    /// (empty for ingested transcripts). Example: `{ "name": "nvidia-smi
+    /// topo -m", "status": "absent", "duration_s": 0.0, "message":
+    /// "nvidia-smi is not on PATH" }`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::collect::probes::Probe>,
+    /// The machine and the collecting process (live collection only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<System>,
     /// Everything that could not be read or did not agree.
     pub problems: Vec<Problem>,
 }
@@ -114,6 +123,43 @@ pub enum Origin {
 pub struct Host {
     pub name: String,
     pub origin: Origin,
+}
+
+/// Facts about the machine and the collecting process. Example:
+/// `{ "kernel": "6.1.0-18-amd64", "cpus_allowed": "0-63", "numa_nodes":
+/// [{ "node": 0, "cpus": "0-31" }], "drivers": [{ "module": "nvidia",
+/// "version": "550.54.14" }], "collected_unix_s": 1764428400 }`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct System {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// CPUs this process may run on (`Cpus_allowed_list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed: Option<String>,
+    /// NUMA nodes this process may allocate from (`Mems_allowed_list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mems_allowed: Option<String>,
+    pub numa_nodes: Vec<NumaNode>,
+    pub drivers: Vec<Driver>,
+    /// `/proc/loadavg` at the start: what else was running, roughly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_average: Option<String>,
+    pub collected_unix_s: u64,
+    /// Hostnames, serials and GUIDs were replaced by stable placeholders.
+    #[serde(default)]
+    pub redacted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NumaNode {
+    pub node: u32,
+    pub cpus: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Driver {
+    pub module: String,
+    pub version: String,
 }
 
 /// A transcript as read. Example: `{ "path": "captures/x/topo.txt", "tool":
@@ -170,6 +216,8 @@ pub enum ProblemKind {
     Truncated,
     /// The tool itself reported an error or a failed data check.
     ToolError,
+    /// A live probe could not run: the tool is absent, failed or hung.
+    Probe,
 }
 
 impl Bundle {
@@ -183,6 +231,8 @@ impl Bundle {
             rdma: Vec::new(),
             pcie: Vec::new(),
             transcripts: Vec::new(),
+            probes: Vec::new(),
+            system: None,
             problems: Vec::new(),
         }
     }

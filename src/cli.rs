@@ -22,26 +22,50 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Build a bundle from transcripts captured elsewhere (`--from`).
+    /// Collect evidence on this machine, or ingest transcripts captured elsewhere (`--from`).
     #[command(after_help = "Examples:\n  \
+wire-report collect                                     # this node, into captures/<hostname>/\n  \
+wire-report collect --out /shared/wire/{host} --redact\n  \
+wire-report collect --sysfs-root saved-tree/ --no-sweep --out tree-bundle/\n  \
 wire-report collect --from captures/dgx1-p100/ --out bundle.json\n  \
-wire-report collect --from topo.txt nvlink.txt --out -\n  \
 wire-report collect --from captures/ --out bundles/     # one bundle per node directory\n\n\
-Files are grouped into nodes by the directory that holds them. Each file's tool is \
-recognised from its content. Unrecognised or unparseable files are reported as \
-`path:line: what was expected` and recorded as problems in the bundle.\n\
-Exit: 0 when at least one file parsed, 1 when none did, 2 on usage errors.")]
+Live: reads sysfs (PCIe devices and bridges, NUMA, RDMA ports and counters), runs the vendor \
+tools that are installed (nvidia-smi, rocm-smi, amd-smi, ibv_devinfo, ibstat, lspci), each with \
+a timeout and never again after one hang, and times host memory copies. Writes bundle.json and \
+the raw transcripts into --out. {host}, {job} and {rank} in --out come from Slurm when it runs \
+the command (SLURMD_NODENAME, SLURM_JOB_ID, SLURM_PROCID).\n\n\
+Ingest (--from): files are grouped into nodes by the directory that holds them; each file's \
+tool is recognised from its content. Problems print as `path:line: what was expected`.\n\
+Exit: 0 when something was collected or parsed, 1 when nothing was, 2 on usage errors.")]
     Collect {
-        /// Transcript files or directories to ingest.
-        #[arg(long = "from", num_args = 1.., required = true, value_name = "PATH")]
+        /// Transcript files or directories to ingest instead of probing this machine.
+        #[arg(long = "from", num_args = 1.., value_name = "PATH")]
         from: Vec<PathBuf>,
-        /// Where to write: a `.json` file, `-` for stdout (one node only), or a
-        /// directory (`DIR/bundle.json` for one node, `DIR/<node>/bundle.json` for several).
+        /// Where to write. Live: a directory (default `captures/<hostname>/`).
+        /// Ingest: a `.json` file, `-` for stdout (one node only), or a directory.
         #[arg(long, value_name = "PATH")]
-        out: PathBuf,
-        /// Do not print warnings for problems (they stay in the bundle).
+        out: Option<PathBuf>,
+        /// Do not print warnings or progress (problems stay in the bundle).
         #[arg(long)]
         quiet: bool,
+        /// Replace hostnames, serials and GUIDs by stable placeholders (for external tickets).
+        #[arg(long)]
+        redact: bool,
+        /// Read sysfs and procfs under this directory (a saved tree) instead of /.
+        #[arg(long, value_name = "PATH", default_value = "/")]
+        sysfs_root: PathBuf,
+        /// Seconds each vendor tool may run before it is killed.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        tool_timeout: f64,
+        /// Copy sizes for the host sweep, in bytes (`4096,1048576` or `4K,1M,256M`).
+        #[arg(long, value_name = "LIST")]
+        sizes: Option<String>,
+        /// Wall-clock budget of the host copy sweep, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+        budget: f64,
+        /// Skip the host copy sweep.
+        #[arg(long)]
+        no_sweep: bool,
     },
     /// Render bundles or captured transcripts into a static site (or one file).
     #[command(after_help = "Examples:\n  \

@@ -10,7 +10,37 @@ use wire_report::commands;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Collect { from, out, quiet } => commands::collect_from(&from, &out, quiet),
+        Command::Collect {
+            from,
+            out,
+            quiet,
+            redact,
+            sysfs_root,
+            tool_timeout,
+            sizes,
+            budget,
+            no_sweep,
+        } => {
+            if from.is_empty() {
+                commands::collect_live(&commands::LiveArgs {
+                    out,
+                    quiet,
+                    redact,
+                    sysfs_root,
+                    tool_timeout,
+                    sizes,
+                    budget,
+                    no_sweep,
+                })
+            } else {
+                match out {
+                    Some(out) => commands::collect_from(&from, &out, quiet),
+                    None => commands::usage(
+                        "collect --from needs --out (a .json file, `-`, or a directory)",
+                    ),
+                }
+            }
+        }
         Command::Placement {
             source,
             gpus,

@@ -142,8 +142,11 @@ fn collect_from_a_missing_path_is_a_usage_error() {
 }
 
 #[test]
-fn collect_without_from_is_a_usage_error() {
-    wr().args(["collect", "--out", "-"]).assert().code(2);
+fn collect_from_without_out_is_a_usage_error() {
+    wr().args(["collect", "--from", "captures/rtx3090-4gpu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("collect --from needs --out"));
 }
 
 #[test]

@@ -6,6 +6,12 @@
 //! becomes one [`Bundle`]. A file that cannot be read, is not recognised or
 //! does not parse becomes a [`Problem`]; the rest goes on.
 
+pub mod live;
+pub mod probes;
+pub mod redact;
+pub mod sweep;
+pub mod sysfs;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -343,7 +349,7 @@ fn known_tools() -> String {
 
 /// Folds adapters from another transcript of the node: same name, same
 /// adapter; a port's missing facts are filled in, facts already known kept.
-fn merge_rdma(into: &mut Vec<RdmaDevice>, from: Vec<RdmaDevice>) {
+pub fn merge_rdma(into: &mut Vec<RdmaDevice>, from: Vec<RdmaDevice>) {
     for d in from {
         let Some(mine) = into.iter_mut().find(|x| x.name == d.name) else {
             into.push(d);

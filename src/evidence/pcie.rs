@@ -48,6 +48,26 @@ pub struct PcieLink {
     /// The capability lines were not readable (lspci without root).
     #[serde(default)]
     pub link_hidden: bool,
+    /// What the device is, from its PCI class (`gpu`, `nic`, `bridge`),
+    /// where sysfs was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// `0x10de` and the like, from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
+    /// The bridges from this device up to its root port, nearest first
+    /// (sysfs); each is also a `pcie[]` entry with its own link state, so a
+    /// narrow switch uplink is visible.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<String>,
+    /// The root complex (`pci0000:00`), from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_complex: Option<String>,
+    /// CPUs local to the device (`local_cpulist`), from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_cpus: Option<String>,
     pub source: Source,
 }
 

@@ -110,6 +110,8 @@ pub struct NodeView {
     pub collected: Vec<String>,
     pub missing: Vec<String>,
     pub problems: Vec<Link>,
+    /// Live probes: `name: status (message)`.
+    pub probes: Vec<String>,
     pub matrix: Option<MatrixView>,
     pub diagram_svg: String,
     pub value_matrices: Vec<ValueMatrix>,
@@ -246,6 +248,24 @@ pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
                 Link {
                     label: p.one_line(),
                     href: linker.href(&src),
+                }
+            })
+            .collect(),
+        probes: b
+            .probes
+            .iter()
+            .map(|p| {
+                let status = serde_json::to_value(p.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                if p.message.is_empty() {
+                    format!("{}: {status} ({:.2} s)", p.name, p.duration_s)
+                } else {
+                    format!(
+                        "{}: {status} ({:.2} s): {}",
+                        p.name, p.duration_s, p.message
+                    )
                 }
             })
             .collect(),

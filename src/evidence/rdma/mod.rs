@@ -75,7 +75,24 @@ pub struct RdmaPort {
     pub port_guid: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gids: Vec<Gid>,
+    /// Counters read at the start and end of a live collection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<Counter>,
     pub source: Source,
+}
+
+/// One counter of a port, read at the start and at the end of a live
+/// collection (`/sys/class/infiniband/<dev>/ports/<n>/{counters,hw_counters}`).
+/// Counters are cumulative since boot: the delta is what happened during
+/// the collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Counter {
+    pub name: String,
+    /// `counters` (IB port counters) or `hw_counters` (driver counters).
+    pub group: String,
+    pub start: u64,
+    pub end: u64,
+    pub delta: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

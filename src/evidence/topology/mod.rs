@@ -197,6 +197,10 @@ pub struct Link {
     pub min_bandwidth_bytes_per_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bandwidth_bytes_per_s: Option<f64>,
+    /// The class of the PCIe path alone, from the sysfs device tree (live
+    /// collection), kept beside a vendor tool's class when both exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_class: Option<LinkClass>,
     /// Every transcript line that contributed to this pair.
     pub sources: Vec<Source>,
 }
@@ -214,6 +218,7 @@ impl Link {
             weight: None,
             min_bandwidth_bytes_per_s: None,
             max_bandwidth_bytes_per_s: None,
+            pcie_class: None,
             sources: vec![source],
         }
     }

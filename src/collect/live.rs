@@ -1,0 +1,402 @@
+//! Live collection on the machine wire-report runs on: sysfs PCIe and NUMA
+//! facts, vendor tools when present (each with a timeout), RDMA ports and
+//! counters, the process's placement, and a host memory copy sweep. Works
+//! on any Linux machine with or without GPUs, adapters or vendor tools;
+//! reads only, and the copy sweep is bounded by its budget.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::probes::{Probe, ProbeStatus, Runner};
+use super::sweep::{self, HostBackend, Plan};
+use super::sysfs::{self, Root};
+use crate::bundle::{Bundle, Driver, Host, NumaNode, Origin, Problem, ProblemKind, System};
+use crate::evidence::topology::LinkClass;
+
+/// How to collect.
+pub struct Options {
+    pub root: PathBuf,
+    pub redact: bool,
+    pub progress: bool,
+    pub tool_timeout: Duration,
+    /// `None`: no copy sweep.
+    pub sweep: Option<Plan>,
+}
+
+/// The vendor tools run when present: (tool, arguments, transcript file).
+pub const TOOLS: [(&str, &[&str], &str); 9] = [
+    ("nvidia-smi", &["topo", "-m"], "nvidia-smi-topo-m.txt"),
+    (
+        "nvidia-smi",
+        &["topo", "-p2p", "r"],
+        "nvidia-smi-topo-p2p-r.txt",
+    ),
+    (
+        "nvidia-smi",
+        &["nvlink", "--status"],
+        "nvidia-smi-nvlink-status.txt",
+    ),
+    ("nvidia-smi", &["-q"], "nvidia-smi-q.txt"),
+    ("rocm-smi", &["--showtopo"], "rocm-smi-showtopo.txt"),
+    ("amd-smi", &["topology"], "amd-smi-topology.txt"),
+    ("ibv_devinfo", &["-v"], "ibv-devinfo-v.txt"),
+    ("ibstat", &[], "ibstat.txt"),
+    ("lspci", &["-vvv"], "lspci-vvv.txt"),
+];
+
+/// What a live collection produced: the bundle and the raw transcripts to
+/// save beside it (file name, bytes).
+pub struct Collected {
+    pub bundle: Bundle,
+    pub raw: Vec<(String, Vec<u8>)>,
+}
+
+/// The host's name from the kernel (`/proc/sys/kernel/hostname`).
+pub fn hostname(root: &Root) -> String {
+    root.read(&root.path("/proc/sys/kernel/hostname"))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn status_field(root: &Root, key: &str) -> Option<String> {
+    // The process's own status is always the real one, not the saved tree's.
+    let s = if root.0 == Path::new("/") {
+        std::fs::read_to_string("/proc/self/status").ok()?
+    } else {
+        std::fs::read_to_string(root.path("/proc/self/status")).ok()?
+    };
+    s.lines().find_map(|l| {
+        l.strip_prefix(key)
+            .map(|v| v.trim_start_matches(':').trim().to_string())
+    })
+}
+
+fn system(root: &Root) -> System {
+    let mut numa = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(root.path("/sys/devices/system/node")) {
+        let mut nodes: Vec<u32> = rd
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("node")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        nodes.sort_unstable();
+        for n in nodes {
+            if let Some(cpus) =
+                root.read(&root.path(&format!("/sys/devices/system/node/node{n}/cpulist")))
+            {
+                numa.push(NumaNode { node: n, cpus });
+            }
+        }
+    }
+    let mut drivers = Vec::new();
+    for m in [
+        "nvidia",
+        "amdgpu",
+        "mlx5_core",
+        "mlx4_core",
+        "ib_core",
+        "efa",
+        "ionic",
+    ] {
+        if let Some(v) = root.read(&root.path(&format!("/sys/module/{m}/version"))) {
+            drivers.push(Driver {
+                module: m.into(),
+                version: v,
+            });
+        } else if std::fs::metadata(root.path(&format!("/sys/module/{m}"))).is_ok() {
+            drivers.push(Driver {
+                module: m.into(),
+                version: "loaded (version not exported)".into(),
+            });
+        }
+    }
+    System {
+        kernel: root.read(&root.path("/proc/sys/kernel/osrelease")),
+        cpus_allowed: status_field(root, "Cpus_allowed_list"),
+        mems_allowed: status_field(root, "Mems_allowed_list"),
+        numa_nodes: numa,
+        drivers,
+        load_average: root.read(&root.path("/proc/loadavg")),
+        collected_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        redacted: false,
+    }
+}
+
+fn problem(b: &mut Bundle, file: &str, kind: ProblemKind, message: String) {
+    b.problems.push(Problem {
+        file: file.into(),
+        line: None,
+        kind,
+        message,
+    });
+}
+
+/// Runs every probe. Never fails: whatever goes wrong is a probe result or
+/// a problem in the bundle.
+pub fn collect(opts: &Options) -> Collected {
+    let root = Root(opts.root.clone());
+    let bar = opts.progress.then(|| {
+        let b = indicatif::ProgressBar::new((TOOLS.len() + 4) as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let step = |msg: &str| {
+        if let Some(b) = &bar {
+            b.set_message(msg.to_string());
+            b.inc(1);
+        }
+    };
+    let mut b = Bundle::new(Host {
+        name: hostname(&root),
+        origin: Origin::Live,
+    });
+    let mut raw = Vec::new();
+    let mut probes = Vec::new();
+    let counters_start = sysfs::rdma_counters(&root);
+    let sys = system(&root);
+
+    // Vendor tools: their transcripts go through the same parsers as captures.
+    step("vendor tools");
+    let mut runner = Runner::new(opts.tool_timeout);
+    for (tool, args, file) in TOOLS {
+        let name = format!("{tool} {}", args.join(" ")).trim().to_string();
+        let out = runner.run(tool, args);
+        let mut probe = Probe {
+            name: name.clone(),
+            status: out.status,
+            duration_s: out.duration.as_secs_f64(),
+            transcript: None,
+            message: out.message.clone(),
+        };
+        if !out.stdout.is_empty()
+            && matches!(
+                out.status,
+                ProbeStatus::Ok | ProbeStatus::Failed | ProbeStatus::TimedOut
+            )
+        {
+            let before = b.transcripts.len();
+            let problems_before = b.problems.len();
+            super::add_file(&mut b, file, &out.stdout);
+            raw.push((file.to_string(), out.stdout.clone()));
+            probe.transcript = Some(file.to_string());
+            if b.transcripts.len() == before && out.status == ProbeStatus::Ok {
+                probe.status = ProbeStatus::Unrecognized;
+                let why = b.problems[problems_before..]
+                    .first()
+                    .map(|p| p.one_line())
+                    .unwrap_or_default();
+                probe.message = format!("{name} printed output no parser recognises ({why})");
+                // add_file already recorded the parse problem.
+            }
+        }
+        match probe.status {
+            ProbeStatus::Ok | ProbeStatus::Unrecognized => {}
+            ProbeStatus::Absent => {
+                problem(&mut b, &name, ProblemKind::Probe, probe.message.clone())
+            }
+            _ => problem(&mut b, &name, ProblemKind::Probe, probe.message.clone()),
+        }
+        probes.push(probe);
+        step(&name);
+    }
+
+    // sysfs: PCIe functions and the vendor-neutral tree topology.
+    step("sysfs PCIe");
+    let t = Instant::now();
+    let funcs = sysfs::pci_functions(&root);
+    let relevant: std::collections::BTreeSet<&str> = funcs
+        .iter()
+        .filter(|f| f.is_gpu() || f.is_nic())
+        .flat_map(|f| std::iter::once(f.address.as_str()).chain(f.chain.iter().map(String::as_str)))
+        .collect();
+    for f in &funcs {
+        if relevant.contains(f.address.as_str()) {
+            b.pcie.push(f.link.clone());
+        }
+    }
+    let tree = sysfs::tree_topology(&funcs);
+    let gpus = funcs.iter().filter(|f| f.is_gpu()).count();
+    let nics = funcs.iter().filter(|f| f.is_nic()).count();
+    probes.push(Probe {
+        name: "sysfs /sys/bus/pci/devices".into(),
+        status: if funcs.is_empty() {
+            ProbeStatus::Failed
+        } else {
+            ProbeStatus::Ok
+        },
+        duration_s: t.elapsed().as_secs_f64(),
+        transcript: None,
+        message: format!(
+            "{} PCI functions: {gpus} GPU(s), {nics} network adapter(s)",
+            funcs.len()
+        ),
+    });
+    fold_tree(&mut b, tree);
+
+    // RDMA ports from sysfs, merged with what the tools said.
+    step("sysfs RDMA");
+    let rdma = sysfs::rdma_devices(&root);
+    probes.push(Probe {
+        name: "sysfs /sys/class/infiniband".into(),
+        status: ProbeStatus::Ok,
+        duration_s: 0.0,
+        transcript: None,
+        message: format!("{} RDMA device(s)", rdma.len()),
+    });
+    super::merge_rdma(&mut b.rdma, rdma);
+
+    // Host memory copies: the host tier, and what a staged copy pays.
+    step("host memcpy sweep");
+    if let Some(plan) = &opts.sweep {
+        let t = Instant::now();
+        let placement = format!(
+            "process allowed on CPUs {} and NUMA nodes {}",
+            sys.cpus_allowed.as_deref().unwrap_or("not stated"),
+            sys.mems_allowed.as_deref().unwrap_or("not stated")
+        );
+        let context = format!(
+            "load average at the start {}; other processes were not controlled",
+            sys.load_average.as_deref().unwrap_or("not readable")
+        );
+        let r = sweep::run(&mut HostBackend::new(&placement), plan);
+        let cells = sweep::cells(&r, "host memcpy", &context);
+        let mut message = format!("{} sizes, {} cells", r.points.len(), cells.len());
+        for tr in &r.trimmed {
+            message.push_str(&format!("; {tr}"));
+        }
+        let status = match &r.error {
+            Some(e) => {
+                problem(&mut b, "host memcpy sweep", ProblemKind::Probe, e.clone());
+                ProbeStatus::Failed
+            }
+            None => ProbeStatus::Ok,
+        };
+        let bad: u64 = r.points.iter().map(|p| p.mismatched_bytes).sum();
+        if bad > 0 {
+            problem(
+                &mut b,
+                "host memcpy sweep",
+                ProblemKind::ToolError,
+                format!("{bad} bytes differed after host copies"),
+            );
+        }
+        for mut m in cells {
+            m.source.file = "host memcpy sweep".into();
+            b.measurements.push(m);
+        }
+        probes.push(Probe {
+            name: "host memcpy sweep".into(),
+            status,
+            duration_s: t.elapsed().as_secs_f64(),
+            transcript: None,
+            message,
+        });
+    }
+
+    // Counters again: the delta is what happened while we looked.
+    step("RDMA counters");
+    let counters_end = sysfs::rdma_counters(&root);
+    for ((dev, port), cs) in sysfs::counter_deltas(&counters_start, &counters_end) {
+        if let Some(p) = b
+            .rdma
+            .iter_mut()
+            .find(|d| d.name == dev)
+            .and_then(|d| d.ports.iter_mut().find(|p| p.port == port))
+        {
+            p.counters = cs;
+        }
+    }
+    b.system = Some(sys);
+    b.probes = probes;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Collected { bundle: b, raw }
+}
+
+/// Folds the sysfs tree into the topology. Without a vendor matrix the tree
+/// is the topology. With one, each pair keeps the vendor's class and gains
+/// the tree's PCIe class beside it; where both describe a PCIe path and
+/// disagree, a conflict problem says so.
+fn fold_tree(b: &mut Bundle, tree: crate::evidence::topology::Topology) {
+    if b.topology.links.is_empty() {
+        // Keep any devices the tools described (names, UUIDs), add the tree's.
+        let tools = std::mem::take(&mut b.topology);
+        b.topology = tree;
+        for c in b.topology.merge(tools) {
+            b.problems.push(Problem {
+                file: c.other.file.to_string(),
+                line: Some(c.other.line),
+                kind: ProblemKind::Conflict,
+                message: format!("sysfs and the vendor tool disagree: {}", c.what),
+            });
+        }
+        return;
+    }
+    for tl in tree.links {
+        let Some(vl) = b
+            .topology
+            .links
+            .iter_mut()
+            .find(|l| (l.a == tl.a && l.b == tl.b) || (l.a == tl.b && l.b == tl.a))
+        else {
+            continue;
+        };
+        vl.pcie_class = Some(tl.class);
+        let vendor_pcie = matches!(
+            vl.class,
+            LinkClass::PcieSwitch | LinkClass::PcieHost | LinkClass::CrossSocket
+        );
+        if vendor_pcie && tl.class != LinkClass::Unknown && tl.class != vl.class {
+            b.problems.push(Problem {
+                file: "sysfs /sys/bus/pci/devices".into(),
+                line: None,
+                kind: ProblemKind::Conflict,
+                message: format!(
+                    "{}-{}: the PCIe tree says {}, {} says {} ({}); both kept",
+                    vl.a,
+                    vl.b,
+                    tl.class,
+                    vl.sources
+                        .first()
+                        .map(|s| s.file.to_string())
+                        .unwrap_or_default(),
+                    vl.class,
+                    vl.code.clone().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    // Devices: add PCI bus ids and NUMA nodes the vendor matrix lacks.
+    for d in tree.devices {
+        if let Some(v) = b.topology.devices.iter_mut().find(|x| x.id == d.id) {
+            if v.pci_bus_id.is_none() {
+                v.pci_bus_id = d.pci_bus_id;
+            }
+            if v.numa_node.is_none() {
+                v.numa_node = d.numa_node;
+            }
+        } else {
+            b.topology.devices.push(d);
+        }
+    }
+    b.topology.sort();
+}
+
+/// Redacts when asked; returns what to write.
+pub fn finish(mut c: Collected, redact: bool) -> anyhow::Result<Collected> {
+    if redact {
+        super::redact::redact(&mut c.bundle, &mut c.raw)?;
+    }
+    Ok(c)
+}

@@ -1,0 +1,163 @@
+//! `--redact`: hostnames, serial numbers, GUIDs and GPU UUIDs replaced by
+//! stable placeholders (the same value always becomes the same
+//! placeholder, so a redacted report still shows which ports share a GUID
+//! prefix or which nodes are the same), in the bundle and in every saved
+//! transcript, before anything is written.
+
+use std::collections::BTreeMap;
+
+use crate::bundle::Bundle;
+
+/// `host-1a2b3c4d`: the kind and the first 8 hex digits of SHA-256.
+fn placeholder(kind: &str, normalized: &str) -> String {
+    let h = crate::collect::sha256_hex(normalized.as_bytes());
+    format!("{kind}-{}", &h[..8])
+}
+
+/// The textual forms a 64-bit GUID takes in tools and sysfs.
+fn guid_forms(raw: &str) -> Option<(String, Vec<String>)> {
+    let hex: String = raw
+        .trim()
+        .trim_start_matches("0x")
+        .chars()
+        .filter(|c| *c != ':')
+        .collect();
+    if hex.len() != 16
+        || !hex.chars().all(|c| c.is_ascii_hexdigit())
+        || hex.chars().all(|c| c == '0')
+    {
+        return None;
+    }
+    let hex = hex.to_ascii_lowercase();
+    let colon = format!(
+        "{}:{}:{}:{}",
+        &hex[0..4],
+        &hex[4..8],
+        &hex[8..12],
+        &hex[12..16]
+    );
+    Some((hex.clone(), vec![format!("0x{hex}"), colon, hex]))
+}
+
+/// Every secret of the bundle and what replaces it, longest first.
+fn secrets(b: &Bundle) -> Vec<(String, String)> {
+    let mut map: BTreeMap<String, String> = BTreeMap::new();
+    if b.host.name.len() >= 2 {
+        map.insert(b.host.name.clone(), placeholder("host", &b.host.name));
+    }
+    let mut guid = |raw: &Option<String>| {
+        if let Some((norm, forms)) = raw.as_deref().and_then(guid_forms) {
+            let p = placeholder("guid", &norm);
+            for f in forms {
+                map.insert(f, p.clone());
+            }
+        }
+    };
+    for d in &b.rdma {
+        guid(&d.node_guid);
+        for p in &d.ports {
+            guid(&p.port_guid);
+        }
+    }
+    for d in &b.rdma {
+        for p in &d.ports {
+            for g in &p.gids {
+                if g.gid.trim_matches(|c| c == '0' || c == ':').is_empty() {
+                    continue;
+                }
+                map.insert(g.gid.clone(), placeholder("gid", &g.gid));
+            }
+        }
+    }
+    for d in &b.topology.devices {
+        if let Some(u) = &d.uuid {
+            map.insert(u.clone(), placeholder("uuid", u));
+        }
+    }
+    // Serial numbers printed by nvidia-smi -q and GPU UUIDs anywhere.
+    for t in &b.transcripts {
+        for l in t.text.lines() {
+            if let Some((k, v)) = l.split_once(':') {
+                let v = v.trim();
+                if k.trim() == "Serial Number" && v != "N/A" && !v.is_empty() {
+                    map.insert(v.to_string(), placeholder("serial", v));
+                }
+            }
+            for w in l.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',') {
+                if w.starts_with("GPU-") && w.len() > 20 {
+                    map.insert(w.to_string(), placeholder("uuid", w));
+                }
+            }
+        }
+    }
+    let mut v: Vec<(String, String)> = map.into_iter().collect();
+    v.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    v
+}
+
+fn apply(text: &str, secrets: &[(String, String)]) -> String {
+    let mut s = text.to_string();
+    for (from, to) in secrets {
+        if s.contains(from.as_str()) {
+            s = s.replace(from.as_str(), to);
+        }
+    }
+    s
+}
+
+/// Redacts `b` and the raw transcripts to be saved beside it.
+pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<()> {
+    let secrets = secrets(b);
+    let json = serde_json::to_string(b)?;
+    let mut out: Bundle = serde_json::from_str(&apply(&json, &secrets))?;
+    for t in &mut out.transcripts {
+        t.sha256 = crate::collect::sha256_hex(t.text.as_bytes());
+    }
+    if let Some(s) = out.system.as_mut() {
+        s.redacted = true;
+    }
+    for (_, bytes) in raw.iter_mut() {
+        *bytes = apply(&String::from_utf8_lossy(bytes), &secrets).into_bytes();
+    }
+    *b = out;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+
+    #[test]
+    fn guids_in_every_form_become_one_placeholder() {
+        let (norm, forms) = guid_forms("0x58A2E10300A7820E").unwrap();
+        assert_eq!(norm, "58a2e10300a7820e");
+        assert!(forms.contains(&"58a2:e103:00a7:820e".to_string()));
+        assert!(guid_forms("0x0000000000000000").is_none());
+    }
+
+    #[test]
+    fn hostnames_and_uuids_leave_bundle_and_transcripts() {
+        let mut b = Bundle::new(Host {
+            name: "gpu-node-17".into(),
+            origin: Origin::Live,
+        });
+        let text = b"GPU 0: NVIDIA A100 (UUID: GPU-3fb142e7-7102-c7ac-bd5a-fc829e11ed84)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
+        crate::collect::add_file(&mut b, "nvlink.txt", text);
+        let mut raw = vec![(
+            "nvlink.txt".to_string(),
+            format!("gpu-node-17 {}", String::from_utf8_lossy(text)).into_bytes(),
+        )];
+        redact(&mut b, &mut raw).unwrap();
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(
+            !json.contains("gpu-node-17") && !json.contains("3fb142e7"),
+            "{json}"
+        );
+        assert!(b.host.name.starts_with("host-"));
+        let saved = String::from_utf8(raw[0].1.clone()).unwrap();
+        assert!(!saved.contains("gpu-node-17") && saved.contains("uuid-"));
+        // Stable: the same value gives the same placeholder.
+        assert_eq!(placeholder("host", "gpu-node-17"), b.host.name);
+    }
+}

@@ -1,0 +1,432 @@
+//! Live collection: the real sysfs of the test machine, SYNTHETIC sysfs
+//! trees (a two-socket node with PCIe switches, 8 GPUs and 4 NICs, one
+//! link trained down and one narrow switch uplink), and fake vendor tools
+//! on PATH that hang, fail and print junk.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use wire_report::bundle::{Bundle, ProblemKind};
+use wire_report::collect::live::{self, Options};
+use wire_report::collect::probes::ProbeStatus;
+use wire_report::diagnosis::{self, Finding};
+use wire_report::evidence::topology::LinkClass;
+
+fn wr() -> Command {
+    Command::cargo_bin("wire-report").unwrap()
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel.trim_start_matches('/'));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, format!("{text}\n")).unwrap();
+}
+
+/// One PCI function of the synthetic tree.
+struct Fn<'a> {
+    path: &'a str,
+    class: &'a str,
+    vendor: &'a str,
+    link: (&'a str, u32, &'a str, u32),
+    numa: i32,
+    cpus: &'a str,
+}
+
+fn add(root: &Path, f: &Fn<'_>) {
+    let dir = format!("/sys/devices/{}", f.path);
+    write(root, &format!("{dir}/class"), f.class);
+    write(root, &format!("{dir}/vendor"), f.vendor);
+    write(root, &format!("{dir}/device"), "0x2330");
+    write(root, &format!("{dir}/current_link_speed"), f.link.0);
+    write(
+        root,
+        &format!("{dir}/current_link_width"),
+        &f.link.1.to_string(),
+    );
+    write(root, &format!("{dir}/max_link_speed"), f.link.2);
+    write(
+        root,
+        &format!("{dir}/max_link_width"),
+        &f.link.3.to_string(),
+    );
+    write(root, &format!("{dir}/numa_node"), &f.numa.to_string());
+    write(root, &format!("{dir}/local_cpulist"), f.cpus);
+    let addr = f.path.rsplit('/').next().unwrap();
+    let link = root.join("sys/bus/pci/devices").join(addr);
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(format!("../../../devices/{}", f.path), link).unwrap();
+}
+
+/// SYNTHETIC: two sockets (pci0000:00 on NUMA 0, pci0000:80 on NUMA 1),
+/// two PCIe switches per socket, each with two GPUs and one NIC. GPU5 is
+/// trained down to x8 at 8 GT/s; the uplink of the second switch of
+/// socket 1 runs at x8 of x16.
+fn synthetic_tree(root: &Path) {
+    let full = ("32.0 GT/s PCIe", 16, "32.0 GT/s PCIe", 16);
+    write(root, "/proc/sys/kernel/hostname", "synthetic-node");
+    write(root, "/proc/sys/kernel/osrelease", "6.1.0-synthetic");
+    write(root, "/proc/loadavg", "0.00 0.00 0.00 1/100 1");
+    write(root, "/sys/devices/system/node/node0/cpulist", "0-31");
+    write(root, "/sys/devices/system/node/node1/cpulist", "32-63");
+    let mut gpu = 0;
+    let mut nic = 0;
+    for (socket, rc, cpus) in [(0, "00", "0-31"), (1, "80", "32-63")] {
+        for sw in 0..2 {
+            let bus = if rc == "00" {
+                0x10 + sw * 0x10
+            } else {
+                0x90 + sw * 0x10
+            };
+            let rp = format!("pci0000:{rc}/0000:{rc}:{:02x}.0", sw + 1);
+            add(
+                root,
+                &Fn {
+                    path: &rp,
+                    class: "0x060400",
+                    vendor: "0x8086",
+                    link: full,
+                    numa: socket,
+                    cpus,
+                },
+            );
+            let up = format!("{rp}/0000:{bus:02x}:00.0");
+            let uplink = if socket == 1 && sw == 1 {
+                ("32.0 GT/s PCIe", 8, "32.0 GT/s PCIe", 16)
+            } else {
+                full
+            };
+            add(
+                root,
+                &Fn {
+                    path: &up,
+                    class: "0x060400",
+                    vendor: "0x1000",
+                    link: uplink,
+                    numa: socket,
+                    cpus,
+                },
+            );
+            for port in 0..3 {
+                let down = format!("{up}/0000:{:02x}:{port:02x}.0", bus + 1);
+                add(
+                    root,
+                    &Fn {
+                        path: &down,
+                        class: "0x060400",
+                        vendor: "0x1000",
+                        link: full,
+                        numa: socket,
+                        cpus,
+                    },
+                );
+                let dev = format!("{down}/0000:{:02x}:00.0", bus + 2 + port);
+                if port < 2 {
+                    let link = if gpu == 5 {
+                        ("8.0 GT/s PCIe", 8, "32.0 GT/s PCIe", 16)
+                    } else {
+                        full
+                    };
+                    add(
+                        root,
+                        &Fn {
+                            path: &dev,
+                            class: "0x030200",
+                            vendor: "0x10de",
+                            link,
+                            numa: socket,
+                            cpus,
+                        },
+                    );
+                    gpu += 1;
+                } else {
+                    add(
+                        root,
+                        &Fn {
+                            path: &dev,
+                            class: "0x020700",
+                            vendor: "0x15b3",
+                            link: full,
+                            numa: socket,
+                            cpus,
+                        },
+                    );
+                    let name = format!("mlx5_{nic}");
+                    std::fs::create_dir_all(
+                        root.join(format!("sys/devices/{dev}/infiniband/{name}")),
+                    )
+                    .unwrap();
+                    let port = format!("/sys/class/infiniband/{name}/ports/1");
+                    write(root, &format!("{port}/state"), "4: ACTIVE");
+                    write(root, &format!("{port}/phys_state"), "5: LinkUp");
+                    write(
+                        root,
+                        &format!("{port}/rate"),
+                        if nic == 3 {
+                            "200 Gb/sec (4X HDR)"
+                        } else {
+                            "400 Gb/sec (4X NDR)"
+                        },
+                    );
+                    write(root, &format!("{port}/link_layer"), "InfiniBand");
+                    write(root, &format!("{port}/counters/port_rcv_errors"), "3");
+                    write(root, &format!("{port}/hw_counters/rnr_nak_retry_err"), "0");
+                    write(
+                        root,
+                        &format!("/sys/class/infiniband/{name}/node_guid"),
+                        &format!("a088:c203:00da:634{nic}"),
+                    );
+                    write(
+                        root,
+                        &format!("/sys/class/infiniband/{name}/fw_ver"),
+                        "28.41.1000",
+                    );
+                    nic += 1;
+                }
+            }
+        }
+    }
+}
+
+fn collect(root: &Path) -> Bundle {
+    let opts = Options {
+        root: root.to_path_buf(),
+        redact: false,
+        progress: false,
+        tool_timeout: Duration::from_secs(2),
+        sweep: None,
+    };
+    live::collect(&opts).bundle
+}
+
+#[test]
+fn synthetic_two_socket_tree_gives_classes_links_and_ports() {
+    let d = tempfile::tempdir().unwrap();
+    synthetic_tree(d.path());
+    let b = collect(d.path());
+    let t = &b.topology;
+    assert_eq!(b.host.name, "synthetic-node");
+    assert_eq!(t.gpus().count(), 8);
+    assert_eq!(
+        t.devices
+            .iter()
+            .filter(|x| x.kind == wire_report::evidence::topology::DeviceKind::Nic)
+            .count(),
+        4
+    );
+    let class = |a: &str, c: &str| t.link(a, c).unwrap().class;
+    assert_eq!(class("GPU0", "GPU1"), LinkClass::PcieSwitch);
+    assert_eq!(class("GPU0", "GPU2"), LinkClass::PcieHost);
+    assert_eq!(class("GPU0", "GPU4"), LinkClass::CrossSocket);
+    assert_eq!(class("GPU0", "NIC0"), LinkClass::PcieSwitch);
+    assert_eq!(class("GPU6", "NIC3"), LinkClass::PcieSwitch);
+    assert_eq!(t.device("NIC2").unwrap().name.as_deref(), Some("mlx5_2"));
+    assert_eq!(t.device("GPU4").unwrap().numa_node, Some(1));
+    // The GPU trained down and the narrow uplink are both in pcie[], the
+    // uplink as a bridge on GPU6's chain.
+    let gpu5 = b.pcie.iter().find(|p| p.address == "0000:93:00.0").unwrap();
+    assert_eq!(
+        (
+            gpu5.current_width_lanes,
+            gpu5.max_width_lanes,
+            gpu5.current_speed_gt_per_s
+        ),
+        (Some(8), Some(16), Some(8.0))
+    );
+    let gpu6 = b
+        .pcie
+        .iter()
+        .filter(|p| p.role.as_deref() == Some("gpu"))
+        .nth(6)
+        .unwrap();
+    let uplink = b
+        .pcie
+        .iter()
+        .find(|p| p.address == gpu6.upstream[1])
+        .unwrap();
+    assert_eq!(
+        (
+            uplink.role.as_deref(),
+            uplink.current_width_lanes,
+            uplink.max_width_lanes
+        ),
+        (Some("bridge"), Some(8), Some(16))
+    );
+    // RDMA ports from sysfs, counters with both readings and the delta.
+    let p = &b.rdma.iter().find(|x| x.name == "mlx5_3").unwrap().ports[0];
+    assert_eq!(
+        (p.active, p.link_up, p.rate_bytes_per_s),
+        (Some(true), Some(true), Some(25e9))
+    );
+    let c = p
+        .counters
+        .iter()
+        .find(|c| c.name == "port_rcv_errors")
+        .unwrap();
+    assert_eq!((c.start, c.end, c.delta), (3, 3, 0));
+    // The diagnosis sees the narrow links and the slower port.
+    let found = diagnosis::diagnose(&b);
+    let widths = found
+        .iter()
+        .filter(|f| matches!(f.finding, Finding::PcieWidthDown { .. }))
+        .count();
+    assert_eq!(widths, 2, "{found:#?}");
+    assert!(found.iter().any(
+        |f| matches!(&f.finding, Finding::RdmaPortBelowRate { device, .. } if device == "mlx5_3")
+    ));
+    // And it renders.
+    let site = wire_report::render::render_site(std::slice::from_ref(&b)).unwrap();
+    assert!(site.files.contains_key("nodes/synthetic-node/index.html"));
+}
+
+#[test]
+fn the_real_sysfs_of_this_machine() {
+    let b = collect(Path::new("/"));
+    // Whatever this machine has, the probes ran and say so.
+    assert!(
+        b.probes
+            .iter()
+            .any(|p| p.name.starts_with("sysfs /sys/bus/pci") && p.status == ProbeStatus::Ok)
+    );
+    assert!(b.system.as_ref().unwrap().kernel.is_some());
+    let gpus = b.topology.gpus().count();
+    let pci_gpus = b
+        .pcie
+        .iter()
+        .filter(|p| p.role.as_deref() == Some("gpu"))
+        .count();
+    assert_eq!(gpus, pci_gpus);
+    let site = wire_report::render::render_site(std::slice::from_ref(&b)).unwrap();
+    assert!(site.files.keys().any(|k| k.ends_with("index.html")));
+}
+
+fn fake_tool(dir: &Path, name: &str, body: &str) {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn fake_tools_that_hang_fail_and_print_junk() {
+    let bin = tempfile::tempdir().unwrap();
+    let ibstat = std::fs::canonicalize(
+        "captures/h100-8nic-ndr400/ibstat-006-h100-cx7-ndr400-ib-all-active.txt",
+    )
+    .unwrap();
+    fake_tool(bin.path(), "nvidia-smi", "sleep 1000");
+    fake_tool(
+        bin.path(),
+        "rocm-smi",
+        "echo 'rocm-smi: driver not loaded' >&2; exit 3",
+    );
+    fake_tool(bin.path(), "amd-smi", "head -c 300 /dev/urandom | base64");
+    fake_tool(bin.path(), "ibstat", &format!("cat {}", ibstat.display()));
+    let out = tempfile::tempdir().unwrap();
+    let sys = tempfile::tempdir().unwrap();
+    synthetic_tree(sys.path());
+    let start = Instant::now();
+    wr().env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .args([
+            "collect",
+            "--quiet",
+            "--no-sweep",
+            "--tool-timeout",
+            "1.5",
+            "--sysfs-root",
+        ])
+        .arg(sys.path())
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let took = start.elapsed();
+    // nvidia-smi hung once (1.5 s) and was not called three more times.
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    let b: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let status = |name: &str| b.probes.iter().find(|p| p.name == name).unwrap().status;
+    assert_eq!(status("nvidia-smi topo -m"), ProbeStatus::TimedOut);
+    assert_eq!(status("nvidia-smi -q"), ProbeStatus::SkippedAfterHang);
+    assert_eq!(status("rocm-smi --showtopo"), ProbeStatus::Failed);
+    assert_eq!(status("amd-smi topology"), ProbeStatus::Unrecognized);
+    assert_eq!(status("ibstat"), ProbeStatus::Ok);
+    assert!(
+        b.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::Probe && p.message.contains("driver not loaded"))
+    );
+    assert!(
+        b.problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::Probe && p.message.contains("did not finish"))
+    );
+    // The real ibstat transcript was saved, parsed and merged with sysfs.
+    assert!(out.path().join("ibstat.txt").is_file());
+    assert!(
+        b.rdma
+            .iter()
+            .any(|d| d.name == "mlx5_0" && d.ca_type.as_deref() == Some("MT4129"))
+    );
+    // Collection went on: the sysfs tree is all there.
+    assert_eq!(b.topology.gpus().count(), 8);
+}
+
+#[test]
+fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
+    let out = tempfile::tempdir().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    wr().env("SLURM_JOB_ID", "4242")
+        .args([
+            "collect", "--sizes", "4K,64K", "--budget", "2", "--redact", "--out",
+        ])
+        .arg(out.path().join("{host}-{job}"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("wrote"));
+    let dir = out.path().join(format!("{host}-4242"));
+    let text = std::fs::read_to_string(dir.join("bundle.json")).unwrap();
+    let b: Bundle = serde_json::from_str(&text).unwrap();
+    assert!(b.system.as_ref().unwrap().redacted);
+    if host.len() >= 2 {
+        assert!(
+            !text.contains(&format!("\"{host}\"")),
+            "hostname left in the bundle"
+        );
+    }
+    let cells: Vec<_> = b
+        .measurements
+        .iter()
+        .filter(|m| m.tool == "wire-report")
+        .collect();
+    assert_eq!(cells.len(), 6, "two sizes x median, fastest, slowest");
+    assert!(cells.iter().all(|m| m.verification
+        == wire_report::evidence::measurement::Verification::Checked { errors: 0 }));
+    assert!(
+        cells
+            .iter()
+            .all(|m| m.questions.warm_up.contains("untimed"))
+    );
+}
+
+#[test]
+fn cli_live_collect_refuses_an_unwritable_out_before_running() {
+    wr().args(["collect", "--out", "/proc/wire-report-cannot-write-here"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: failed to create directory `/proc/wire-report-cannot-write-here`",
+        ));
+    wr().args(["collect", "--sizes", "4X"]).assert().code(2);
+    wr().args(["collect", "--sysfs-root", "/nonexistent-root"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--sysfs-root `/nonexistent-root` is not a directory",
+        ));
+}
