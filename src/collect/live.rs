@@ -269,7 +269,7 @@ pub fn collect(opts: &Options) -> Collected {
             sys.load_average.as_deref().unwrap_or("not readable")
         );
         let r = sweep::run(&mut HostBackend::new(&placement), plan);
-        let cells = sweep::cells(&r, "host memcpy", &context);
+        let cells = sweep::cells(&r, "host", &context);
         let mut message = format!("{} sizes, {} cells", r.points.len(), cells.len());
         for tr in &r.trimmed {
             message.push_str(&format!("; {tr}"));
@@ -303,6 +303,12 @@ pub fn collect(opts: &Options) -> Collected {
         });
     }
 
+    // GPU copies through the CUDA driver, when there is one.
+    step("CUDA copy sweeps");
+    if let Some(plan) = &opts.sweep {
+        cuda_probe(&mut b, &mut probes, plan, &sys);
+    }
+
     // Counters again: the delta is what happened while we looked.
     step("RDMA counters");
     let counters_end = sysfs::rdma_counters(&root);
@@ -322,6 +328,118 @@ pub fn collect(opts: &Options) -> Collected {
         bar.finish_and_clear();
     }
     Collected { bundle: b, raw }
+}
+
+fn cuda_probe(b: &mut Bundle, probes: &mut Vec<Probe>, plan: &Plan, sys: &System) {
+    use super::cuda;
+    let t = Instant::now();
+    let gpus = match cuda::inventory() {
+        Ok(g) => g,
+        Err(why) => {
+            let (status, message) = match why {
+                cuda::Unavailable::NoLibrary => (
+                    ProbeStatus::Absent,
+                    "libcuda is not installed: no CUDA copies measured".to_string(),
+                ),
+                cuda::Unavailable::NoDevice(e) => (
+                    ProbeStatus::Failed,
+                    format!("libcuda reports no usable device: {e}"),
+                ),
+            };
+            problem(b, "cuda", ProblemKind::Probe, message.clone());
+            probes.push(Probe {
+                name: "cuda copy sweeps".into(),
+                status,
+                duration_s: t.elapsed().as_secs_f64(),
+                transcript: None,
+                message,
+            });
+            return;
+        }
+    };
+    // Name each GPU as the topology does, matched by PCI bus id.
+    let norm = |s: &str| {
+        s.trim()
+            .to_ascii_lowercase()
+            .trim_start_matches("0000")
+            .to_string()
+    };
+    let ids: Vec<(i32, String)> = gpus
+        .iter()
+        .map(|g| {
+            let id = b
+                .topology
+                .devices
+                .iter()
+                .find(|d| {
+                    d.pci_bus_id
+                        .as_deref()
+                        .is_some_and(|p| norm(p) == norm(&g.pci_bus_id))
+                })
+                .map(|d| d.id.clone())
+                .unwrap_or_else(|| format!("GPU{}", g.ordinal));
+            (g.ordinal, id)
+        })
+        .collect();
+    for g in &gpus {
+        if let Some(d) = b.topology.devices.iter_mut().find(|d| {
+            d.pci_bus_id
+                .as_deref()
+                .is_some_and(|p| norm(p) == norm(&g.pci_bus_id))
+        }) {
+            d.name = Some(g.name.clone());
+        }
+    }
+    let id_of = |g: &cuda::Gpu| {
+        ids.iter()
+            .find(|(o, _)| *o == g.ordinal)
+            .map(|x| x.1.clone())
+            .unwrap_or_default()
+    };
+    let context = format!(
+        "load average at the start {}; other GPU work on the node was not controlled",
+        sys.load_average.as_deref().unwrap_or("not readable")
+    );
+    let summary: Vec<String> = gpus
+        .iter()
+        .map(|g| {
+            format!(
+                "{} {} ({}, {} GiB)",
+                id_of(g),
+                g.name,
+                g.pci_bus_id,
+                g.memory_bytes >> 30
+            )
+        })
+        .collect();
+    let r = cuda::run_all(gpus, plan, &id_of, &context);
+    for e in &r.errors {
+        problem(b, "cuda copy sweeps", ProblemKind::Probe, e.clone());
+    }
+    let bad = r.cells.iter().filter(|m| matches!(m.verification, crate::evidence::measurement::Verification::Checked { errors } if errors > 0)).count();
+    if bad > 0 {
+        problem(
+            b,
+            "cuda copy sweeps",
+            ProblemKind::ToolError,
+            format!("{bad} CUDA copy results had wrong bytes"),
+        );
+    }
+    for mut m in r.cells {
+        m.source.file = "cuda copy sweeps".into();
+        b.measurements.push(m);
+    }
+    probes.push(Probe {
+        name: "cuda copy sweeps".into(),
+        status: if r.errors.is_empty() {
+            ProbeStatus::Ok
+        } else {
+            ProbeStatus::Failed
+        },
+        duration_s: t.elapsed().as_secs_f64(),
+        transcript: None,
+        message: format!("{}; {}", summary.join(", "), r.log.join("; ")),
+    });
 }
 
 /// Folds the sysfs tree into the topology. Without a vendor matrix the tree

@@ -6,6 +6,7 @@
 //! becomes one [`Bundle`]. A file that cannot be read, is not recognised or
 //! does not parse becomes a [`Problem`]; the rest goes on.
 
+pub mod cuda;
 pub mod live;
 pub mod probes;
 pub mod redact;

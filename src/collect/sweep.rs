@@ -16,6 +16,8 @@ use crate::evidence::measurement::{
 /// What a backend copies between, for the cells it produces.
 #[derive(Debug, Clone)]
 pub struct Path {
+    /// What is copied, for the test name: `H2D pinned`, `memcpy`.
+    pub label: String,
     pub kind: Kind,
     pub src: String,
     pub dst: String,
@@ -251,7 +253,10 @@ fn median(v: &mut [f64]) -> f64 {
 /// fastest and slowest repetition), with the seven questions answered.
 pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurement> {
     let mut out = Vec::new();
-    let test = format!("{backend_name} copy sweep {}->{}", r.path.src, r.path.dst);
+    let test = format!(
+        "{backend_name} {} {}->{}",
+        r.path.label, r.path.src, r.path.dst
+    );
     for p in &r.points {
         if p.times_s.is_empty() {
             continue;
@@ -326,6 +331,7 @@ impl HostBackend {
 impl Backend for HostBackend {
     fn path(&self) -> Path {
         Path {
+            label: "memcpy".into(),
             kind: Kind::H2h,
             src: "host".into(),
             dst: "host".into(),

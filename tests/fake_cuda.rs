@@ -1,0 +1,222 @@
+//! The CUDA backend against a FAKE libcuda (tests/fake_libcuda/, built here
+//! with the system C compiler): enumeration, pairs, sweeps, verification
+//! catching a corrupted byte, and cleanup on every path including injected
+//! failures. The fake's numbers are meaningless and never reach a report;
+//! what is tested is the logic.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use assert_cmd::Command;
+use wire_report::bundle::{Bundle, ProblemKind};
+use wire_report::collect::probes::ProbeStatus;
+use wire_report::evidence::measurement::{Kind, P2p, Verification};
+
+/// Builds the fake once per test run: `target/fake-libcuda/libcuda.so`.
+fn fake_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-libcuda");
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("libcuda.so");
+        let status =
+            std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                .args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
+                .arg(&out)
+                .arg("tests/fake_libcuda/fake_libcuda.c")
+                .status()
+                .expect("a C compiler (cc) to build the fake libcuda");
+        assert!(status.success(), "building the fake libcuda failed");
+        dir
+    })
+}
+
+struct Run {
+    bundle: Bundle,
+    report: String,
+}
+
+fn run(env: &[(&str, &str)]) -> Run {
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("fake-report.txt");
+    let mut cmd = Command::cargo_bin("wire-report").unwrap();
+    cmd.env("LD_LIBRARY_PATH", fake_dir())
+        .env("FAKE_CUDA_REPORT", &report)
+        .env("PATH", "/usr/bin:/bin")
+        .args([
+            "collect",
+            "--quiet",
+            "--sizes",
+            "4K,64K,1M",
+            "--budget",
+            "3",
+            "--out",
+        ])
+        .arg(out.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.assert().success();
+    let bundle: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let report = std::fs::read_to_string(&report).unwrap_or_default();
+    Run { bundle, report }
+}
+
+fn cuda_cells(b: &Bundle) -> Vec<&wire_report::evidence::measurement::Measurement> {
+    b.measurements
+        .iter()
+        .filter(|m| m.source.file == "cuda copy sweeps")
+        .collect()
+}
+
+/// Everything the sweeps allocated, enabled or retained was given back.
+fn assert_clean(report: &str) {
+    for line in report.lines() {
+        let (k, v) = line.split_once(' ').unwrap();
+        if k != "alloc_calls" {
+            assert_eq!(v, "0", "leaked {k}: {report}");
+        }
+    }
+    assert!(
+        report.contains("alloc_calls"),
+        "the fake wrote no report: {report:?}"
+    );
+}
+
+#[test]
+fn enumerates_devices_pairs_and_every_copy_kind() {
+    let r = run(&[("FAKE_CUDA_DEVICES", "3")]);
+    let cells = cuda_cells(&r.bundle);
+    // 3 devices x (H2D pinned, H2D pageable, D2H pinned, D2H pageable, D2D)
+    // + 6 ordered pairs x (peer on, peer off); 3 sizes x 3 statistics each.
+    assert_eq!(cells.len(), (3 * 5 + 6 * 2) * 3 * 3);
+    assert!(
+        cells
+            .iter()
+            .all(|m| m.verification == Verification::Checked { errors: 0 })
+    );
+    assert!(cells.iter().any(|m| m.kind == Kind::P2pCopy
+        && m.p2p == P2p::Enabled
+        && m.src.as_deref() == Some("GPU2")
+        && m.dst.as_deref() == Some("GPU0")));
+    assert!(
+        cells
+            .iter()
+            .any(|m| m.kind == Kind::H2d && m.test.contains("pageable"))
+    );
+    assert!(
+        cells
+            .iter()
+            .all(|m| m.questions.unit.contains("CUDA events"))
+    );
+    let p = r
+        .bundle
+        .probes
+        .iter()
+        .find(|p| p.name == "cuda copy sweeps")
+        .unwrap();
+    assert_eq!(p.status, ProbeStatus::Ok);
+    assert!(p.message.contains("FAKE libcuda device 2"));
+    assert_clean(&r.report);
+}
+
+#[test]
+fn a_corrupted_byte_is_caught() {
+    let r = run(&[("FAKE_CUDA_CORRUPT", "1"), ("FAKE_CUDA_DEVICES", "1")]);
+    let bad = cuda_cells(&r.bundle)
+        .iter()
+        .filter(|m| matches!(m.verification, Verification::Checked { errors } if errors > 0))
+        .count();
+    assert!(bad > 0);
+    assert!(
+        r.bundle
+            .problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::ToolError && p.message.contains("wrong bytes"))
+    );
+    assert!(
+        wire_report::diagnosis::diagnose(&r.bundle)
+            .iter()
+            .any(|d| d.finding.name() == "wrong-results")
+    );
+    assert_clean(&r.report);
+}
+
+#[test]
+fn refused_peer_access_measures_only_the_staged_copy() {
+    let r = run(&[("FAKE_CUDA_PEER_REFUSED", "1")]);
+    let cells = cuda_cells(&r.bundle);
+    assert!(!cells.iter().any(|m| m.p2p == P2p::Enabled));
+    assert!(
+        cells
+            .iter()
+            .any(|m| m.p2p == P2p::Disabled
+                && m.questions.path.contains("cuDeviceCanAccessPeer: no"))
+    );
+    let p = r
+        .bundle
+        .probes
+        .iter()
+        .find(|p| p.name == "cuda copy sweeps")
+        .unwrap();
+    assert!(p.message.contains("peer access not possible"));
+    assert_clean(&r.report);
+}
+
+#[test]
+fn an_allocation_failure_is_recorded_and_everything_is_released() {
+    // The 3rd cuMemAlloc fails: one sweep stops, the others run.
+    let r = run(&[("FAKE_CUDA_ALLOC_FAIL", "3")]);
+    assert!(
+        r.bundle
+            .problems
+            .iter()
+            .any(|p| p.kind == ProblemKind::Probe && p.message.contains("out of memory (FAKE)"))
+    );
+    assert!(!cuda_cells(&r.bundle).is_empty());
+    assert_clean(&r.report);
+}
+
+#[test]
+fn no_device_and_no_library_are_recorded_and_collect_goes_on() {
+    let r = run(&[("FAKE_CUDA_NO_DEVICE", "1")]);
+    assert!(cuda_cells(&r.bundle).is_empty());
+    let p = r
+        .bundle
+        .probes
+        .iter()
+        .find(|p| p.name == "cuda copy sweeps")
+        .unwrap();
+    assert_eq!(p.status, ProbeStatus::Failed);
+    assert!(
+        p.message.contains("no CUDA-capable device"),
+        "{}",
+        p.message
+    );
+    assert!(
+        r.bundle.measurements.iter().any(|m| m.kind == Kind::H2h),
+        "the host sweep still ran"
+    );
+    // Without the library at all (no LD_LIBRARY_PATH to the fake).
+    let out = tempfile::tempdir().unwrap();
+    Command::cargo_bin("wire-report")
+        .unwrap()
+        .env_remove("LD_LIBRARY_PATH")
+        .args([
+            "collect", "--quiet", "--sizes", "4K", "--budget", "1", "--out",
+        ])
+        .arg(out.path())
+        .assert()
+        .success();
+    let b: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let p = b
+        .probes
+        .iter()
+        .find(|p| p.name == "cuda copy sweeps")
+        .unwrap();
+    assert_eq!(p.status, ProbeStatus::Absent);
+}
