@@ -66,6 +66,13 @@ Exit: 0 when something was collected or parsed, 1 when nothing was, 2 on usage e
         /// Skip the host copy sweep.
         #[arg(long)]
         no_sweep: bool,
+        /// Also run the installed vendor benchmarks (nvbandwidth, p2pBandwidthLatencyTest,
+        /// rocm-bandwidth-test, all_reduce_perf, ib_write_bw loopback) within --benchmark-budget.
+        #[arg(long)]
+        benchmarks: bool,
+        /// Seconds all vendor benchmarks together may take.
+        #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+        benchmark_budget: f64,
     },
     /// Render bundles or captured transcripts into a static site (or one file).
     #[command(after_help = "Examples:\n  \

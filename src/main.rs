@@ -20,6 +20,8 @@ fn main() -> ExitCode {
             sizes,
             budget,
             no_sweep,
+            benchmarks,
+            benchmark_budget,
         } => {
             if from.is_empty() {
                 commands::collect_live(&commands::LiveArgs {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
                     sizes,
                     budget,
                     no_sweep,
+                    benchmarks: benchmarks.then_some(benchmark_budget),
                 })
             } else {
                 match out {

@@ -152,8 +152,7 @@ fn refused_peer_access_measures_only_the_staged_copy() {
     assert!(
         cells
             .iter()
-            .any(|m| m.p2p == P2p::Disabled
-                && m.questions.path.contains("cuDeviceCanAccessPeer: no"))
+            .any(|m| m.p2p == P2p::Disabled && m.questions.path.contains("can access peer: no"))
     );
     let p = r
         .bundle

@@ -196,6 +196,7 @@ fn collect(root: &Path) -> Bundle {
         progress: false,
         tool_timeout: Duration::from_secs(2),
         sweep: None,
+        benchmarks: None,
     };
     live::collect(&opts).bundle
 }
@@ -429,4 +430,68 @@ fn cli_live_collect_refuses_an_unwritable_out_before_running() {
         .stderr(predicate::str::contains(
             "--sysfs-root `/nonexistent-root` is not a directory",
         ));
+}
+
+#[test]
+fn installed_benchmarks_run_and_their_transcripts_are_parsed() {
+    // Stand-ins print real transcripts from captures/ (the orchestration is
+    // real; the figures are those of the machines the captures came from).
+    let bin = tempfile::tempdir().unwrap();
+    let cap = |p: &str| std::fs::canonicalize(p).unwrap().display().to_string();
+    fake_tool(
+        bin.path(),
+        "nvbandwidth",
+        &format!(
+            "cat {}",
+            cap(
+                "captures/h100-8gpu-azure-ndv5/nvbandwidth-001-v0.4-8x-h100-azure-ndv5-d2d-read-ce.txt"
+            )
+        ),
+    );
+    fake_tool(
+        bin.path(),
+        "all_reduce_perf",
+        &format!(
+            "cat {}",
+            cap(
+                "captures/a100-sxm4-8gpu-superbench/nccl-tests-001-allreduce-perf-8xA100-sxm4-40gb.txt"
+            )
+        ),
+    );
+    fake_tool(bin.path(), "p2pBandwidthLatencyTest", "exit 1");
+    let out = tempfile::tempdir().unwrap();
+    wr().env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .args([
+            "collect",
+            "--quiet",
+            "--no-sweep",
+            "--benchmarks",
+            "--benchmark-budget",
+            "20",
+            "--out",
+        ])
+        .arg(out.path())
+        .assert()
+        .success();
+    let b: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let status = |prefix: &str| {
+        b.probes
+            .iter()
+            .find(|p| p.name.starts_with(prefix))
+            .unwrap()
+            .status
+    };
+    assert_eq!(status("benchmark nvbandwidth"), ProbeStatus::Ok);
+    assert_eq!(status("benchmark all_reduce_perf"), ProbeStatus::Ok);
+    assert_eq!(
+        status("benchmark p2pBandwidthLatencyTest"),
+        ProbeStatus::Failed
+    );
+    assert_eq!(status("benchmark rocm-bandwidth-test"), ProbeStatus::Absent);
+    assert_eq!(status("benchmark ib_write_bw"), ProbeStatus::Absent);
+    assert!(b.measurements.iter().any(|m| m.tool == "nvbandwidth"));
+    assert!(b.measurements.iter().any(|m| m.tool == "nccl-tests"));
+    assert!(out.path().join("nvbandwidth.txt").is_file());
 }

@@ -21,7 +21,35 @@ pub struct Options {
     pub tool_timeout: Duration,
     /// `None`: no copy sweep.
     pub sweep: Option<Plan>,
+    /// Run the vendor benchmarks that are installed, within this budget.
+    pub benchmarks: Option<Duration>,
 }
+
+/// Vendor benchmarks `collect --benchmarks` runs when present: (tool,
+/// arguments, transcript file). Short settings: a node check, not a study.
+pub const BENCHMARKS: [(&str, &[&str], &str); 4] = [
+    (
+        "nvbandwidth",
+        &[
+            "-t",
+            "host_to_device_memcpy_ce",
+            "device_to_host_memcpy_ce",
+            "device_to_device_memcpy_read_ce",
+        ],
+        "nvbandwidth.txt",
+    ),
+    (
+        "p2pBandwidthLatencyTest",
+        &[],
+        "p2pBandwidthLatencyTest.txt",
+    ),
+    ("rocm-bandwidth-test", &[], "rocm-bandwidth-test.txt"),
+    (
+        "all_reduce_perf",
+        &["-b", "8", "-e", "256M", "-f", "2", "-g", "1"],
+        "all_reduce_perf.txt",
+    ),
+];
 
 /// The vendor tools run when present: (tool, arguments, transcript file).
 pub const TOOLS: [(&str, &[&str], &str); 9] = [
@@ -254,6 +282,28 @@ pub fn collect(opts: &Options) -> Collected {
         message: format!("{} RDMA device(s)", rdma.len()),
     });
     super::merge_rdma(&mut b.rdma, rdma);
+    #[cfg(feature = "rdma")]
+    {
+        let t = Instant::now();
+        let (status, message) = match super::verbs::devices() {
+            Ok(devs) => {
+                let msg = format!("{} device(s) from libibverbs", devs.len());
+                super::merge_rdma(&mut b.rdma, devs);
+                (ProbeStatus::Ok, msg)
+            }
+            Err(e) => (ProbeStatus::Failed, e),
+        };
+        if status != ProbeStatus::Ok {
+            problem(&mut b, "libibverbs", ProblemKind::Probe, message.clone());
+        }
+        probes.push(Probe {
+            name: "libibverbs devices".into(),
+            status,
+            duration_s: t.elapsed().as_secs_f64(),
+            transcript: None,
+            message,
+        });
+    }
 
     // Host memory copies: the host tier, and what a staged copy pays.
     step("host memcpy sweep");
@@ -306,7 +356,28 @@ pub fn collect(opts: &Options) -> Collected {
     // GPU copies through the CUDA driver, when there is one.
     step("CUDA copy sweeps");
     if let Some(plan) = &opts.sweep {
-        cuda_probe(&mut b, &mut probes, plan, &sys);
+        gpu_probe(
+            &mut b,
+            &mut probes,
+            plan,
+            &sys,
+            &super::cuda::Cuda,
+            super::cuda::inventory(),
+        );
+        #[cfg(feature = "rocm")]
+        gpu_probe(
+            &mut b,
+            &mut probes,
+            plan,
+            &sys,
+            &super::hip::Hip,
+            super::hip::inventory(),
+        );
+    }
+
+    if let Some(budget) = opts.benchmarks {
+        step("vendor benchmarks");
+        benchmarks(&mut b, &mut raw, &mut probes, &mut runner, budget);
     }
 
     // Counters again: the delta is what happened while we looked.
@@ -330,25 +401,174 @@ pub fn collect(opts: &Options) -> Collected {
     Collected { bundle: b, raw }
 }
 
-fn cuda_probe(b: &mut Bundle, probes: &mut Vec<Probe>, plan: &Plan, sys: &System) {
-    use super::cuda;
+/// Runs the installed vendor benchmarks, each parsed by the same parsers as
+/// captures, so the report holds their figures beside ours; then
+/// `ib_write_bw` in loopback on the first active RDMA port.
+fn benchmarks(
+    b: &mut Bundle,
+    raw: &mut Vec<(String, Vec<u8>)>,
+    probes: &mut Vec<Probe>,
+    runner: &mut Runner,
+    budget: Duration,
+) {
+    let start = Instant::now();
+    let left = |start: &Instant| {
+        budget
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_secs(1))
+    };
+    let keep = |b: &mut Bundle,
+                raw: &mut Vec<(String, Vec<u8>)>,
+                probes: &mut Vec<Probe>,
+                name: String,
+                file: &str,
+                out: super::probes::Output| {
+        let mut probe = Probe {
+            name: name.clone(),
+            status: out.status,
+            duration_s: out.duration.as_secs_f64(),
+            transcript: None,
+            message: out.message,
+        };
+        if !out.stdout.is_empty() {
+            let before = b.transcripts.len();
+            super::add_file(b, file, &out.stdout);
+            raw.push((file.to_string(), out.stdout));
+            probe.transcript = Some(file.to_string());
+            if b.transcripts.len() == before && probe.status == ProbeStatus::Ok {
+                probe.status = ProbeStatus::Unrecognized;
+            }
+        }
+        if !matches!(probe.status, ProbeStatus::Ok | ProbeStatus::Absent) {
+            problem(
+                b,
+                &name,
+                ProblemKind::Probe,
+                if probe.message.is_empty() {
+                    format!("{name}: {:?}", probe.status)
+                } else {
+                    probe.message.clone()
+                },
+            );
+        }
+        probes.push(probe);
+    };
+    for (tool, args, file) in BENCHMARKS {
+        let name = format!("benchmark {tool} {}", args.join(" "))
+            .trim()
+            .to_string();
+        if runner.which(tool).is_none() {
+            probes.push(Probe {
+                name,
+                status: ProbeStatus::Absent,
+                duration_s: 0.0,
+                transcript: None,
+                message: format!("{tool} is not on PATH"),
+            });
+            continue;
+        }
+        let out = runner.run_for(tool, args, left(&start));
+        keep(b, raw, probes, name, file, out);
+    }
+    // RDMA loopback: server and client on the same active port.
+    let port = b.rdma.iter().find_map(|d| {
+        d.ports
+            .iter()
+            .find(|p| p.active == Some(true))
+            .map(|p| (d.name.clone(), p.port))
+    });
+    let name = "benchmark ib_write_bw loopback".to_string();
+    match (runner.which("ib_write_bw"), port) {
+        (None, _) => probes.push(Probe {
+            name,
+            status: ProbeStatus::Absent,
+            duration_s: 0.0,
+            transcript: None,
+            message: "ib_write_bw is not on PATH".into(),
+        }),
+        (Some(_), None) => probes.push(Probe {
+            name,
+            status: ProbeStatus::Absent,
+            duration_s: 0.0,
+            transcript: None,
+            message: "no active RDMA port for a loopback test".into(),
+        }),
+        (Some(exe), Some((dev, p))) => {
+            let port_s = p.to_string();
+            let server = std::process::Command::new(&exe)
+                .args(["-d", &dev, "-i", &port_s, "--report_gbits", "-a"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            std::thread::sleep(Duration::from_millis(500));
+            let out = runner.run_for(
+                "ib_write_bw",
+                &[
+                    "-d",
+                    &dev,
+                    "-i",
+                    &port_s,
+                    "--report_gbits",
+                    "-a",
+                    "localhost",
+                ],
+                left(&start),
+            );
+            if let Ok(mut server) = server {
+                let mut text = Vec::new();
+                if out.status == ProbeStatus::Ok {
+                    let _ = server.wait();
+                } else {
+                    let _ = server.kill();
+                    let _ = server.wait();
+                }
+                if let Some(mut so) = server.stdout.take() {
+                    use std::io::Read;
+                    let _ = so.read_to_end(&mut text);
+                }
+                if !text.is_empty() {
+                    super::add_file(b, "ib_write_bw-server.txt", &text);
+                    raw.push(("ib_write_bw-server.txt".into(), text));
+                }
+            }
+            keep(b, raw, probes, name, "ib_write_bw-client.txt", out);
+        }
+    }
+}
+
+/// Runs one runtime's copy sweeps (CUDA, or HIP with feature `rocm`).
+fn gpu_probe<A: super::gpu::GpuApi>(
+    b: &mut Bundle,
+    probes: &mut Vec<Probe>,
+    plan: &Plan,
+    sys: &System,
+    api: &A,
+    inventory: Result<Vec<super::gpu::Gpu>, super::gpu::Unavailable>,
+) {
+    use super::gpu;
+    let name = format!("{} copy sweeps", A::NAME);
     let t = Instant::now();
-    let gpus = match cuda::inventory() {
+    let gpus = match inventory {
         Ok(g) => g,
         Err(why) => {
             let (status, message) = match why {
-                cuda::Unavailable::NoLibrary => (
+                gpu::Unavailable::NoLibrary => (
                     ProbeStatus::Absent,
-                    "libcuda is not installed: no CUDA copies measured".to_string(),
+                    format!(
+                        "the {} runtime is not installed: no {} copies measured",
+                        A::NAME,
+                        A::NAME
+                    ),
                 ),
-                cuda::Unavailable::NoDevice(e) => (
+                gpu::Unavailable::NoDevice(e) => (
                     ProbeStatus::Failed,
-                    format!("libcuda reports no usable device: {e}"),
+                    format!("the {} runtime reports no usable device: {e}", A::NAME),
                 ),
             };
-            problem(b, "cuda", ProblemKind::Probe, message.clone());
+            problem(b, A::NAME, ProblemKind::Probe, message.clone());
             probes.push(Probe {
-                name: "cuda copy sweeps".into(),
+                name,
                 status,
                 duration_s: t.elapsed().as_secs_f64(),
                 transcript: None,
@@ -390,7 +610,7 @@ fn cuda_probe(b: &mut Bundle, probes: &mut Vec<Probe>, plan: &Plan, sys: &System
             d.name = Some(g.name.clone());
         }
     }
-    let id_of = |g: &cuda::Gpu| {
+    let id_of = |g: &gpu::Gpu| {
         ids.iter()
             .find(|(o, _)| *o == g.ordinal)
             .map(|x| x.1.clone())
@@ -412,25 +632,25 @@ fn cuda_probe(b: &mut Bundle, probes: &mut Vec<Probe>, plan: &Plan, sys: &System
             )
         })
         .collect();
-    let r = cuda::run_all(gpus, plan, &id_of, &context);
+    let r = gpu::run_all(api, &gpus, plan, &id_of, &context);
     for e in &r.errors {
-        problem(b, "cuda copy sweeps", ProblemKind::Probe, e.clone());
+        problem(b, &name, ProblemKind::Probe, e.clone());
     }
     let bad = r.cells.iter().filter(|m| matches!(m.verification, crate::evidence::measurement::Verification::Checked { errors } if errors > 0)).count();
     if bad > 0 {
         problem(
             b,
-            "cuda copy sweeps",
+            &name,
             ProblemKind::ToolError,
-            format!("{bad} CUDA copy results had wrong bytes"),
+            format!("{bad} {} copy results had wrong bytes", A::NAME),
         );
     }
     for mut m in r.cells {
-        m.source.file = "cuda copy sweeps".into();
+        m.source.file = name.clone().into();
         b.measurements.push(m);
     }
     probes.push(Probe {
-        name: "cuda copy sweeps".into(),
+        name,
         status: if r.errors.is_empty() {
             ProbeStatus::Ok
         } else {

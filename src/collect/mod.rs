@@ -7,11 +7,16 @@
 //! does not parse becomes a [`Problem`]; the rest goes on.
 
 pub mod cuda;
+pub mod gpu;
+#[cfg(feature = "rocm")]
+pub mod hip;
 pub mod live;
 pub mod probes;
 pub mod redact;
 pub mod sweep;
 pub mod sysfs;
+#[cfg(feature = "rdma")]
+pub mod verbs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

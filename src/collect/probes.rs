@@ -81,6 +81,12 @@ impl Runner {
 
     /// Runs `tool args`; stdout is kept, stderr goes into the message.
     pub fn run(&mut self, tool: &str, args: &[&str]) -> Output {
+        let t = self.timeout;
+        self.run_for(tool, args, t)
+    }
+
+    /// [`run`](Runner::run) with its own timeout (benchmarks run longer).
+    pub fn run_for(&mut self, tool: &str, args: &[&str], timeout: Duration) -> Output {
         let start = Instant::now();
         let done = |status, stdout, message: String| Output {
             status,
@@ -143,7 +149,7 @@ impl Runner {
         let status = loop {
             match child.try_wait() {
                 Ok(Some(s)) => break Some(s),
-                Ok(None) if start.elapsed() >= self.timeout => break None,
+                Ok(None) if start.elapsed() >= timeout => break None,
                 Ok(None) => std::thread::sleep(Duration::from_millis(10)),
                 Err(_) => break None,
             }

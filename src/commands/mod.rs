@@ -162,6 +162,8 @@ pub struct LiveArgs {
     pub sizes: Option<String>,
     pub budget: f64,
     pub no_sweep: bool,
+    /// Budget of the vendor benchmarks, when they are to run.
+    pub benchmarks: Option<f64>,
 }
 
 /// `4096`, `4K`, `1M`, `256M`, `1G` (binary multiples).
@@ -237,6 +239,9 @@ pub fn collect_live(a: &LiveArgs) -> anyhow::Result<ExitCode> {
         progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         tool_timeout: std::time::Duration::from_secs_f64(a.tool_timeout),
         sweep: (!a.no_sweep).then_some(plan),
+        benchmarks: a
+            .benchmarks
+            .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),
     };
     let c = live::finish(live::collect(&opts), opts.redact)?;
     if to_stdout {

@@ -1,0 +1,219 @@
+//! RDMA devices through libibverbs (rdma-sys, feature `rdma`): the device
+//! list, device and port attributes and GIDs, as the verbs layer itself
+//! reports them, to merge with what sysfs and the tools said. Opens each
+//! device read-only for queries and closes it; creates no queue pair.
+
+use std::ffi::CStr;
+
+use rdma_sys as ib;
+
+use crate::evidence::Source;
+use crate::evidence::rdma::{Gid, RdmaDevice, RdmaPort};
+
+/// `4X` and the like from `active_width` (IB spec: 1, 2, 4, 8, 16 ->
+/// 1X, 4X, 8X, 12X, 2X).
+fn width(w: u8) -> String {
+    match w {
+        1 => "1X",
+        2 => "4X",
+        4 => "8X",
+        8 => "12X",
+        16 => "2X",
+        _ => "unknown width",
+    }
+    .into()
+}
+
+/// Speed name and per-lane data rate in Gb/s from `active_speed`.
+fn speed(s: u8) -> (&'static str, f64) {
+    match s {
+        1 => ("SDR", 2.0),
+        2 => ("DDR", 4.0),
+        4 => ("QDR", 8.0),
+        8 => ("FDR10", 10.0),
+        16 => ("FDR", 13.64),
+        32 => ("EDR", 25.0),
+        64 => ("HDR", 50.0),
+        128 => ("NDR", 100.0),
+        _ => ("unknown speed", 0.0),
+    }
+}
+
+fn lanes(w: u8) -> f64 {
+    match w {
+        1 => 1.0,
+        2 => 4.0,
+        4 => 8.0,
+        8 => 12.0,
+        16 => 2.0,
+        _ => 0.0,
+    }
+}
+
+/// Every device libibverbs lists. `Err` when the list itself cannot be had
+/// (no RDMA in the kernel, no provider).
+pub fn devices() -> Result<Vec<RdmaDevice>, String> {
+    let mut n = 0;
+    // SAFETY: valid out-pointer; the list is freed below on every path.
+    let list = unsafe { ib::ibv_get_device_list(&mut n) };
+    if list.is_null() {
+        return Err(format!(
+            "ibv_get_device_list: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let mut out = Vec::new();
+    for i in 0..n.max(0) as usize {
+        // SAFETY: `list` holds `n` device pointers.
+        let dev = unsafe { *list.add(i) };
+        // SAFETY: a device from the list has a NUL-terminated name.
+        let name = unsafe { CStr::from_ptr(ib::ibv_get_device_name(dev)) }
+            .to_string_lossy()
+            .into_owned();
+        let mut d = RdmaDevice {
+            name: name.clone(),
+            ca_type: None,
+            firmware: None,
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: Vec::new(),
+            source: Source {
+                file: "libibverbs".into(),
+                line: 1,
+            },
+        };
+        // SAFETY: opened here, closed below.
+        let ctx = unsafe { ib::ibv_open_device(dev) };
+        if ctx.is_null() {
+            d.transport = Some(format!(
+                "could not be opened: {}",
+                std::io::Error::last_os_error()
+            ));
+            out.push(d);
+            continue;
+        }
+        // SAFETY: zeroed attribute structs are valid out-buffers.
+        let mut attr: ib::ibv_device_attr = unsafe { std::mem::zeroed() };
+        if unsafe { ib::ibv_query_device(ctx, &mut attr) } == 0 {
+            // SAFETY: fw_ver is a NUL-terminated char array.
+            d.firmware = Some(
+                unsafe { CStr::from_ptr(attr.fw_ver.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            let g = u64::from_be(attr.node_guid);
+            d.node_guid = Some(format!(
+                "{:04x}:{:04x}:{:04x}:{:04x}",
+                g >> 48,
+                (g >> 32) & 0xffff,
+                (g >> 16) & 0xffff,
+                g & 0xffff
+            ));
+            for port in 1..=attr.phys_port_cnt {
+                let mut pa: ib::ibv_port_attr = unsafe { std::mem::zeroed() };
+                // SAFETY: the exported (compat) ibv_query_port fills a prefix
+                // of ibv_port_attr; the buffer is the full, zeroed struct.
+                if unsafe {
+                    ib::ibv_query_port(
+                        ctx,
+                        port,
+                        &mut pa as *mut _ as *mut ib::_compat_ibv_port_attr,
+                    )
+                } != 0
+                {
+                    continue;
+                }
+                let (sname, per_lane) = speed(pa.active_speed);
+                let rate = per_lane * lanes(pa.active_width);
+                let mut p = RdmaPort {
+                    port: u32::from(port),
+                    state: Some(format!(
+                        "{} ({})",
+                        if pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE {
+                            "PORT_ACTIVE"
+                        } else {
+                            "not active"
+                        },
+                        pa.state
+                    )),
+                    active: Some(pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE),
+                    physical_state: Some(format!("{}", pa.phys_state)),
+                    link_up: Some(pa.phys_state == 5),
+                    rate_bytes_per_s: (rate > 0.0).then_some(rate * 1.25e8),
+                    rate_as_printed: Some(format!(
+                        "{rate} Gb/s ({} {sname}, from ibv_query_port)",
+                        width(pa.active_width)
+                    )),
+                    width: Some(width(pa.active_width)),
+                    speed: Some(sname.into()),
+                    active_mtu_bytes: (1..=5)
+                        .contains(&pa.active_mtu)
+                        .then(|| 128u32 << pa.active_mtu),
+                    max_mtu_bytes: (1..=5).contains(&pa.max_mtu).then(|| 128u32 << pa.max_mtu),
+                    link_layer: Some(match pa.link_layer {
+                        1 => "InfiniBand".into(),
+                        2 => "Ethernet".into(),
+                        x => format!("unspecified ({x})"),
+                    }),
+                    lid: Some(format!("0x{:x}", pa.lid)),
+                    sm_lid: Some(format!("0x{:x}", pa.sm_lid)),
+                    source: Source {
+                        file: "libibverbs".into(),
+                        line: 1,
+                    },
+                    ..RdmaPort::default()
+                };
+                for idx in 0..pa.gid_tbl_len.clamp(0, 16) {
+                    let mut gid: ib::ibv_gid = unsafe { std::mem::zeroed() };
+                    if unsafe { ib::ibv_query_gid(ctx, port, idx, &mut gid) } != 0 {
+                        continue;
+                    }
+                    // SAFETY: the union's raw view is always valid bytes.
+                    let raw = unsafe { gid.raw };
+                    if raw.iter().all(|b| *b == 0) {
+                        continue;
+                    }
+                    let text = raw
+                        .chunks(2)
+                        .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+                        .collect::<Vec<_>>()
+                        .join(":");
+                    p.gids.push(Gid {
+                        index: idx as u32,
+                        gid: text,
+                        ipv4: None,
+                        version: None,
+                        netdev: None,
+                    });
+                }
+                d.ports.push(p);
+            }
+        }
+        // SAFETY: opened above.
+        unsafe { ib::ibv_close_device(ctx) };
+        out.push(d);
+    }
+    // SAFETY: returned by ibv_get_device_list.
+    unsafe { ib::ibv_free_device_list(list) };
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_device_list_is_a_clean_answer() {
+        // CI has libibverbs and no RDMA hardware: an empty list or a clean error.
+        match super::devices() {
+            Ok(devs) => assert!(devs.iter().all(|d| !d.name.is_empty())),
+            Err(e) => assert!(e.starts_with("ibv_get_device_list"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn decodes_width_and_speed_codes() {
+        assert_eq!(super::width(2), "4X");
+        assert_eq!(super::speed(64), ("HDR", 50.0));
+        assert_eq!(super::lanes(2) * super::speed(128).1, 400.0);
+    }
+}
