@@ -14,7 +14,9 @@
 //! ```
 
 pub mod charts;
+pub mod fleet;
 pub mod format;
+pub mod markdown;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -48,6 +50,16 @@ pub struct NodeSummary {
     pub problems: usize,
 }
 
+/// The fleet part of the index (two nodes or more).
+pub struct FleetView {
+    pub groups: Vec<(String, Vec<(String, String)>)>,
+    pub columns: Vec<String>,
+    /// Node name, link, cells (text, style, outlier marker).
+    pub rows: Vec<(String, String, Vec<(String, String, bool)>)>,
+    pub outliers: Vec<String>,
+    pub hidden_metrics: usize,
+}
+
 #[derive(Template)]
 #[template(path = "index.html")]
 struct IndexPage<'a> {
@@ -57,6 +69,7 @@ struct IndexPage<'a> {
     home_href: &'a str,
     version: &'a str,
     nodes: &'a [NodeSummary],
+    fleet: Option<FleetView>,
 }
 
 #[derive(Template)]
@@ -91,6 +104,87 @@ struct ReportPage<'a> {
     version: &'a str,
     nodes: &'a [NodeSummary],
     node_views: &'a [NodeView],
+    fleet: Option<FleetView>,
+}
+
+/// Most metrics shown as heatmap columns; the rest are counted.
+const FLEET_COLUMNS: usize = 16;
+
+/// The fleet comparison, for two nodes or more; `href` links a node.
+fn fleet_view(bundles: &[Bundle], href: &dyn Fn(&str) -> String) -> Option<FleetView> {
+    if bundles.len() < 2 {
+        return None;
+    }
+    let f = fleet::fleet(bundles);
+    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for b in bundles {
+        groups
+            .entry(fleet::topology_signature(b))
+            .or_default()
+            .push((b.host.name.clone(), href(&b.host.name)));
+    }
+    let mut groups: Vec<(String, Vec<(String, String)>)> = groups.into_iter().collect();
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    // The metrics most nodes have first.
+    let mut metrics = f.metrics.clone();
+    metrics.sort_by_key(|k| {
+        (
+            std::cmp::Reverse(f.values.values().filter(|m| m.contains_key(k)).count()),
+            k.clone(),
+        )
+    });
+    let hidden = metrics.len().saturating_sub(FLEET_COLUMNS);
+    metrics.truncate(FLEET_COLUMNS);
+    let flagged: std::collections::BTreeSet<(&str, &str)> = f
+        .outliers
+        .iter()
+        .map(|o| (o.node.as_str(), o.metric.as_str()))
+        .collect();
+    let rows = bundles
+        .iter()
+        .map(|b| {
+            let name = &b.host.name;
+            let cells = metrics
+                .iter()
+                .map(|k| match f.values.get(name).and_then(|m| m.get(k)) {
+                    Some(v) => {
+                        let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
+                        let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
+                        let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
+                        (
+                            format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
+                            format!("background:hsl(0,70%,{light}%)"),
+                            flagged.contains(&(name.as_str(), k.0.as_str())),
+                        )
+                    }
+                    None => (String::new(), String::new(), false),
+                })
+                .collect();
+            (name.clone(), href(name), cells)
+        })
+        .collect();
+    let outliers = f
+        .outliers
+        .iter()
+        .map(|o| {
+            format!(
+                "{}: {} {} is {:.2} GB/s against a median of {:.2} GB/s (MAD {:.2} GB/s) among nodes wired like it",
+                o.node,
+                o.metric,
+                o.which,
+                o.value / 1e9,
+                o.fleet_median / 1e9,
+                o.fleet_mad / 1e9
+            )
+        })
+        .collect();
+    Some(FleetView {
+        groups,
+        columns: metrics.into_iter().map(|k| k.0).collect(),
+        rows,
+        outliers,
+        hidden_metrics: hidden,
+    })
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -151,6 +245,13 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
         home_href: "index.html",
         version: VERSION,
         nodes: &summaries,
+        fleet: fleet_view(bundles, &|n| {
+            views
+                .iter()
+                .find(|v| v.name == n)
+                .map(|v| format!("nodes/{}/index.html", v.slug))
+                .unwrap_or_default()
+        }),
     };
     site.files
         .insert("index.html".into(), index.render()?.into_bytes());
@@ -227,6 +328,13 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         version: VERSION,
         nodes: &summaries,
         node_views: &views,
+        fleet: fleet_view(bundles, &|n| {
+            views
+                .iter()
+                .find(|v| v.name == n)
+                .map(|v| format!("#{}", v.slug))
+                .unwrap_or_default()
+        }),
     };
     Ok(page.render()?)
 }

@@ -1,0 +1,251 @@
+//! The fleet view: many nodes side by side. The bug is usually the one node
+//! (or pair, or port) that differs, so every node's headline figures are
+//! compared with the fleet's median using a robust spread, the median
+//! absolute deviation (Hampel's identifier: flag |x - median| > 3 x 1.4826
+//! x MAD; Hampel, JASA 69, 1974; Leys et al., JESP 49, 2013), and nodes are
+//! grouped by identical topology.
+
+use std::collections::BTreeMap;
+
+use crate::bundle::Bundle;
+use crate::evidence::measurement::{Direction, Statistic};
+
+/// A figure every node can have: its name and unit are in `label`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MetricKey(pub String);
+
+/// One node's value of one metric: the median of its figures and the worst.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeValue {
+    pub median: f64,
+    pub worst: f64,
+    pub count: usize,
+}
+
+/// Bandwidth figures per metric: tool, kind and direction (sizes and pairs
+/// pooled, so one bad pair pulls the node's worst value down), and the
+/// slowest active RDMA port.
+pub fn node_metrics(b: &Bundle) -> BTreeMap<MetricKey, NodeValue> {
+    let mut values: BTreeMap<MetricKey, Vec<f64>> = BTreeMap::new();
+    for m in &b.measurements {
+        let Some(bw) = m.bandwidth_bytes_per_s else {
+            continue;
+        };
+        if !matches!(
+            m.statistic,
+            Statistic::Avg | Statistic::Median | Statistic::Busbw | Statistic::Peak
+        ) || bw <= 0.0
+        {
+            continue;
+        }
+        // Collectives by bus bandwidth only; small messages say little about a link.
+        if m.statistic == Statistic::Busbw && m.size_bytes.is_some_and(|s| s < 1 << 20) {
+            continue;
+        }
+        if m.size_bytes.is_some_and(|s| s < 1 << 20) && m.statistic != Statistic::Busbw {
+            continue;
+        }
+        if m.src.is_some() && m.src == m.dst {
+            continue;
+        }
+        let dir = if m.direction == Direction::Bi {
+            " bidirectional"
+        } else {
+            ""
+        };
+        let stat = format!("{:?}", m.statistic).to_lowercase();
+        let key = MetricKey(format!("{} {}{dir} {stat} (GB/s)", m.tool, m.kind.as_str()));
+        values.entry(key).or_default().push(bw);
+    }
+    let rates: Vec<f64> = b
+        .rdma
+        .iter()
+        .flat_map(|d| d.ports.iter())
+        .filter(|p| p.active == Some(true))
+        .filter_map(|p| p.rate_bytes_per_s)
+        .collect();
+    if !rates.is_empty() {
+        values.insert(MetricKey("rdma active port rate (GB/s)".into()), rates);
+    }
+    values
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let n = NodeValue {
+                median: median(&v),
+                worst: v[0],
+                count: v.len(),
+            };
+            (k, n)
+        })
+        .collect()
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// The fleet's median and MAD of some values.
+pub fn median_mad(values: &[f64]) -> (f64, f64) {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    let m = median(&v);
+    let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    (m, median(&dev))
+}
+
+/// Hampel's threshold in MADs, and a floor so that a fleet of identical
+/// nodes (MAD 0) does not flag a 1% wiggle.
+const HAMPEL_K: f64 = 3.0;
+const MAD_TO_SIGMA: f64 = 1.4826;
+const MIN_RELATIVE: f64 = 0.05;
+
+/// Whether `x` is an outlier of a fleet with this median and MAD.
+pub fn is_outlier(x: f64, median: f64, mad: f64) -> bool {
+    let limit = (HAMPEL_K * MAD_TO_SIGMA * mad).max(MIN_RELATIVE * median.abs());
+    (x - median).abs() > limit
+}
+
+/// One flagged value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlier {
+    pub node: String,
+    pub metric: String,
+    /// `median` or `worst`.
+    pub which: &'static str,
+    pub value: f64,
+    pub fleet_median: f64,
+    pub fleet_mad: f64,
+}
+
+/// The fleet table: per metric, per node, and the outliers.
+pub struct Fleet {
+    pub metrics: Vec<MetricKey>,
+    /// Node name -> metric -> value.
+    pub values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>>,
+    /// Metric -> (median, MAD) of node medians and of node worst values.
+    pub stats: BTreeMap<MetricKey, ((f64, f64), (f64, f64))>,
+    pub outliers: Vec<Outlier>,
+}
+
+/// Compares every node with the nodes wired like it (same topology
+/// signature): different hardware is not an outlier, the odd one of a kind
+/// is. Groups of fewer than three nodes with a metric are shown but not
+/// judged: a spread needs a crowd.
+pub fn fleet(bundles: &[Bundle]) -> Fleet {
+    let values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>> = bundles
+        .iter()
+        .map(|b| (b.host.name.clone(), node_metrics(b)))
+        .collect();
+    let group: BTreeMap<&str, String> = bundles
+        .iter()
+        .map(|b| (b.host.name.as_str(), topology_signature(b)))
+        .collect();
+    let mut metrics: Vec<MetricKey> = values.values().flat_map(|m| m.keys().cloned()).collect();
+    metrics.sort();
+    metrics.dedup();
+    let mut stats = BTreeMap::new();
+    let mut outliers = Vec::new();
+    for k in &metrics {
+        let present: Vec<(&String, &NodeValue)> = values
+            .iter()
+            .filter_map(|(n, m)| m.get(k).map(|v| (n, v)))
+            .collect();
+        let meds: Vec<f64> = present.iter().map(|(_, v)| v.median).collect();
+        let worsts: Vec<f64> = present.iter().map(|(_, v)| v.worst).collect();
+        let sm = median_mad(&meds);
+        let sw = median_mad(&worsts);
+        stats.insert(k.clone(), (sm, sw));
+        let mut by_group: BTreeMap<&str, Vec<(&String, &NodeValue)>> = BTreeMap::new();
+        for (n, v) in &present {
+            by_group
+                .entry(group.get(n.as_str()).map_or("", String::as_str))
+                .or_default()
+                .push((n, v));
+        }
+        for members in by_group.values() {
+            if members.len() < 3 {
+                continue;
+            }
+            let gm = median_mad(&members.iter().map(|(_, v)| v.median).collect::<Vec<_>>());
+            let gw = median_mad(&members.iter().map(|(_, v)| v.worst).collect::<Vec<_>>());
+            for (node, v) in members {
+                for (which, x, (m, mad)) in [("median", v.median, gm), ("worst", v.worst, gw)] {
+                    if is_outlier(x, m, mad) {
+                        outliers.push(Outlier {
+                            node: (*node).clone(),
+                            metric: k.0.clone(),
+                            which,
+                            value: x,
+                            fleet_median: m,
+                            fleet_mad: mad,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    outliers.sort_by(|a, b| a.node.cmp(&b.node).then(a.metric.cmp(&b.metric)));
+    Fleet {
+        metrics,
+        values,
+        stats,
+        outliers,
+    }
+}
+
+/// A signature of a node's topology: the class and code of every pair, so
+/// nodes wired alike group together.
+pub fn topology_signature(b: &Bundle) -> String {
+    let t = &b.topology;
+    if t.links.is_empty() {
+        return "no topology".into();
+    }
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for l in &t.links {
+        *counts
+            .entry(format!(
+                "{} {}",
+                l.class,
+                l.code.clone().unwrap_or_default()
+            ))
+            .or_default() += 1;
+    }
+    let gpus = t.gpus().count();
+    let nics = t.devices.len() - gpus;
+    format!(
+        "{gpus} GPUs, {nics} NICs: {}",
+        counts
+            .iter()
+            .map(|(k, n)| format!("{n} x {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hampel_flags_the_odd_one_and_not_wiggles() {
+        let v = [370.9, 371.2, 370.5, 371.0, 250.0, 370.8];
+        let (m, mad) = median_mad(&v);
+        assert!(is_outlier(250.0, m, mad));
+        assert!(!is_outlier(370.5, m, mad));
+        // Identical fleet: MAD 0, a 1% difference is not an outlier.
+        let (m, mad) = median_mad(&[100.0, 100.0, 100.0]);
+        assert_eq!(mad, 0.0);
+        assert!(!is_outlier(101.0, m, mad));
+        assert!(is_outlier(80.0, m, mad));
+    }
+}

@@ -1,0 +1,1 @@
+//! Markdown summary for tickets (render --format md).
