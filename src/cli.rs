@@ -91,6 +91,28 @@ The site works offline: no CDN, no web fonts. GB/s = 1e9 bytes per second.")]
         #[arg(long, value_name = "FILE")]
         single_file: Option<PathBuf>,
     },
+    /// What changed between two collections of the same nodes, and whether it matters.
+    #[command(after_help = "Examples:\n  \
+wire-report diff before/ after/\n  \
+wire-report diff old/bundle.json new/bundle.json --json\n  \
+wire-report diff before/ after/ --html diff.html\n\n\
+Nodes are matched by name. Reported: topology class changes per pair, PCIe width and speed per \
+device, RDMA port state and rate, error counters that grew, and bandwidth figures (same tool, \
+test, pair, direction and size) that moved beyond the spread the repetitions showed, or 10% \
+when the tool reports none.\n\
+Exit: 0 when nothing significant changed, 1 when something did, 2 on bad input.")]
+    Diff {
+        /// Bundles, node directories or folders of them, before.
+        old: PathBuf,
+        /// The same, after.
+        new: PathBuf,
+        /// Print the changes as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write a self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
     /// Check that a group of GPUs is joined by good enough links.
     #[command(after_help = "Examples:\n  \
 wire-report placement topo.txt --gpus 0,1,2,3 --require direct-link\n  \

@@ -29,6 +29,7 @@ pub mod cli;
 pub mod collect;
 pub mod commands;
 pub mod diagnosis;
+pub mod diff;
 pub mod evidence;
 pub mod fs;
 pub mod models;

@@ -55,6 +55,12 @@ fn main() -> ExitCode {
             out,
             single_file,
         } => commands::render(&inputs, &out, single_file.as_deref()),
+        Command::Diff {
+            old,
+            new,
+            json,
+            html,
+        } => commands::diff(&old, &new, json, html.as_deref()),
         Command::Model { model } => commands::model::run(&model),
         Command::Schema => commands::schema(),
     };

@@ -14,7 +14,7 @@ const TOPO_DGX1V: &str =
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in ["collect", "placement", "schema"] {
+    for sub in ["collect", "render", "diff", "placement", "schema"] {
         wr().args([sub, "--help"])
             .assert()
             .success()

@@ -147,6 +147,32 @@ pub fn render(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `diff`: exit 1 when something significant changed.
+pub fn diff(old: &Path, new: &Path, json: bool, html: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let before = collect::load_nodes(&[old.to_path_buf()])?;
+    let after = collect::load_nodes(&[new.to_path_buf()])?;
+    for (p, b) in [(old, &before), (new, &after)] {
+        if b.is_empty() {
+            anyhow::bail!("no bundles or transcripts under `{}`", p.display());
+        }
+    }
+    let d = crate::diff::diff(&before, &after);
+    if let Some(file) = html {
+        let page = d.to_html(&old.display().to_string(), &new.display().to_string())?;
+        crate::fs::write_atomic(file, page.as_bytes())?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else {
+        print!("{}", d.to_text());
+    }
+    Ok(if d.significant() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// A usage error: printed like any error, exit 2.
 pub fn usage(msg: &str) -> anyhow::Result<ExitCode> {
     anyhow::bail!("{msg}")

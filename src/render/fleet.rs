@@ -94,7 +94,7 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 /// The fleet's median and MAD of some values.
-pub fn median_mad(values: &[f64]) -> (f64, f64) {
+pub fn median_mad(values: &[f64]) -> Spread {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
     let m = median(&v);
@@ -127,13 +127,16 @@ pub struct Outlier {
     pub fleet_mad: f64,
 }
 
+/// A median and a median absolute deviation.
+pub type Spread = (f64, f64);
+
 /// The fleet table: per metric, per node, and the outliers.
 pub struct Fleet {
     pub metrics: Vec<MetricKey>,
     /// Node name -> metric -> value.
     pub values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>>,
     /// Metric -> (median, MAD) of node medians and of node worst values.
-    pub stats: BTreeMap<MetricKey, ((f64, f64), (f64, f64))>,
+    pub stats: BTreeMap<MetricKey, (Spread, Spread)>,
     pub outliers: Vec<Outlier>,
 }
 

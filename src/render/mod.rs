@@ -50,12 +50,25 @@ pub struct NodeSummary {
     pub problems: usize,
 }
 
+/// One heatmap cell: text, inline colour, whether it is flagged.
+pub struct FleetCell {
+    pub text: String,
+    pub style: String,
+    pub outlier: bool,
+}
+
+/// One node's heatmap row.
+pub struct FleetRow {
+    pub name: String,
+    pub href: String,
+    pub cells: Vec<FleetCell>,
+}
+
 /// The fleet part of the index (two nodes or more).
 pub struct FleetView {
     pub groups: Vec<(String, Vec<(String, String)>)>,
     pub columns: Vec<String>,
-    /// Node name, link, cells (text, style, outlier marker).
-    pub rows: Vec<(String, String, Vec<(String, String, bool)>)>,
+    pub rows: Vec<FleetRow>,
     pub outliers: Vec<String>,
     pub hidden_metrics: usize,
 }
@@ -151,16 +164,24 @@ fn fleet_view(bundles: &[Bundle], href: &dyn Fn(&str) -> String) -> Option<Fleet
                         let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
                         let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
                         let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
-                        (
-                            format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
-                            format!("background:hsl(0,70%,{light}%)"),
-                            flagged.contains(&(name.as_str(), k.0.as_str())),
-                        )
+                        FleetCell {
+                            text: format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
+                            style: format!("background:hsl(0,70%,{light}%)"),
+                            outlier: flagged.contains(&(name.as_str(), k.0.as_str())),
+                        }
                     }
-                    None => (String::new(), String::new(), false),
+                    None => FleetCell {
+                        text: String::new(),
+                        style: String::new(),
+                        outlier: false,
+                    },
                 })
                 .collect();
-            (name.clone(), href(name), cells)
+            FleetRow {
+                name: name.clone(),
+                href: href(name),
+                cells,
+            }
         })
         .collect();
     let outliers = f
