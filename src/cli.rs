@@ -78,18 +78,25 @@ Exit: 0 when something was collected or parsed, 1 when nothing was, 2 on usage e
     #[command(after_help = "Examples:\n  \
 wire-report render                                   # the shipped captures/ into site/\n  \
 wire-report render bundle.json other/bundle.json --out site/\n  \
-wire-report render captures/rtx3090-4gpu --single-file report.html\n\n\
+wire-report render captures/rtx3090-4gpu --single-file report.html\n  \
+wire-report render /shared/wire/node17 --format md --redact   # for a ticket\n\n\
 Inputs: bundle files, node directories (a bundle.json, or transcripts), or folders of them.\n\
 The site works offline: no CDN, no web fonts. GB/s = 1e9 bytes per second.")]
     Render {
         /// Bundles, node directories or folders of them (default: captures/).
         inputs: Vec<PathBuf>,
-        /// The site's folder.
-        #[arg(long, default_value = "site")]
-        out: PathBuf,
+        /// The site's folder (default `site`); with `--format md`, a file (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Write one self-contained HTML file instead of a site.
         #[arg(long, value_name = "FILE")]
         single_file: Option<PathBuf>,
+        /// `site` (HTML pages) or `md` (a summary to paste into a ticket).
+        #[arg(long, value_enum, default_value_t = RenderFormat::Site)]
+        format: RenderFormat,
+        /// Replace hostnames, serials and GUIDs by stable placeholders first.
+        #[arg(long)]
+        redact: bool,
     },
     /// What changed between two collections of the same nodes, and whether it matters.
     #[command(after_help = "Examples:\n  \
@@ -158,6 +165,13 @@ fn parse_class(s: &str) -> Result<crate::evidence::topology::LinkClass, String> 
             LinkClass::ALL.map(LinkClass::as_str).join(", ")
         )
     })
+}
+
+/// What `render` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RenderFormat {
+    Site,
+    Md,
 }
 
 #[derive(Debug, Subcommand)]

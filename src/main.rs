@@ -54,7 +54,15 @@ fn main() -> ExitCode {
             inputs,
             out,
             single_file,
-        } => commands::render(&inputs, &out, single_file.as_deref()),
+            format,
+            redact,
+        } => commands::render(
+            &inputs,
+            out.as_deref(),
+            single_file.as_deref(),
+            format,
+            redact,
+        ),
         Command::Diff {
             old,
             new,

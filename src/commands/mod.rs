@@ -109,20 +109,41 @@ pub fn schema() -> anyhow::Result<ExitCode> {
 /// `render`: bundles or captures into a site, or one self-contained file.
 pub fn render(
     inputs: &[PathBuf],
-    out: &Path,
+    out: Option<&Path>,
     single_file: Option<&Path>,
+    format: crate::cli::RenderFormat,
+    redact: bool,
 ) -> anyhow::Result<ExitCode> {
     let inputs: Vec<PathBuf> = if inputs.is_empty() {
         vec![PathBuf::from("captures")]
     } else {
         inputs.to_vec()
     };
-    if single_file.is_none() {
+    let md = format == crate::cli::RenderFormat::Md;
+    if md && single_file.is_some() {
+        anyhow::bail!("--single-file writes HTML; with --format md use --out FILE or stdout");
+    }
+    let md_out = out.filter(|o| o.as_os_str() != "-");
+    let out = out.unwrap_or(Path::new("site"));
+    if single_file.is_none() && !md {
         crate::fs::check_writable_dir(out)?;
     }
-    let bundles = collect::load_nodes(&inputs)?;
+    let mut bundles = collect::load_nodes(&inputs)?;
     if bundles.is_empty() {
         anyhow::bail!("no bundles or transcripts under {}", show_paths(&inputs));
+    }
+    if redact {
+        for b in &mut bundles {
+            collect::redact::redact(b, &mut [])?;
+        }
+    }
+    if md {
+        let text = crate::render::markdown::render_markdown(&bundles);
+        match md_out {
+            Some(file) => crate::fs::write_atomic(file, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(file) = single_file {
         let html = crate::render::render_single_file(&bundles)?;

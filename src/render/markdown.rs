@@ -1,1 +1,289 @@
-//! Markdown summary for tickets (render --format md).
+//! `render --format md`: what a person pastes into a performance ticket.
+//! Per node: where the evidence came from, the findings with their
+//! evidence lines, the key figures (best and worst of each kind, with
+//! tool, direction, message size and source line), and what is missing.
+//! Text from transcripts is escaped so a ticket system renders it as text.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::bundle::{Bundle, Origin};
+use crate::diagnosis::{Diagnosed, diagnose};
+use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+use crate::render::format::{gbs, secs, size_short};
+
+/// Rows of the key figure table per node, so a summary stays short.
+const MAX_FIGURES: usize = 16;
+
+/// Escapes what markdown (and HTML inside markdown) would interpret.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A source as `file:line`, escaped.
+fn source(m: &Measurement) -> String {
+    escape(&format!("{}:{}", m.source.file, m.source.line))
+}
+
+fn origin(b: &Bundle) -> String {
+    match b.host.origin {
+        Origin::Live => format!(
+            "measured live on this node by wire-report {}",
+            b.generator.version
+        ),
+        Origin::Ingested => format!(
+            "ingested from {} transcript(s) captured elsewhere",
+            b.transcripts.len()
+        ),
+    }
+}
+
+fn direction(d: Direction) -> &'static str {
+    match d {
+        Direction::Uni => "one direction",
+        Direction::Bi => "both directions, summed",
+    }
+}
+
+/// The best and the worst figure of each (tool, kind, direction,
+/// statistic), bandwidth and latency, with what they were measured at.
+fn key_figures(b: &Bundle) -> Vec<String> {
+    type Key = (
+        String,
+        &'static str,
+        &'static str,
+        String,
+        bool,
+        &'static str,
+    );
+    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
+    for m in &b.measurements {
+        if m.src.is_some() && m.src == m.dst {
+            continue;
+        }
+        if !matches!(
+            m.statistic,
+            Statistic::Avg
+                | Statistic::Median
+                | Statistic::Typical
+                | Statistic::Busbw
+                | Statistic::Sum
+        ) {
+            continue;
+        }
+        let latency = m.bandwidth_bytes_per_s.is_none();
+        if latency && m.latency_s.is_none() {
+            continue;
+        }
+        let stat = format!("{:?}", m.statistic).to_lowercase();
+        groups
+            .entry((
+                m.tool.to_string(),
+                m.kind.as_str(),
+                direction(m.direction),
+                stat,
+                latency,
+                match m.p2p {
+                    P2p::Enabled => ", peer access on",
+                    P2p::Disabled => ", peer access off",
+                    P2p::Unknown => "",
+                },
+            ))
+            .or_default()
+            .push(m);
+    }
+    let mut rows = Vec::new();
+    for ((tool, kind, dir, stat, latency, p2p), ms) in groups {
+        let value = |m: &Measurement| {
+            if latency {
+                -m.latency_s.unwrap_or(f64::INFINITY)
+            } else {
+                m.bandwidth_bytes_per_s.unwrap_or(0.0)
+            }
+        };
+        // Bandwidth at the largest message (where a link shows its rate),
+        // latency at the smallest (where it shows its overhead).
+        let sizes = ms.iter().filter_map(|m| m.size_bytes);
+        let at = if latency { sizes.min() } else { sizes.max() };
+        let ms: Vec<&Measurement> = ms
+            .into_iter()
+            .filter(|m| at.is_none() || m.size_bytes == at)
+            .collect();
+        let best = ms.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
+        let worst = ms.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
+        let (Some(best), Some(worst)) = (best, worst) else {
+            continue;
+        };
+        let show = |m: &Measurement| {
+            let v = if latency {
+                secs(m.latency_s.unwrap_or(f64::NAN))
+            } else {
+                gbs(m.bandwidth_bytes_per_s.unwrap_or(f64::NAN))
+            };
+            let pair = match (&m.src, &m.dst) {
+                (Some(s), Some(d)) => format!(" {} \u{2192} {}", escape(s), escape(d)),
+                (Some(s), None) => format!(" {}", escape(s)),
+                _ => String::new(),
+            };
+            let size = m
+                .size_bytes
+                .map(|s| format!(" at {}", size_short(s as f64)))
+                .unwrap_or_default();
+            format!(
+                "{v}{}{} (printed {}; {})",
+                pair,
+                size,
+                escape(&m.as_printed),
+                source(m)
+            )
+        };
+        let what = if latency { "latency" } else { "bandwidth" };
+        let worst_cell = if ms.len() > 1 {
+            show(worst)
+        } else {
+            "(one figure)".into()
+        };
+        rows.push(format!(
+            "| {} {kind} {what}, {stat}, {dir}{p2p} | {} | {} | {} |",
+            escape(&tool),
+            show(best),
+            worst_cell,
+            ms.len()
+        ));
+    }
+    rows
+}
+
+fn finding(d: &Diagnosed) -> String {
+    let ev = d
+        .evidence
+        .iter()
+        .take(4)
+        .map(|s| format!("`{}:{}`", s.file.replace('`', "'"), s.line))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = d.evidence.len().saturating_sub(4);
+    format!(
+        "- **{}** {}{}{}",
+        d.severity.as_str(),
+        escape(&d.summary),
+        if ev.is_empty() {
+            String::new()
+        } else {
+            format!(" Evidence: {ev}")
+        },
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The summary of one or more nodes.
+pub fn render_markdown(bundles: &[Bundle]) -> String {
+    let mut s = String::new();
+    for b in bundles {
+        let _ = writeln!(s, "### wire-report: {}\n", escape(&b.host.name));
+        let gpus = b.topology.gpus().count();
+        let _ = writeln!(
+            s,
+            "Evidence {}; {} GPU(s) and {} other device(s) in the topology, {} figure(s), {} RDMA adapter(s), {} PCIe link(s). GB/s = 1e9 bytes/s.\n",
+            origin(b),
+            gpus,
+            b.topology.devices.len() - gpus,
+            b.measurements.len(),
+            b.rdma.len(),
+            b.pcie.len()
+        );
+        let found = diagnose(b);
+        if found.is_empty() {
+            s.push_str("**Findings:** none from the evidence collected.\n\n");
+        } else {
+            let _ = writeln!(s, "**Findings** ({}):\n", found.len());
+            for d in &found {
+                s.push_str(&finding(d));
+                s.push('\n');
+            }
+            s.push('\n');
+        }
+        let rows = key_figures(b);
+        if !rows.is_empty() {
+            s.push_str("**Key figures** (best and worst of each kind: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
+            s.push_str("| figure | best | worst | figures |\n|---|---|---|---|\n");
+            for r in rows.iter().take(MAX_FIGURES) {
+                s.push_str(r);
+                s.push('\n');
+            }
+            if rows.len() > MAX_FIGURES {
+                let _ = writeln!(
+                    s,
+                    "\n{} more kinds of figure are in the bundle.",
+                    rows.len() - MAX_FIGURES
+                );
+            }
+            s.push('\n');
+        }
+        let ports: Vec<String> = b
+            .rdma
+            .iter()
+            .flat_map(|d| {
+                d.ports.iter().map(move |p| {
+                    format!(
+                        "{} port {}: {} {}",
+                        d.name,
+                        p.port,
+                        p.state.clone().unwrap_or_else(|| "state unknown".into()),
+                        p.rate_as_printed
+                            .as_ref()
+                            .map(|r| format!("(rate {r} as printed)"))
+                            .unwrap_or_default()
+                    )
+                })
+            })
+            .collect();
+        if !ports.is_empty() {
+            let _ = writeln!(s, "**RDMA ports:** {}\n", escape(&ports.join("; ")));
+        }
+        if !b.problems.is_empty() {
+            let _ = writeln!(
+                s,
+                "**Problems reading the evidence** ({}): {}\n",
+                b.problems.len(),
+                b.problems
+                    .iter()
+                    .take(3)
+                    .map(|p| escape(&p.one_line()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_text_cannot_become_markup() {
+        assert_eq!(escape("<b>|x|</b>"), "&lt;b&gt;\\|x\\|&lt;/b&gt;");
+        assert_eq!(escape("a_b*c`d"), "a\\_b\\*c\\`d");
+        assert_eq!(escape("[l](http://x)"), "\\[l\\](http://x)");
+    }
+}

@@ -1,0 +1,130 @@
+//! `render --format md`: the ticket summary, read back with a markdown
+//! parser so that structure (table cells, list items) is checked, not
+//! just substrings.
+
+use assert_cmd::Command;
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+fn md(args: &[&str]) -> String {
+    let out = Command::cargo_bin("wire-report")
+        .unwrap()
+        .arg("render")
+        .args(args)
+        .args(["--format", "md"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+/// Table rows as cell texts, and list items as texts.
+fn structure(text: &str) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut items = Vec::new();
+    let (mut in_cell, mut in_item) = (false, false);
+    let opts = pulldown_cmark::Options::ENABLE_TABLES;
+    for ev in Parser::new_ext(text, opts) {
+        match ev {
+            Event::Start(Tag::TableRow | Tag::TableHead) => rows.push(Vec::new()),
+            Event::Start(Tag::TableCell) => {
+                in_cell = true;
+                rows.last_mut().unwrap().push(String::new());
+            }
+            Event::End(TagEnd::TableCell) => in_cell = false,
+            Event::Start(Tag::Item) => {
+                in_item = true;
+                items.push(String::new());
+            }
+            Event::End(TagEnd::Item) => in_item = false,
+            Event::Text(t) | Event::Code(t) => {
+                if in_cell {
+                    rows.last_mut().unwrap().last_mut().unwrap().push_str(&t);
+                }
+                if in_item {
+                    items.last_mut().unwrap().push_str(&t);
+                }
+            }
+            _ => {}
+        }
+    }
+    (rows, items)
+}
+
+#[test]
+fn findings_name_their_evidence_lines() {
+    let text = md(&["captures/dgx1v-v100-8gpu-1nic"]);
+    assert!(text.starts_with("### wire-report: dgx1v-v100-8gpu-1nic"));
+    let (_, items) = structure(&text);
+    assert_eq!(items.len(), 6, "{text}");
+    let cross: Vec<&String> = items
+        .iter()
+        .filter(|i| i.contains("across the socket boundary"))
+        .collect();
+    assert_eq!(cross.len(), 4);
+    for gpu in ["GPU4", "GPU5", "GPU6", "GPU7"] {
+        assert!(
+            cross
+                .iter()
+                .any(|i| i.contains(&format!("{gpu}'s closest adapter, mlx5_0")))
+        );
+    }
+    assert!(
+        items
+            .iter()
+            .all(|i| i.contains("nvidia-topo-009-dgx1v-v100-sxm2-hybrid-cube-mesh-mlx5.txt:"))
+    );
+    assert!(
+        items
+            .iter()
+            .any(|i| i.contains("8 GPUs share 1 adapter") && i.contains("MODEL"))
+    );
+}
+
+#[test]
+fn key_figures_are_whole_table_rows_with_unit_size_and_source() {
+    let text = md(&["captures/cx3-qdr-graph500"]);
+    let (rows, _) = structure(&text);
+    assert!(rows.len() > 3);
+    assert!(rows.iter().all(|r| r.len() == 4), "{rows:?}");
+    let write = rows
+        .iter()
+        .find(|r| r[0] == "perftest rdma-write bandwidth, avg, one direction")
+        .unwrap();
+    // 3665.25 MB/sec (perftest MB = 2^20 bytes) at 8 MiB = 3.843 GB/s.
+    assert!(
+        write[1].starts_with("3.843 GB/s mlx4_0 at 8 MiB (printed 3665.25 MB/sec; "),
+        "{write:?}"
+    );
+    assert!(write[1].ends_with("perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt:40)"));
+    let lat = rows
+        .iter()
+        .find(|r| r[0] == "perftest rdma-write latency, avg, one direction")
+        .unwrap();
+    assert!(lat[1].starts_with("1.030 us mlx4_0 at 2 B"), "{lat:?}");
+}
+
+#[test]
+fn redact_removes_the_host_name_and_out_writes_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("ticket.md");
+    Command::cargo_bin("wire-report")
+        .unwrap()
+        .args([
+            "render",
+            "captures/cx3-qdr-graph500",
+            "--format",
+            "md",
+            "--redact",
+            "--out",
+        ])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout("");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("cx3-qdr-graph500"), "{text}");
+    assert!(text.starts_with("### wire-report: host-"));
+    assert!(text.contains("mlx4\\_0 port 2: Down"), "{text}");
+}
