@@ -87,6 +87,9 @@ pub struct Bundle {
     /// The machine and the collecting process (live collection only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<System>,
+    /// The two-node check this node took part in, and its peer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer: Option<crate::collect::pair::PeerLink>,
     /// Everything that could not be read or did not agree.
     pub problems: Vec<Problem>,
 }
@@ -233,6 +236,7 @@ impl Bundle {
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,
+            peer: None,
             problems: Vec::new(),
         }
     }

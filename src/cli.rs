@@ -28,6 +28,8 @@ wire-report collect                                     # this node, into captur
 wire-report collect --out /shared/wire/{host} --redact\n  \
 wire-report collect --sysfs-root saved-tree/ --no-sweep --out tree-bundle/\n  \
 wire-report collect --from captures/dgx1-p100/ --out bundle.json\n  \
+srun -N2 --ntasks-per-node=1 wire-report collect --benchmarks --out /shared/wire/{host}   # pair check\n  \
+wire-report collect --peer listen    # and on the other node: wire-report collect --peer node1\n  \
 wire-report collect --from captures/ --out bundles/     # one bundle per node directory\n\n\
 Live: reads sysfs (PCIe devices and bridges, NUMA, RDMA ports and counters), runs the vendor \
 tools that are installed (nvidia-smi, rocm-smi, amd-smi, ibv_devinfo, ibstat, lspci), each with \
@@ -73,6 +75,19 @@ Exit: 0 when something was collected or parsed, 1 when nothing was, 2 on usage e
         /// Seconds all vendor benchmarks together may take.
         #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
         benchmark_budget: f64,
+        /// Two-node RDMA check by hand: `listen` on one node (server), the server's
+        /// host on the other (client). Implies --benchmarks. Under Slurm with two
+        /// tasks, task 0 serves and task 1 connects without this flag.
+        #[arg(long, value_name = "HOST|listen")]
+        peer: Option<String>,
+        /// RDMA device (and port) for the two-node check, e.g. `mlx5_0` or `mlx5_0:1`
+        /// (default: the first active port).
+        #[arg(long, value_name = "DEV[:PORT]")]
+        rdma_device: Option<String>,
+        /// TCP port of the two-node check's rendezvous (default 18515, or 18515 + job id
+        /// mod 1000 under Slurm).
+        #[arg(long, value_name = "PORT")]
+        peer_port: Option<u16>,
     },
     /// Render bundles or captured transcripts into a static site (or one file).
     #[command(after_help = "Examples:\n  \

@@ -22,6 +22,9 @@ fn main() -> ExitCode {
             no_sweep,
             benchmarks,
             benchmark_budget,
+            peer,
+            rdma_device,
+            peer_port,
         } => {
             if from.is_empty() {
                 commands::collect_live(&commands::LiveArgs {
@@ -33,7 +36,10 @@ fn main() -> ExitCode {
                     sizes,
                     budget,
                     no_sweep,
-                    benchmarks: benchmarks.then_some(benchmark_budget),
+                    benchmarks: (benchmarks || peer.is_some()).then_some(benchmark_budget),
+                    peer,
+                    rdma_device,
+                    peer_port,
                 })
             } else {
                 match out {

@@ -197,6 +197,7 @@ fn collect(root: &Path) -> Bundle {
         tool_timeout: Duration::from_secs(2),
         sweep: None,
         benchmarks: None,
+        pair: None,
     };
     live::collect(&opts).bundle
 }

@@ -23,6 +23,8 @@ pub struct Options {
     pub sweep: Option<Plan>,
     /// Run the vendor benchmarks that are installed, within this budget.
     pub benchmarks: Option<Duration>,
+    /// The two-node check's side, when a peer is given or Slurm pairs us.
+    pub pair: Option<super::pair::Plan>,
 }
 
 /// Vendor benchmarks `collect --benchmarks` runs when present: (tool,
@@ -377,7 +379,14 @@ pub fn collect(opts: &Options) -> Collected {
 
     if let Some(budget) = opts.benchmarks {
         step("vendor benchmarks");
-        benchmarks(&mut b, &mut raw, &mut probes, &mut runner, budget);
+        benchmarks(
+            &mut b,
+            &mut raw,
+            &mut probes,
+            &mut runner,
+            budget,
+            opts.pair.as_ref(),
+        );
     }
 
     // Counters again: the delta is what happened while we looked.
@@ -401,6 +410,116 @@ pub fn collect(opts: &Options) -> Collected {
     Collected { bundle: b, raw }
 }
 
+/// Records one benchmark run: its transcript (parsed like a capture), its
+/// probe, and a problem when it did not succeed.
+fn keep(
+    b: &mut Bundle,
+    raw: &mut Vec<(String, Vec<u8>)>,
+    probes: &mut Vec<Probe>,
+    name: String,
+    file: &str,
+    out: super::probes::Output,
+) {
+    let mut probe = Probe {
+        name: name.clone(),
+        status: out.status,
+        duration_s: out.duration.as_secs_f64(),
+        transcript: None,
+        message: out.message,
+    };
+    if !out.stdout.is_empty() {
+        let before = b.transcripts.len();
+        super::add_file(b, file, &out.stdout);
+        raw.push((file.to_string(), out.stdout));
+        probe.transcript = Some(file.to_string());
+        if b.transcripts.len() == before && probe.status == ProbeStatus::Ok {
+            probe.status = ProbeStatus::Unrecognized;
+        }
+    }
+    if !matches!(probe.status, ProbeStatus::Ok | ProbeStatus::Absent) {
+        problem(
+            b,
+            &name,
+            ProblemKind::Probe,
+            if probe.message.is_empty() {
+                format!("{name}: {:?}", probe.status)
+            } else {
+                probe.message.clone()
+            },
+        );
+    }
+    probes.push(probe);
+}
+
+/// The two-node `ib_write_bw`: this side of the pair, linked in the bundle.
+fn pair_benchmark(
+    b: &mut Bundle,
+    raw: &mut Vec<(String, Vec<u8>)>,
+    probes: &mut Vec<Probe>,
+    runner: &mut Runner,
+    plan: &super::pair::Plan,
+    budget: Duration,
+) {
+    use super::pair::{self, PeerLink, Role};
+    let mut plan = plan.clone();
+    if plan.device.is_none() {
+        plan.device = b.rdma.iter().find_map(|d| {
+            d.ports
+                .iter()
+                .find(|p| p.active == Some(true))
+                .map(|p| format!("{}:{}", d.name, p.port))
+        });
+    }
+    // The client connects to the server node's address: Slurm's NodeAddr
+    // when Slurm formed the pair, else the name as given.
+    let address = match (&plan.role, &plan.address, &plan.peer) {
+        (Role::Client, Some(a), _) => Some(a.clone()),
+        (Role::Client, None, Some(peer)) => {
+            let out = runner.run("scontrol", &["show", "node", "-o", peer]);
+            Some(
+                pair::node_addr(&String::from_utf8_lossy(&out.stdout))
+                    .unwrap_or_else(|| peer.clone()),
+            )
+        }
+        _ => None,
+    };
+    let side = match plan.role {
+        Role::Server => "server",
+        Role::Client => "client",
+    };
+    let name = format!(
+        "benchmark ib_write_bw pair {side}{}",
+        plan.peer
+            .as_ref()
+            .map(|p| format!(" with {p}"))
+            .unwrap_or_default()
+    );
+    let file = format!("ib_write_bw-pair-{side}.txt");
+    let out = if runner.which("ib_write_bw").is_none() {
+        super::probes::Output {
+            status: ProbeStatus::Absent,
+            stdout: Vec::new(),
+            message: "ib_write_bw is not on PATH".into(),
+            duration: Duration::ZERO,
+        }
+    } else {
+        pair::run(runner, &plan, address.as_deref(), budget)
+    };
+    let ok = out.status == ProbeStatus::Ok;
+    let printed = !out.stdout.is_empty();
+    keep(b, raw, probes, name, &file, out);
+    b.peer = Some(PeerLink {
+        role: plan.role.clone(),
+        peer: plan.peer.clone(),
+        address,
+        tool: "ib_write_bw".into(),
+        transcript: printed.then_some(file),
+        via: plan.via.to_string(),
+        job: plan.job.clone(),
+        ok,
+    });
+}
+
 /// Runs the installed vendor benchmarks, each parsed by the same parsers as
 /// captures, so the report holds their figures beside ours; then
 /// `ib_write_bw` in loopback on the first active RDMA port.
@@ -410,48 +529,13 @@ fn benchmarks(
     probes: &mut Vec<Probe>,
     runner: &mut Runner,
     budget: Duration,
+    pair: Option<&super::pair::Plan>,
 ) {
     let start = Instant::now();
     let left = |start: &Instant| {
         budget
             .saturating_sub(start.elapsed())
             .max(Duration::from_secs(1))
-    };
-    let keep = |b: &mut Bundle,
-                raw: &mut Vec<(String, Vec<u8>)>,
-                probes: &mut Vec<Probe>,
-                name: String,
-                file: &str,
-                out: super::probes::Output| {
-        let mut probe = Probe {
-            name: name.clone(),
-            status: out.status,
-            duration_s: out.duration.as_secs_f64(),
-            transcript: None,
-            message: out.message,
-        };
-        if !out.stdout.is_empty() {
-            let before = b.transcripts.len();
-            super::add_file(b, file, &out.stdout);
-            raw.push((file.to_string(), out.stdout));
-            probe.transcript = Some(file.to_string());
-            if b.transcripts.len() == before && probe.status == ProbeStatus::Ok {
-                probe.status = ProbeStatus::Unrecognized;
-            }
-        }
-        if !matches!(probe.status, ProbeStatus::Ok | ProbeStatus::Absent) {
-            problem(
-                b,
-                &name,
-                ProblemKind::Probe,
-                if probe.message.is_empty() {
-                    format!("{name}: {:?}", probe.status)
-                } else {
-                    probe.message.clone()
-                },
-            );
-        }
-        probes.push(probe);
     };
     for (tool, args, file) in BENCHMARKS {
         let name = format!("benchmark {tool} {}", args.join(" "))
@@ -469,6 +553,10 @@ fn benchmarks(
         }
         let out = runner.run_for(tool, args, left(&start));
         keep(b, raw, probes, name, file, out);
+    }
+    if let Some(plan) = pair {
+        pair_benchmark(b, raw, probes, runner, plan, left(&start));
+        return;
     }
     // RDMA loopback: server and client on the same active port.
     let port = b.rdma.iter().find_map(|d| {

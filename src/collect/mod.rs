@@ -11,6 +11,7 @@ pub mod gpu;
 #[cfg(feature = "rocm")]
 pub mod hip;
 pub mod live;
+pub mod pair;
 pub mod probes;
 pub mod redact;
 pub mod sweep;

@@ -211,6 +211,31 @@ pub struct LiveArgs {
     pub no_sweep: bool,
     /// Budget of the vendor benchmarks, when they are to run.
     pub benchmarks: Option<f64>,
+    /// `--peer HOST|listen`.
+    pub peer: Option<String>,
+    pub rdma_device: Option<String>,
+    pub peer_port: Option<u16>,
+}
+
+/// The two-node check's side: `--peer` by hand, else Slurm's two-task step
+/// when benchmarks run.
+fn pair_plan(a: &LiveArgs) -> anyhow::Result<Option<crate::collect::pair::Plan>> {
+    use crate::collect::pair;
+    let mut plan = match &a.peer {
+        Some(p) if p.trim().is_empty() => anyhow::bail!("--peer needs a host name or `listen`"),
+        Some(p) => Some(pair::from_flag(p.trim(), pair::DEFAULT_PORT)),
+        None if a.benchmarks.is_some() => pair::from_slurm(&|k| std::env::var(k).ok())
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    if let Some(p) = plan.as_mut() {
+        if let Some(port) = a.peer_port {
+            p.port = port;
+        }
+        p.device = a.rdma_device.clone();
+    }
+    Ok(plan)
 }
 
 /// `4096`, `4K`, `1M`, `256M`, `1G` (binary multiples).
@@ -279,6 +304,7 @@ pub fn collect_live(a: &LiveArgs) -> anyhow::Result<ExitCode> {
     if let Some(s) = &a.sizes {
         plan.sizes = parse_sizes(s)?;
     }
+    let pair = pair_plan(a)?;
     let started = std::time::Instant::now();
     let opts = live::Options {
         root: a.sysfs_root.clone(),
@@ -289,6 +315,7 @@ pub fn collect_live(a: &LiveArgs) -> anyhow::Result<ExitCode> {
         benchmarks: a
             .benchmarks
             .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),
+        pair,
     };
     let c = live::finish(live::collect(&opts), opts.redact)?;
     if to_stdout {

@@ -1,0 +1,156 @@
+//! The two-node check by hand (`--peer listen` / `--peer HOST`), with the
+//! SYNTHETIC stand-in `tests/standins/ib_write_bw` on PATH: the TCP
+//! rendezvous between the two processes is real, the printed figures are
+//! a real captured pair's (see the stand-in's header).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn path_with_standin() -> String {
+    let standins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/standins");
+    format!(
+        "{}:{}",
+        standins.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn collect(out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_wire-report"));
+    c.args([
+        "collect",
+        "--no-sweep",
+        "--quiet",
+        "--tool-timeout",
+        "5",
+        "--out",
+    ])
+    .arg(out)
+    .args(extra)
+    .env("PATH", path_with_standin())
+    .env_remove("SLURM_NTASKS")
+    .env_remove("SLURM_STEP_NUM_TASKS");
+    c
+}
+
+fn bundle(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("bundle.json")).unwrap()).unwrap()
+}
+
+/// A port per test process, so parallel runs do not collide.
+fn port(offset: u32) -> String {
+    (20000 + (std::process::id() % 20000) + offset).to_string()
+}
+
+#[test]
+fn server_and_client_each_keep_their_side_and_name_the_pair() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b): (PathBuf, PathBuf) = (d.path().join("a"), d.path().join("b"));
+    let p = port(0);
+    let mut server = collect(
+        &a,
+        &[
+            "--peer",
+            "listen",
+            "--peer-port",
+            &p,
+            "--benchmark-budget",
+            "30",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    // The client starts at once and retries until the server listens.
+    let client = collect(
+        &b,
+        &[
+            "--peer",
+            "127.0.0.1",
+            "--peer-port",
+            &p,
+            "--benchmark-budget",
+            "30",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        client.status.success(),
+        "{}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    assert!(server.wait().unwrap().success());
+
+    let (sa, sb) = (bundle(&a), bundle(&b));
+    assert_eq!(sa["peer"]["role"], "server");
+    assert_eq!(sa["peer"]["ok"], true);
+    assert_eq!(sa["peer"]["transcript"], "ib_write_bw-pair-server.txt");
+    assert_eq!(sb["peer"]["role"], "client");
+    assert_eq!(sb["peer"]["address"], "127.0.0.1");
+    assert_eq!(sb["peer"]["via"], "--peer");
+    assert!(a.join("ib_write_bw-pair-server.txt").is_file());
+    assert!(b.join("ib_write_bw-pair-client.txt").is_file());
+    // The client's transcript is parsed: a size sweep in Gb/s (converted once).
+    let rows: Vec<&serde_json::Value> = sb["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["tool"] == "perftest" && m["statistic"] == "avg")
+        .collect();
+    assert!(rows.len() > 10, "{rows:?}");
+    let biggest = rows
+        .iter()
+        .max_by_key(|m| m["size_bytes"].as_u64().unwrap())
+        .unwrap();
+    assert_eq!(biggest["size_bytes"], 8388608);
+    assert!(biggest["as_printed"].as_str().unwrap().contains("Gb/sec"));
+    // The server prints only its last row.
+    assert!(
+        sa["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["size_bytes"] == 8388608)
+    );
+}
+
+#[test]
+fn a_client_with_nobody_listening_is_a_failed_probe_not_a_failed_collection() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("c");
+    let r = collect(
+        &out,
+        &[
+            "--peer",
+            "127.0.0.1",
+            "--peer-port",
+            &port(7),
+            "--benchmark-budget",
+            "2",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let b = bundle(&out);
+    assert_eq!(b["peer"]["ok"], false);
+    assert_eq!(b["peer"]["role"], "client");
+    let probe = b["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "benchmark ib_write_bw pair client with 127.0.0.1")
+        .unwrap();
+    assert_eq!(probe["status"], "failed");
+    assert!(
+        probe["message"].as_str().unwrap().contains("attempt"),
+        "{probe}"
+    );
+    assert!(
+        b["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["kind"] == "probe")
+    );
+}
