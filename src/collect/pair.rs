@@ -107,7 +107,7 @@ fn split_top(s: &str) -> Option<Vec<String>> {
             ']' => depth -= 1,
             _ => {}
         }
-        if depth < 0 || depth > 1 {
+        if !(0..=1).contains(&depth) {
             return None;
         }
         if c == ',' && depth == 0 {
