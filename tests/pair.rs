@@ -104,6 +104,25 @@ fn server_and_client_each_keep_their_side_and_name_the_pair() {
         .unwrap();
     assert_eq!(biggest["size_bytes"], 8388608);
     assert!(biggest["as_printed"].as_str().unwrap().contains("Gb/sec"));
+    // The node pages say who paired with whom.
+    let site = d.path().join("site");
+    let r = Command::new(env!("CARGO_BIN_EXE_wire-report"))
+        .arg("render")
+        .arg(&b)
+        .arg("--out")
+        .arg(&site)
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+    let page = std::fs::read_dir(site.join("nodes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("index.html");
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains("Two-node check: this node ran the ib_write_bw client against 127.0.0.1 (paired by --peer); completed"), "{page}");
     // The server prints only its last row.
     assert!(
         sa["measurements"]

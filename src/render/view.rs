@@ -112,6 +112,8 @@ pub struct NodeView {
     pub problems: Vec<Link>,
     /// Live probes: `name: status (message)`.
     pub probes: Vec<String>,
+    /// The two-node check this node took part in, in words.
+    pub pair: Option<String>,
     pub matrix: Option<MatrixView>,
     pub diagram_svg: String,
     pub value_matrices: Vec<ValueMatrix>,
@@ -185,6 +187,45 @@ pub fn markdown(md: &str) -> String {
     out
 }
 
+/// `Two-node check: served ib_write_bw for n2 (paired by Slurm, job 7); ...`.
+fn pair_text(p: &crate::collect::pair::PeerLink) -> String {
+    use crate::collect::pair::Role;
+    let peer = p
+        .peer
+        .as_deref()
+        .or(p.address.as_deref())
+        .unwrap_or("an unnamed peer");
+    let side = match p.role {
+        Role::Server => format!("served {} for {peer}", p.tool),
+        Role::Client => format!(
+            "ran the {} client against {peer}{}",
+            p.tool,
+            p.address
+                .as_deref()
+                .filter(|a| *a != peer)
+                .map(|a| format!(" at {a}"))
+                .unwrap_or_default()
+        ),
+    };
+    let via = match (p.via.as_str(), &p.job) {
+        ("slurm", Some(j)) => format!("paired by Slurm, job {j}"),
+        ("slurm", None) => "paired by Slurm".to_string(),
+        (v, _) => format!("paired by {v}"),
+    };
+    format!(
+        "Two-node check: this node {side} ({via}); {}{}.",
+        if p.ok {
+            "completed"
+        } else {
+            "did not complete (see the probes)"
+        },
+        p.transcript
+            .as_deref()
+            .map(|t| format!("; its side's figures are in {t}"))
+            .unwrap_or_default()
+    )
+}
+
 pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
     let slug = slug(&b.host.name);
     let linker = Linker {
@@ -251,6 +292,7 @@ pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
                 }
             })
             .collect(),
+        pair: b.peer.as_ref().map(pair_text),
         probes: b
             .probes
             .iter()
