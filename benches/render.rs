@@ -63,4 +63,17 @@ fn main() {
         total - rendered,
         vm_hwm_kib().map_or("unknown".into(), |k| (k / 1024).to_string())
     );
+    let page = |p: &str| site.files.get(p).map_or(0, Vec::len);
+    let heaviest_node = site
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("nodes/") && p.ends_with("/index.html"))
+        .map(|(_, v)| v.len())
+        .max()
+        .unwrap_or(0);
+    println!(
+        "pages: fleet index.html {:.0} KB, heaviest node index.html {:.0} KB",
+        page("index.html") as f64 / 1e3,
+        heaviest_node as f64 / 1e3
+    );
 }
