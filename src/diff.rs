@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Measurement, Statistic};
+use crate::render::format::gbs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -117,10 +118,6 @@ fn figures(b: &Bundle) -> BTreeMap<(CellKey, String), (f64, Option<f64>)> {
         out.insert((k, format!("{:?}", m.statistic)), (bw, rel));
     }
     out
-}
-
-fn gbs(x: f64) -> String {
-    crate::render::format::gbs(x)
 }
 
 /// Compares node by node (matched by name).

@@ -123,11 +123,21 @@ struct ReportPage<'a> {
 /// Most metrics shown as heatmap columns; the rest are counted.
 const FLEET_COLUMNS: usize = 16;
 
-/// The fleet comparison, for two nodes or more; `href` links a node.
-fn fleet_view(bundles: &[Bundle], href: &dyn Fn(&str) -> String) -> Option<FleetView> {
+/// The fleet comparison, for two nodes or more; `link` makes a node's
+/// link from its slug.
+fn fleet_view(
+    bundles: &[Bundle],
+    views: &[NodeView],
+    link: &dyn Fn(&str) -> String,
+) -> Option<FleetView> {
     if bundles.len() < 2 {
         return None;
     }
+    let slugs: BTreeMap<&str, &str> = views
+        .iter()
+        .map(|v| (v.name.as_str(), v.slug.as_str()))
+        .collect();
+    let href = |name: &str| slugs.get(name).map(|s| link(s)).unwrap_or_default();
     let f = fleet::fleet(bundles);
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for b in bundles {
@@ -266,13 +276,7 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
         home_href: "index.html",
         version: VERSION,
         nodes: &summaries,
-        fleet: fleet_view(bundles, &|n| {
-            views
-                .iter()
-                .find(|v| v.name == n)
-                .map(|v| format!("nodes/{}/index.html", v.slug))
-                .unwrap_or_default()
-        }),
+        fleet: fleet_view(bundles, &views, &|slug| format!("nodes/{slug}/index.html")),
     };
     site.files
         .insert("index.html".into(), index.render()?.into_bytes());
@@ -349,13 +353,7 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         version: VERSION,
         nodes: &summaries,
         node_views: &views,
-        fleet: fleet_view(bundles, &|n| {
-            views
-                .iter()
-                .find(|v| v.name == n)
-                .map(|v| format!("#{}", v.slug))
-                .unwrap_or_default()
-        }),
+        fleet: fleet_view(bundles, &views, &|slug| format!("#{slug}")),
     };
     Ok(page.render()?)
 }
