@@ -74,6 +74,9 @@ fn the_outlier_check_flags_the_degraded_node_and_only_it() {
         assert_eq!(o.which, "worst");
         assert!((o.value - 2.95e9).abs() < 1e6, "{o:?}");
         assert!((o.fleet_median - 5.89e9).abs() < 2e7, "{o:?}");
+        // Attributed to the edited pair and its line in the synthetic copy.
+        let at = o.at.as_deref().unwrap();
+        assert!(at.starts_with("GPU0->GPU1 (") && at.ends_with("synthetic-degraded-p2pBandwidthLatencyTest-003-4x-rtx3090-no-p2p-tabs-expanded-no-trailing-note.txt:36)"), "{at}");
     }
     // Without the edit nobody stands out.
     let d2 = tempfile::tempdir().unwrap();

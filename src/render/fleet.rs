@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::bundle::Bundle;
-use crate::evidence::measurement::{Direction, Statistic};
+use crate::evidence::measurement::{Direction, Measurement, Statistic};
 
 /// A figure every node can have: its name and unit are in `label`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -22,39 +22,37 @@ pub struct NodeValue {
     pub count: usize,
 }
 
+/// Where a node's worst figure of a metric came from: pair and size.
+pub fn worst_at(b: &Bundle, key: &MetricKey) -> Option<String> {
+    let mut worst: Option<(f64, &Measurement)> = None;
+    for (k, bw, m) in figures(b) {
+        if &k == key && worst.is_none_or(|w| bw < w.0) {
+            worst = Some((bw, m));
+        }
+    }
+    let m = worst?.1;
+    let mut parts = Vec::new();
+    match (&m.src, &m.dst) {
+        (Some(s), Some(d)) => parts.push(format!("{s}->{d}")),
+        (Some(s), None) => parts.push(s.to_string()),
+        _ => {}
+    }
+    if let Some(size) = m.size_bytes {
+        parts.push(format!(
+            "at {}",
+            crate::render::format::size_short(size as f64)
+        ));
+    }
+    parts.push(format!("({}:{})", m.source.file, m.source.line));
+    Some(parts.join(" "))
+}
+
 /// Bandwidth figures per metric: tool, kind and direction (sizes and pairs
 /// pooled, so one bad pair pulls the node's worst value down), and the
 /// slowest active RDMA port.
 pub fn node_metrics(b: &Bundle) -> BTreeMap<MetricKey, NodeValue> {
     let mut values: BTreeMap<MetricKey, Vec<f64>> = BTreeMap::new();
-    for m in &b.measurements {
-        let Some(bw) = m.bandwidth_bytes_per_s else {
-            continue;
-        };
-        if !matches!(
-            m.statistic,
-            Statistic::Avg | Statistic::Median | Statistic::Busbw | Statistic::Peak
-        ) || bw <= 0.0
-        {
-            continue;
-        }
-        // Collectives by bus bandwidth only; small messages say little about a link.
-        if m.statistic == Statistic::Busbw && m.size_bytes.is_some_and(|s| s < 1 << 20) {
-            continue;
-        }
-        if m.size_bytes.is_some_and(|s| s < 1 << 20) && m.statistic != Statistic::Busbw {
-            continue;
-        }
-        if m.src.is_some() && m.src == m.dst {
-            continue;
-        }
-        let dir = if m.direction == Direction::Bi {
-            " bidirectional"
-        } else {
-            ""
-        };
-        let stat = format!("{:?}", m.statistic).to_lowercase();
-        let key = MetricKey(format!("{} {}{dir} {stat} (GB/s)", m.tool, m.kind.as_str()));
+    for (key, bw, _) in figures(b) {
         values.entry(key).or_default().push(bw);
     }
     let rates: Vec<f64> = b
@@ -79,6 +77,41 @@ pub fn node_metrics(b: &Bundle) -> BTreeMap<MetricKey, NodeValue> {
             (k, n)
         })
         .collect()
+}
+
+/// Each bandwidth figure that counts for the fleet: metric, bytes/s, and
+/// where it was measured (pair and size).
+fn figures(b: &Bundle) -> Vec<(MetricKey, f64, &Measurement)> {
+    let mut out = Vec::new();
+    for m in &b.measurements {
+        let Some(bw) = m.bandwidth_bytes_per_s else {
+            continue;
+        };
+        if !matches!(
+            m.statistic,
+            Statistic::Avg | Statistic::Median | Statistic::Busbw | Statistic::Peak
+        ) || bw <= 0.0
+        {
+            continue;
+        }
+        // Small messages say little about a link (collectives count by
+        // bus bandwidth, at 1 MiB and more too).
+        if m.size_bytes.is_some_and(|s| s < 1 << 20) {
+            continue;
+        }
+        if m.src.is_some() && m.src == m.dst {
+            continue;
+        }
+        let dir = if m.direction == Direction::Bi {
+            " bidirectional"
+        } else {
+            ""
+        };
+        let stat = format!("{:?}", m.statistic).to_lowercase();
+        let key = MetricKey(format!("{} {}{dir} {stat} (GB/s)", m.tool, m.kind.as_str()));
+        out.push((key, bw, m));
+    }
+    out
 }
 
 fn median(sorted: &[f64]) -> f64 {
@@ -125,6 +158,8 @@ pub struct Outlier {
     pub value: f64,
     pub fleet_median: f64,
     pub fleet_mad: f64,
+    /// For a worst value: the pair, size and source line it came from.
+    pub at: Option<String>,
 }
 
 /// A median and a median absolute deviation.
@@ -149,6 +184,8 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
         .iter()
         .map(|b| (b.host.name.clone(), node_metrics(b)))
         .collect();
+    let by_name: BTreeMap<&str, &Bundle> =
+        bundles.iter().map(|b| (b.host.name.as_str(), b)).collect();
     let group: BTreeMap<&str, String> = bundles
         .iter()
         .map(|b| (b.host.name.as_str(), topology_signature(b)))
@@ -191,6 +228,9 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
                             value: x,
                             fleet_median: m,
                             fleet_mad: mad,
+                            at: (which == "worst")
+                                .then(|| by_name.get(node.as_str()).and_then(|b| worst_at(b, k)))
+                                .flatten(),
                         });
                     }
                 }

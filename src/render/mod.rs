@@ -199,11 +199,12 @@ fn fleet_view(
         .iter()
         .map(|o| {
             format!(
-                "{}: {} {} is {:.2} GB/s against a median of {:.2} GB/s (MAD {:.2} GB/s) among nodes wired like it",
+                "{}: {} {} is {:.2} GB/s{} against a median of {:.2} GB/s (MAD {:.2} GB/s) among nodes wired like it",
                 o.node,
                 o.metric,
                 o.which,
                 o.value / 1e9,
+                o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
                 o.fleet_median / 1e9,
                 o.fleet_mad / 1e9
             )
