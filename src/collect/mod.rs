@@ -327,7 +327,12 @@ pub fn add_file(bundle: &mut Bundle, path: &str, bytes: &[u8]) {
                     message: i.message.clone(),
                 });
             }
-            bundle.measurements.extend(parsed.measurements);
+            // The first file's cells move in whole (no copy of every cell).
+            if bundle.measurements.is_empty() {
+                bundle.measurements = parsed.measurements;
+            } else {
+                bundle.measurements.extend(parsed.measurements);
+            }
             merge_rdma(&mut bundle.rdma, parsed.rdma);
             bundle.pcie.extend(parsed.pcie);
             bundle.transcripts.push(Transcript {
