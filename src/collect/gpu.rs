@@ -189,16 +189,20 @@ impl<'a, A: GpuApi> GpuCopy<'a, A> {
     }
 }
 
+fn host_buffers(pinned: bool) -> Buffers {
+    if pinned {
+        Buffers::HostPinned
+    } else {
+        Buffers::HostPageable
+    }
+}
+
 impl<A: GpuApi> Backend for GpuCopy<'_, A> {
     fn path(&self) -> Path {
         let (kind, buffers, p2p, description) = match self.kind {
             CopyKind::H2d { pinned } => (
                 Kind::H2d,
-                if pinned {
-                    Buffers::HostPinned
-                } else {
-                    Buffers::HostPageable
-                },
+                host_buffers(pinned),
                 P2p::Unknown,
                 format!(
                     "{} host-to-device copy from {} host memory to {}",
@@ -213,11 +217,7 @@ impl<A: GpuApi> Backend for GpuCopy<'_, A> {
             ),
             CopyKind::D2h { pinned } => (
                 Kind::D2h,
-                if pinned {
-                    Buffers::HostPinned
-                } else {
-                    Buffers::HostPageable
-                },
+                host_buffers(pinned),
                 P2p::Unknown,
                 format!(
                     "{} device-to-host copy from {} to {} host memory",

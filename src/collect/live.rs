@@ -495,16 +495,8 @@ fn pair_benchmark(
             .unwrap_or_default()
     );
     let file = format!("ib_write_bw-pair-{side}.txt");
-    let out = if runner.which("ib_write_bw").is_none() {
-        super::probes::Output {
-            status: ProbeStatus::Absent,
-            stdout: Vec::new(),
-            message: "ib_write_bw is not on PATH".into(),
-            duration: Duration::ZERO,
-        }
-    } else {
-        pair::run(runner, &plan, address.as_deref(), budget)
-    };
+    // Absent from PATH comes back as an absent probe, not retried.
+    let out = pair::run(runner, &plan, address.as_deref(), budget);
     let ok = out.status == ProbeStatus::Ok;
     let printed = !out.stdout.is_empty();
     keep(b, raw, probes, name, &file, out);
@@ -541,16 +533,6 @@ fn benchmarks(
         let name = format!("benchmark {tool} {}", args.join(" "))
             .trim()
             .to_string();
-        if runner.which(tool).is_none() {
-            probes.push(Probe {
-                name,
-                status: ProbeStatus::Absent,
-                duration_s: 0.0,
-                transcript: None,
-                message: format!("{tool} is not on PATH"),
-            });
-            continue;
-        }
         let out = runner.run_for(tool, args, left(&start));
         keep(b, raw, probes, name, file, out);
     }

@@ -252,14 +252,7 @@ fn push(
 
 fn host_hops(b: &Bundle, out: &mut Vec<Diagnosed>) {
     let t = &b.topology;
-    let gpu_pairs: Vec<_> = t
-        .links
-        .iter()
-        .filter(|l| {
-            t.device(&l.a).is_some_and(|d| d.kind == DeviceKind::Gpu)
-                && t.device(&l.b).is_some_and(|d| d.kind == DeviceKind::Gpu)
-        })
-        .collect();
+    let gpu_pairs: Vec<_> = t.gpu_links().collect();
     let direct = gpu_pairs
         .iter()
         .filter(|l| l.class == LinkClass::DirectLink)

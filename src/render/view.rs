@@ -370,14 +370,7 @@ fn finding_view(d: &Diagnosed, linker: &Linker<'_>) -> FindingView {
 /// One sentence on how the GPUs are joined.
 fn shape(b: &Bundle) -> String {
     let t = &b.topology;
-    let gpu_links: Vec<_> = t
-        .links
-        .iter()
-        .filter(|l| {
-            t.device(&l.a).is_some_and(|d| d.kind == DeviceKind::Gpu)
-                && t.device(&l.b).is_some_and(|d| d.kind == DeviceKind::Gpu)
-        })
-        .collect();
+    let gpu_links: Vec<_> = t.gpu_links().collect();
     if gpu_links.is_empty() {
         return if t.gpus().count() == 1 {
             "one GPU".into()

@@ -283,6 +283,14 @@ impl Topology {
         self.devices.iter().filter(|d| d.kind == DeviceKind::Gpu)
     }
 
+    /// The links between two GPUs (not GPU-NIC, not self).
+    pub fn gpu_links(&self) -> impl Iterator<Item = &Link> {
+        let is_gpu = |id: &str| self.device(id).is_some_and(|d| d.kind == DeviceKind::Gpu);
+        self.links
+            .iter()
+            .filter(move |l| is_gpu(&l.a) && is_gpu(&l.b))
+    }
+
     /// The link of an unordered pair, whichever way round it is stored.
     pub fn link(&self, x: &str, y: &str) -> Option<&Link> {
         self.links
