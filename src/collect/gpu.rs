@@ -23,6 +23,31 @@ pub struct Gpu {
     pub memory_bytes: u64,
 }
 
+impl Gpu {
+    /// From the NUL-terminated name and PCI bus id buffers a runtime filled.
+    pub fn from_c(
+        ordinal: i32,
+        name: &[std::ffi::c_char],
+        bus: &[std::ffi::c_char],
+        memory_bytes: usize,
+    ) -> Gpu {
+        let text = |b: &[std::ffi::c_char]| {
+            let bytes: Vec<u8> = b
+                .iter()
+                .take_while(|c| **c != 0)
+                .map(|c| *c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        Gpu {
+            ordinal,
+            name: text(name),
+            pci_bus_id: text(bus).to_ascii_lowercase(),
+            memory_bytes: memory_bytes as u64,
+        }
+    }
+}
+
 /// Why there is nothing to measure, when there is not.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unavailable {
@@ -555,4 +580,35 @@ pub(crate) fn run_all<A: GpuApi>(
         cells.extend(sweep::cells(&r, A::NAME, context));
     }
     GpuResult { cells, log, errors }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Gpu;
+
+    #[test]
+    fn c_buffers_stop_at_nul_and_bus_ids_are_lowercase() {
+        let buf = |t: &str, n: usize| {
+            let mut v = vec![0 as std::ffi::c_char; n];
+            for (d, b) in v.iter_mut().zip(t.bytes()) {
+                *d = b as std::ffi::c_char;
+            }
+            v
+        };
+        let g = Gpu::from_c(
+            3,
+            &buf("NVIDIA H200", 256),
+            &buf("00000000:1A:00.0", 64),
+            1 << 30,
+        );
+        assert_eq!(
+            (
+                g.ordinal,
+                g.name.as_str(),
+                g.pci_bus_id.as_str(),
+                g.memory_bytes
+            ),
+            (3, "NVIDIA H200", "00000000:1a:00.0", 1 << 30)
+        );
+    }
 }

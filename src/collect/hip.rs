@@ -50,14 +50,7 @@ pub fn inventory() -> Result<Vec<Gpu>, Unavailable> {
             let mut mem: usize = 0;
             check(hip::hipDeviceTotalMem(&mut mem, dev), "hipDeviceTotalMem")
                 .map_err(Unavailable::NoDevice)?;
-            out.push(Gpu {
-                ordinal: dev,
-                name: CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned(),
-                pci_bus_id: CStr::from_ptr(bus.as_ptr())
-                    .to_string_lossy()
-                    .to_ascii_lowercase(),
-                memory_bytes: mem as u64,
-            });
+            out.push(Gpu::from_c(dev, &name, &bus, mem));
         }
         Ok(out)
     }
