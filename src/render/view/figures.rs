@@ -1,0 +1,295 @@
+//! The figures sections: matrices of copy tests coloured by heat, size
+//! sweeps with their alpha-beta fits, collectives' bus bandwidth, and the
+//! ladder of this node's best figures.
+
+use std::collections::BTreeMap;
+
+use super::{ChartView, Link, Linker};
+use crate::bundle::Bundle;
+use crate::evidence::measurement::{Direction, Kind, Measurement, Statistic};
+use crate::models::fit;
+use crate::render::charts::{self, FitLine, Series};
+use crate::render::format::{gbs, secs, size_short};
+
+pub struct ValueMatrix {
+    pub title: String,
+    pub unit: String,
+    pub source: Link,
+    pub columns: Vec<String>,
+    pub rows: Vec<(String, Vec<(String, String)>)>,
+}
+
+/// Matrices of cells that name a source and a destination (copy tests).
+pub(super) fn value_matrices(b: &Bundle, linker: &Linker<'_>) -> Vec<ValueMatrix> {
+    type Key = (String, String, Statistic, Direction, bool);
+    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
+    for m in &b.measurements {
+        if !matches!(m.kind, Kind::P2pCopy | Kind::D2d | Kind::H2d | Kind::D2h)
+            || m.size_bytes.is_some()
+        {
+            continue;
+        }
+        if m.src.is_none() || m.dst.is_none() || m.statistic == Statistic::Single {
+            continue;
+        }
+        let lat = m.latency_s.is_some();
+        groups
+            .entry((
+                m.source.file.to_string(),
+                m.test.to_string(),
+                m.statistic,
+                m.direction,
+                lat,
+            ))
+            .or_default()
+            .push(m);
+    }
+    let mut out = Vec::new();
+    for ((_, test, stat, dir, lat), cells) in groups {
+        let mut srcs: Vec<String> = cells
+            .iter()
+            .filter_map(|m| m.src.as_ref().map(|s| s.to_string()))
+            .collect();
+        let mut dsts: Vec<String> = cells
+            .iter()
+            .filter_map(|m| m.dst.as_ref().map(|s| s.to_string()))
+            .collect();
+        let key = |s: &String| crate::evidence::topology::device_sort_key(s);
+        srcs.sort_by_key(key);
+        srcs.dedup();
+        dsts.sort_by_key(key);
+        dsts.dedup();
+        let values: Vec<f64> = cells
+            .iter()
+            .filter_map(|m| {
+                if lat {
+                    m.latency_s
+                } else {
+                    m.bandwidth_bytes_per_s
+                }
+            })
+            .collect();
+        let max = values.iter().cloned().fold(0.0f64, f64::max);
+        let rows = srcs
+            .iter()
+            .map(|s| {
+                let row = dsts
+                    .iter()
+                    .map(|d| {
+                        let c = cells.iter().find(|m| {
+                            m.src.as_deref() == Some(s.as_str())
+                                && m.dst.as_deref() == Some(d.as_str())
+                        });
+                        match c {
+                            Some(m) => {
+                                let v = if lat {
+                                    m.latency_s.unwrap_or(0.0)
+                                } else {
+                                    m.bandwidth_bytes_per_s.unwrap_or(0.0)
+                                };
+                                let text = if lat {
+                                    format!("{:.2}", v * 1e6)
+                                } else {
+                                    format!("{:.1}", v / 1e9)
+                                };
+                                (text, heat(v, max, lat))
+                            }
+                            None => (String::new(), String::new()),
+                        }
+                    })
+                    .collect();
+                (s.clone(), row)
+            })
+            .collect();
+        out.push(ValueMatrix {
+            title: format!(
+                "{test} ({}, {})",
+                format!("{stat:?}").to_lowercase(),
+                if dir == Direction::Bi {
+                    "bidirectional, sum of both"
+                } else {
+                    "unidirectional, row to column"
+                }
+            ),
+            unit: if lat {
+                "us".into()
+            } else {
+                "GB/s (1e9 bytes/s)".into()
+            },
+            source: linker.link(&cells[0].source),
+            columns: dsts,
+            rows,
+        });
+    }
+    out
+}
+
+/// A background colour: darker for better (higher bandwidth, lower latency).
+fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
+    if max <= 0.0 || v <= 0.0 {
+        return String::new();
+    }
+    // Log scale over three decades below the best.
+    let r = (v / max).log10().clamp(-3.0, 0.0) / 3.0 + 1.0;
+    let r = if lower_is_better { 1.0 - r * 0.8 } else { r };
+    let light = (95.0 - 50.0 * r).round() as u32;
+    format!("background:hsl(210,70%,{light}%)")
+}
+
+/// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
+/// m* marked; collectives as busbw vs size.
+pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
+    let mut out = Vec::new();
+    for s in fit::sweeps(&b.measurements).iter().take(12) {
+        let series = Series {
+            label: s.label(),
+            points: s
+                .points
+                .iter()
+                .map(|p| (p.size_bytes, p.size_bytes / p.time_s))
+                .collect(),
+        };
+        let fitted = fit::fit_with_knees(&s.points, 3).ok();
+        let lines: Vec<FitLine> = fitted
+            .as_ref()
+            .map(|f| {
+                f.segments
+                    .iter()
+                    .map(|g| FitLine {
+                        alpha_s: g.alpha_s,
+                        beta_bytes_per_s: g.beta_bytes_per_s,
+                        from_bytes: g.from_bytes,
+                        to_bytes: g.to_bytes,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let note = match &fitted {
+            Some(f) => {
+                let segs: Vec<String> = f
+                    .segments
+                    .iter()
+                    .map(|g| {
+                        format!(
+                            "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
+                            size_short(g.from_bytes),
+                            size_short(g.to_bytes),
+                            secs(g.alpha_s),
+                            gbs(g.beta_bytes_per_s),
+                            size_short(g.m_star_bytes),
+                            g.r_squared
+                        )
+                    })
+                    .collect();
+                let knees = if f.knees_bytes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " Knees at {}.",
+                        f.knees_bytes
+                            .iter()
+                            .map(|k| size_short(*k))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                format!(
+                    "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
+                    segs.join("; "),
+                    if s.from_latency {
+                        "Bandwidth shown is size / measured time."
+                    } else {
+                        "Times are size / measured bandwidth."
+                    }
+                )
+            }
+            None => "No alpha-beta fit: the sweep does not support one.".into(),
+        };
+        let y = if s.direction == Direction::Bi {
+            "GB/s both directions (1e9 bytes/s, log)"
+        } else {
+            "GB/s (1e9 bytes/s, log)"
+        };
+        out.push(ChartView {
+            title: s.label(),
+            svg: charts::sweep_chart(&s.label(), &[series], &lines, y),
+            note,
+            source: Some(linker.link(&s.source)),
+        });
+    }
+    // Collectives: busbw vs size, out-of-place and in-place together.
+    let mut coll: BTreeMap<(String, String), Vec<&Measurement>> = BTreeMap::new();
+    for m in &b.measurements {
+        if m.statistic == Statistic::Busbw && m.size_bytes.is_some_and(|s| s > 0) {
+            coll.entry((m.source.file.to_string(), m.kind.as_str().to_string()))
+                .or_default()
+                .push(m);
+        }
+    }
+    for ((_, kind), cells) in coll {
+        let mut by_test: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        for m in &cells {
+            if let (Some(s), Some(bw)) = (m.size_bytes, m.bandwidth_bytes_per_s)
+                && bw > 0.0
+            {
+                by_test
+                    .entry(m.test.to_string())
+                    .or_default()
+                    .push((s as f64, bw));
+            }
+        }
+        let series: Vec<Series> = by_test
+            .into_iter()
+            .map(|(label, points)| Series { label, points })
+            .collect();
+        if series.iter().all(|s| s.points.len() < 2) {
+            continue;
+        }
+        let title = format!("{kind}: bus bandwidth vs message size");
+        out.push(ChartView {
+            svg: charts::sweep_chart(&title, &series, &[], "busbw GB/s (1e9 bytes/s, log)"),
+            title,
+            note: "busbw = algbw x the collective's factor, comparable with a link's bandwidth (nccl-tests).".into(),
+            source: Some(linker.link(&cells[0].source)),
+        });
+    }
+    out
+}
+
+/// This node's best figure per kind and transcript, on the ladder.
+pub(super) fn ladder(b: &Bundle) -> String {
+    let mut best: BTreeMap<(String, &'static str), f64> = BTreeMap::new();
+    for m in &b.measurements {
+        let (Some(bw), true) = (
+            m.bandwidth_bytes_per_s,
+            matches!(
+                m.statistic,
+                Statistic::Avg | Statistic::Peak | Statistic::Busbw
+            ),
+        ) else {
+            continue;
+        };
+        if m.statistic == Statistic::Busbw && m.size_bytes.is_none() {
+            continue;
+        }
+        let file = m
+            .source
+            .file
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(18)
+            .collect::<String>();
+        let e = best.entry((file, m.kind.as_str())).or_insert(0.0);
+        if bw > *e {
+            *e = bw;
+        }
+    }
+    let points: Vec<(String, f64)> = best
+        .into_iter()
+        .filter(|(_, v)| *v > 0.0)
+        .map(|((f, k), v)| (format!("{k} {} ({f})", gbs(v)), v))
+        .collect();
+    charts::ladder_chart(&points)
+}

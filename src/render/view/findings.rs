@@ -1,0 +1,40 @@
+//! The diagnosis section: each finding with its severity, its summary, the
+//! explanation from `templates/explain/` and links to its evidence lines.
+
+use super::{Link, Linker};
+use crate::diagnosis::{self, Diagnosed, Severity};
+
+pub struct FindingView {
+    pub severity: &'static str,
+    pub kind: &'static str,
+    pub summary: String,
+    pub explanation_html: String,
+    pub evidence: Vec<Link>,
+}
+
+/// One function owns the markdown options.
+pub fn markdown(md: &str) -> String {
+    let parser = pulldown_cmark::Parser::new_ext(md, pulldown_cmark::Options::empty());
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, parser);
+    out
+}
+
+fn finding_view(d: &Diagnosed, linker: &Linker<'_>) -> FindingView {
+    FindingView {
+        severity: d.severity.as_str(),
+        kind: d.finding.name(),
+        summary: d.summary.clone(),
+        explanation_html: markdown(diagnosis::explanation(&d.finding)),
+        evidence: d.evidence.iter().map(|s| linker.link(s)).collect(),
+    }
+}
+
+pub(super) fn finding_views(diagnosed: &[Diagnosed], linker: &Linker<'_>) -> Vec<FindingView> {
+    diagnosed.iter().map(|d| finding_view(d, linker)).collect()
+}
+
+/// How many findings have this severity.
+pub(super) fn count(diagnosed: &[Diagnosed], s: Severity) -> usize {
+    diagnosed.iter().filter(|d| d.severity == s).count()
+}

@@ -1,0 +1,124 @@
+//! Bundle -> display-ready view of one node. Every string here is what a
+//! page shows; templates only lay them out. Text from transcripts stays
+//! plain text here and is escaped by the templates; the only markup is our
+//! own (SVG from plotters, markdown from `templates/explain/`).
+//!
+//! One module per section of a node's page, in page order: `findings`
+//! (diagnosis), `evidence`, `topology`, `figures` (matrices, sweeps,
+//! ladder), `models`, `interpretation`, `transcripts`; `links`
+//! makes slugs and the links to transcript lines. `node_view` only
+//! assembles the sections.
+
+mod evidence;
+mod figures;
+mod findings;
+mod interpretation;
+mod links;
+mod models;
+mod topology;
+mod transcripts;
+
+use crate::bundle::Bundle;
+use crate::diagnosis::{self, Severity};
+use links::Linker;
+
+pub use evidence::missing_kinds;
+pub use figures::ValueMatrix;
+pub use findings::{FindingView, markdown};
+pub use interpretation::SeriesView;
+pub use links::slug;
+pub use models::ModelView;
+pub use topology::{Cell, MatrixView};
+pub use transcripts::{TranscriptLink, TranscriptView};
+
+/// Where links point: separate pages, or anchors in one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Site,
+    SingleFile,
+}
+
+pub struct Link {
+    pub label: String,
+    pub href: String,
+}
+
+pub struct ChartView {
+    pub title: String,
+    pub svg: String,
+    pub note: String,
+    pub source: Option<Link>,
+}
+
+pub struct NodeView {
+    pub name: String,
+    pub slug: String,
+    pub origin: &'static str,
+    pub gpus: usize,
+    pub nics: usize,
+    /// `8`, or `not described` when no topology transcript names devices.
+    pub gpus_shown: String,
+    pub nics_shown: String,
+    pub missing_short: String,
+    pub shape: String,
+    pub findings: Vec<FindingView>,
+    pub critical: usize,
+    pub warning: usize,
+    pub info: usize,
+    pub collected: Vec<String>,
+    pub missing: Vec<String>,
+    pub problems: Vec<Link>,
+    /// Live probes: `name: status (message)`.
+    pub probes: Vec<String>,
+    /// The two-node check this node took part in, in words.
+    pub pair: Option<String>,
+    pub matrix: Option<MatrixView>,
+    pub diagram_svg: String,
+    pub value_matrices: Vec<ValueMatrix>,
+    pub sweep_charts: Vec<ChartView>,
+    pub ladder_svg: String,
+    pub cliff: Option<ChartView>,
+    pub models: Vec<ModelView>,
+    pub interpretation: Vec<SeriesView>,
+    pub transcripts: Vec<TranscriptLink>,
+    pub transcript_views: Vec<TranscriptView>,
+    pub bundle_href: String,
+}
+
+pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
+    let slug = slug(&b.host.name);
+    let linker = Linker::new(mode, &slug, b);
+    let (gpus, nics) = topology::device_counts(b);
+    let diagnosed = diagnosis::diagnose(b);
+    NodeView {
+        name: b.host.name.clone(),
+        origin: evidence::origin(b),
+        gpus,
+        nics,
+        gpus_shown: topology::shown(b, gpus),
+        nics_shown: topology::shown(b, nics),
+        missing_short: evidence::missing_short(b),
+        shape: topology::shape(b),
+        critical: findings::count(&diagnosed, Severity::Critical),
+        warning: findings::count(&diagnosed, Severity::Warning),
+        info: findings::count(&diagnosed, Severity::Info),
+        findings: findings::finding_views(&diagnosed, &linker),
+        collected: evidence::collected(b),
+        missing: evidence::missing(b),
+        problems: evidence::problems(b, &linker),
+        pair: b.peer.as_ref().map(evidence::pair_text),
+        probes: evidence::probes(b),
+        matrix: topology::class_matrix(b),
+        diagram_svg: topology::diagram(b),
+        value_matrices: figures::value_matrices(b, &linker),
+        sweep_charts: figures::sweep_charts(b, &linker),
+        ladder_svg: figures::ladder(b),
+        cliff: models::cliff(b),
+        models: models::model_views(b),
+        interpretation: interpretation::interpretation(b, &linker),
+        transcripts: transcripts::links(b, &linker),
+        transcript_views: transcripts::views(b, &slug),
+        bundle_href: "bundle.json".into(),
+        slug,
+    }
+}

@@ -1,0 +1,67 @@
+//! The transcripts section: the list of transcripts on a node's page, and
+//! each transcript shown whole with line anchors on its own page.
+
+use super::Linker;
+use crate::bundle::Bundle;
+
+pub struct TranscriptLink {
+    pub name: String,
+    pub tool: &'static str,
+    pub href: String,
+    pub lines: usize,
+    pub notes: Vec<String>,
+}
+
+pub struct TranscriptView {
+    pub anchor: String,
+    pub name: String,
+    pub path: String,
+    pub tool: &'static str,
+    pub sha256: String,
+    pub lines: Vec<(usize, String)>,
+}
+
+/// The file name of a transcript's path.
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// The list on the node's page.
+pub(super) fn links(b: &Bundle, linker: &Linker<'_>) -> Vec<TranscriptLink> {
+    b.transcripts
+        .iter()
+        .enumerate()
+        .map(|(i, tr)| TranscriptLink {
+            name: file_name(&tr.path),
+            tool: tr.tool.as_str(),
+            href: linker.transcript_href(i),
+            lines: tr.text.lines().count(),
+            notes: tr
+                .notes
+                .iter()
+                .map(|n| format!("line {}: {}", n.line, n.text))
+                .collect(),
+        })
+        .collect()
+}
+
+/// Each transcript whole, its lines numbered from 1.
+pub(super) fn views(b: &Bundle, slug: &str) -> Vec<TranscriptView> {
+    b.transcripts
+        .iter()
+        .enumerate()
+        .map(|(i, tr)| TranscriptView {
+            anchor: format!("{slug}-t{i}"),
+            name: file_name(&tr.path),
+            path: tr.path.clone(),
+            tool: tr.tool.as_str(),
+            sha256: tr.sha256.clone(),
+            lines: tr
+                .text
+                .lines()
+                .enumerate()
+                .map(|(n, l)| (n + 1, l.to_string()))
+                .collect(),
+        })
+        .collect()
+}
