@@ -12,6 +12,8 @@
 //! nodes/<node>/t<i>.html      each transcript, escaped, with line anchors
 //! nodes/<node>/bundle.json    the bundle, downloadable
 //! ```
+//! `<node>` and `t<i>` are slugs, decided for every node and transcript by
+//! [`view::Slugs::decide`] before any view is built; nothing else makes one.
 
 pub mod charts;
 pub mod fleet;
@@ -24,7 +26,7 @@ use std::collections::BTreeMap;
 use askama::Template;
 
 use crate::bundle::Bundle;
-use view::{Mode, NodeView, TranscriptView};
+use view::{Mode, NodeSlugs, NodeView, Slugs, TranscriptView};
 
 /// The stylesheet, embedded in the binary.
 pub const CSS: &str = include_str!("../../static/style.css");
@@ -124,27 +126,23 @@ struct ReportPage<'a> {
 const FLEET_COLUMNS: usize = 16;
 
 /// The fleet comparison, for two nodes or more; `link` makes a node's
-/// link from its slug.
+/// link from its slug in `slugs`.
 fn fleet_view(
     bundles: &[Bundle],
-    views: &[NodeView],
+    slugs: &Slugs,
     link: &dyn Fn(&str) -> String,
 ) -> Option<FleetView> {
     if bundles.len() < 2 {
         return None;
     }
-    let slugs: BTreeMap<&str, &str> = views
-        .iter()
-        .map(|v| (v.name.as_str(), v.slug.as_str()))
-        .collect();
-    let href = |name: &str| slugs.get(name).map(|s| link(s)).unwrap_or_default();
+    let nodes = || bundles.iter().zip(slugs.nodes());
     let f = fleet::fleet(bundles);
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for b in bundles {
+    for (b, s) in nodes() {
         groups
             .entry(fleet::topology_signature(b))
             .or_default()
-            .push((b.host.name.clone(), href(&b.host.name)));
+            .push((b.host.name.clone(), link(&s.node)));
     }
     let mut groups: Vec<(String, Vec<(String, String)>)> = groups.into_iter().collect();
     groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
@@ -163,9 +161,8 @@ fn fleet_view(
         .iter()
         .map(|o| (o.node.as_str(), o.metric.as_str()))
         .collect();
-    let rows = bundles
-        .iter()
-        .map(|b| {
+    let rows = nodes()
+        .map(|(b, s)| {
             let name = &b.host.name;
             let cells = metrics
                 .iter()
@@ -189,7 +186,7 @@ fn fleet_view(
                 .collect();
             FleetRow {
                 name: name.clone(),
-                href: href(name),
+                href: link(&s.node),
                 cells,
             }
         })
@@ -241,28 +238,15 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
     }
 }
 
-/// Unique slugs, in the order given.
-fn unique_slugs(views: &mut [NodeView]) {
-    let mut seen = std::collections::BTreeSet::new();
-    for v in views.iter_mut() {
-        let mut s = v.slug.clone();
-        let mut k = 2;
-        while !seen.insert(s.clone()) {
-            s = format!("{}-{k}", v.slug);
-            k += 1;
-        }
-        v.slug = s;
-    }
-}
-
 /// The multi-page site.
 pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     use rayon::prelude::*;
-    let mut views: Vec<NodeView> = bundles
+    let slugs = Slugs::decide(bundles);
+    let views: Vec<NodeView> = bundles
         .par_iter()
-        .map(|b| view::node_view(b, Mode::Site))
+        .zip(slugs.nodes())
+        .map(|(b, s)| view::node_view(b, s, Mode::Site))
         .collect();
-    unique_slugs(&mut views);
     let mut site = Site::default();
     site.files
         .insert("style.css".into(), CSS.as_bytes().to_vec());
@@ -277,7 +261,7 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
         home_href: "index.html",
         version: VERSION,
         nodes: &summaries,
-        fleet: fleet_view(bundles, &views, &|slug| format!("nodes/{slug}/index.html")),
+        fleet: fleet_view(bundles, &slugs, &|slug| format!("nodes/{slug}/index.html")),
     };
     site.files
         .insert("index.html".into(), index.render()?.into_bytes());
@@ -285,7 +269,8 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     let pages: Vec<anyhow::Result<Files>> = views
         .par_iter()
         .zip(bundles)
-        .map(|(v, b)| node_files(v, b))
+        .zip(slugs.nodes())
+        .map(|((v, b), s)| node_files(v, b, s))
         .collect();
     for p in pages {
         site.files.extend(p?);
@@ -297,9 +282,9 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
 type Files = Vec<(String, Vec<u8>)>;
 
 /// The files of one node: its page, its transcripts, its bundle.
-fn node_files(v: &NodeView, b: &Bundle) -> anyhow::Result<Files> {
+fn node_files(v: &NodeView, b: &Bundle, slugs: &NodeSlugs) -> anyhow::Result<Files> {
     let mut out = Vec::new();
-    let dir = format!("nodes/{}", v.slug);
+    let dir = format!("nodes/{}", slugs.node);
     let page = NodePage {
         title: format!("{}: wire-report", v.name),
         css_href: "../../style.css",
@@ -309,7 +294,7 @@ fn node_files(v: &NodeView, b: &Bundle) -> anyhow::Result<Files> {
         node: v,
     };
     out.push((format!("{dir}/index.html"), page.render()?.into_bytes()));
-    for (i, t) in v.transcript_views.iter().enumerate() {
+    for (t, slug) in v.transcript_views.iter().zip(&slugs.transcripts) {
         let page = TranscriptPage {
             title: format!("{} / {}", v.name, t.name),
             css_href: "../../style.css",
@@ -318,7 +303,7 @@ fn node_files(v: &NodeView, b: &Bundle) -> anyhow::Result<Files> {
             version: VERSION,
             t,
         };
-        out.push((format!("{dir}/t{i}.html"), page.render()?.into_bytes()));
+        out.push((format!("{dir}/{slug}.html"), page.render()?.into_bytes()));
     }
     // Compact: this copy is for download, not for reading in place.
     let json = serde_json::to_vec(b)
@@ -329,15 +314,12 @@ fn node_files(v: &NodeView, b: &Bundle) -> anyhow::Result<Files> {
 
 /// One self-contained HTML file (CSS and SVG inline) for a ticket.
 pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
-    let mut views: Vec<NodeView> = bundles
+    let slugs = Slugs::decide(bundles);
+    let views: Vec<NodeView> = bundles
         .iter()
-        .map(|b| view::node_view(b, Mode::SingleFile))
+        .zip(slugs.nodes())
+        .map(|(b, s)| view::node_view(b, s, Mode::SingleFile))
         .collect();
-    unique_slugs(&mut views);
-    for v in &mut views {
-        // The bundle is not a separate file here.
-        v.bundle_href = String::new();
-    }
     let summaries: Vec<NodeSummary> = views
         .iter()
         .map(|v| summary(v, format!("#{}", v.slug)))
@@ -354,7 +336,64 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         version: VERSION,
         nodes: &summaries,
         node_views: &views,
-        fleet: fleet_view(bundles, &views, &|slug| format!("#{slug}")),
+        fleet: fleet_view(bundles, &slugs, &|slug| format!("#{slug}")),
     };
     Ok(page.render()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One captured node twice, under the same name.
+    fn twins() -> Vec<Bundle> {
+        let dir = std::path::PathBuf::from("captures/rtx2080ti-2gpu-autodl");
+        let b = crate::collect::load_nodes(&[dir]).unwrap().remove(0);
+        vec![b.clone(), b]
+    }
+
+    /// The values of `name="..."` in a page.
+    fn attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
+        let pat = format!(" {name}=\"");
+        html.match_indices(&pat)
+            .filter_map(|(i, _)| {
+                let rest = &html[i + pat.len()..];
+                rest.find('"').map(|e| &rest[..e])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nodes_of_one_name_get_their_own_pages_linking_to_their_own_transcripts() {
+        let bundles = twins();
+        let slug = view::slug(&bundles[0].host.name);
+        let site = render_site(&bundles).unwrap();
+        for dir in [format!("nodes/{slug}"), format!("nodes/{slug}-2")] {
+            let page = &site.files[&format!("{dir}/index.html")];
+            let page = std::str::from_utf8(page).unwrap();
+            let node = dir.trim_start_matches("nodes/");
+            let into_transcripts: Vec<&str> = attrs(page, "href")
+                .into_iter()
+                .filter(|h| h.starts_with('t') && h.contains('#'))
+                .collect();
+            assert!(!into_transcripts.is_empty(), "{dir}: no evidence links");
+            for h in into_transcripts {
+                let (file, anchor) = h.split_once('#').unwrap();
+                assert!(site.files.contains_key(&format!("{dir}/{file}")), "{h}");
+                assert!(anchor.starts_with(&format!("{node}-t")), "{dir}: {h}");
+            }
+        }
+    }
+
+    #[test]
+    fn single_file_anchors_stay_unique_and_resolve_when_names_repeat() {
+        let html = render_single_file(&twins()).unwrap();
+        let ids = attrs(&html, "id");
+        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+        assert_eq!(unique.len(), ids.len(), "an id appears twice");
+        for href in attrs(&html, "href") {
+            let frag = href.strip_prefix('#').expect("a local link");
+            assert!(frag.is_empty() || unique.contains(frag), "{href}");
+        }
+    }
 }

@@ -5,9 +5,10 @@
 //!
 //! One module per section of a node's page, in page order: `findings`
 //! (diagnosis), `evidence`, `topology`, `figures` (matrices, sweeps,
-//! ladder), `models`, `interpretation`, `transcripts`; `links`
-//! makes slugs and the links to transcript lines. `node_view` only
-//! assembles the sections.
+//! ladder), `models`, `interpretation`, `transcripts`. `links` owns the
+//! slugs, decided for every node and transcript before any view is built
+//! ([`Slugs::decide`]), and the links to transcript lines; no section
+//! makes a slug. `node_view` only assembles the sections.
 
 mod evidence;
 mod figures;
@@ -26,7 +27,7 @@ pub use evidence::missing_kinds;
 pub use figures::ValueMatrix;
 pub use findings::{FindingView, markdown};
 pub use interpretation::SeriesView;
-pub use links::slug;
+pub use links::{NodeSlugs, Slugs, slug};
 pub use models::ModelView;
 pub use topology::{Cell, MatrixView};
 pub use transcripts::{TranscriptLink, TranscriptView};
@@ -85,9 +86,10 @@ pub struct NodeView {
     pub bundle_href: String,
 }
 
-pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
-    let slug = slug(&b.host.name);
-    let linker = Linker::new(mode, &slug, b);
+/// The view of one node; its slugs were decided with every other node's
+/// ([`Slugs::decide`]).
+pub fn node_view(b: &Bundle, slugs: &NodeSlugs, mode: Mode) -> NodeView {
+    let linker = Linker::new(mode, slugs);
     let (gpus, nics) = topology::device_counts(b);
     let diagnosed = diagnosis::diagnose(b);
     NodeView {
@@ -117,8 +119,8 @@ pub fn node_view(b: &Bundle, mode: Mode) -> NodeView {
         models: models::model_views(b),
         interpretation: interpretation::interpretation(b, &linker),
         transcripts: transcripts::links(b, &linker),
-        transcript_views: transcripts::views(b, &slug),
-        bundle_href: "bundle.json".into(),
-        slug,
+        transcript_views: transcripts::views(b, slugs),
+        bundle_href: linker.bundle_href(),
+        slug: slugs.node.clone(),
     }
 }

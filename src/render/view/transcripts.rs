@@ -1,7 +1,7 @@
 //! The transcripts section: the list of transcripts on a node's page, and
 //! each transcript shown whole with line anchors on its own page.
 
-use super::Linker;
+use super::{Linker, NodeSlugs};
 use crate::bundle::Bundle;
 
 pub struct TranscriptLink {
@@ -46,12 +46,12 @@ pub(super) fn links(b: &Bundle, linker: &Linker<'_>) -> Vec<TranscriptLink> {
 }
 
 /// Each transcript whole, its lines numbered from 1.
-pub(super) fn views(b: &Bundle, slug: &str) -> Vec<TranscriptView> {
+pub(super) fn views(b: &Bundle, slugs: &NodeSlugs) -> Vec<TranscriptView> {
     b.transcripts
         .iter()
-        .enumerate()
-        .map(|(i, tr)| TranscriptView {
-            anchor: format!("{slug}-t{i}"),
+        .zip(&slugs.transcripts)
+        .map(|(tr, t)| TranscriptView {
+            anchor: slugs.transcript_anchor(t),
             name: file_name(&tr.path),
             path: tr.path.clone(),
             tool: tr.tool.as_str(),
