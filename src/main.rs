@@ -50,33 +50,11 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Placement {
-            source,
-            gpus,
-            require,
-            json,
-        } => commands::placement(&source, &gpus, require, json),
-        Command::Render {
-            inputs,
-            out,
-            single_file,
-            format,
-            redact,
-        } => commands::render(
-            &inputs,
-            out.as_deref(),
-            single_file.as_deref(),
-            format,
-            redact,
-        ),
-        Command::Diff {
-            old,
-            new,
-            json,
-            html,
-        } => commands::diff(&old, &new, json, html.as_deref()),
-        Command::Model { model } => commands::model::run(&model),
-        Command::Schema => commands::schema(),
+        Command::Render(args) => commands::render::run(args),
+        Command::Diff(args) => commands::diff::run(args),
+        Command::Placement(args) => commands::placement::run(args),
+        Command::Model(args) => commands::model::run(args),
+        Command::Schema(args) => commands::schema::run(args),
     };
     match result {
         Ok(code) => code,

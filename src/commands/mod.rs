@@ -5,11 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+pub mod diff;
 pub mod model;
+pub mod placement;
+pub mod render;
+pub mod schema;
 
 use crate::collect;
-use crate::evidence::topology::LinkClass;
-use crate::placement;
 
 /// `collect --from`: ingest, warn, write atomically.
 pub fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
@@ -70,128 +72,12 @@ pub fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result
     })
 }
 
+/// Paths for a message: `a`, `b`.
 fn show_paths(p: &[PathBuf]) -> String {
     p.iter()
         .map(|p| format!("`{}`", p.display()))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `placement`: exit 1 when the group is worse than required.
-pub fn placement(
-    source: &Path,
-    gpus: &str,
-    require: Option<LinkClass>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    let gpus = placement::parse_gpu_list(gpus)?;
-    let topo = placement::load_topology(source)?;
-    let report = placement::check(&topo, &gpus, require)
-        .map_err(|e| anyhow::anyhow!("`{}`: {e}", source.display()))?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(if report.violated {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// `schema`: the bundle's JSON Schema on stdout.
-pub fn schema() -> anyhow::Result<ExitCode> {
-    crate::fs::write_atomic(Path::new("-"), crate::bundle::json_schema().as_bytes())?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `render`: bundles or captures into a site, or one self-contained file.
-pub fn render(
-    inputs: &[PathBuf],
-    out: Option<&Path>,
-    single_file: Option<&Path>,
-    format: crate::cli::RenderFormat,
-    redact: bool,
-) -> anyhow::Result<ExitCode> {
-    let inputs: Vec<PathBuf> = if inputs.is_empty() {
-        vec![PathBuf::from("captures")]
-    } else {
-        inputs.to_vec()
-    };
-    let md = format == crate::cli::RenderFormat::Md;
-    if md && single_file.is_some() {
-        anyhow::bail!("--single-file writes HTML; with --format md use --out FILE or stdout");
-    }
-    let md_out = out.filter(|o| o.as_os_str() != "-");
-    let out = out.unwrap_or(Path::new("site"));
-    if single_file.is_none() && !md {
-        crate::fs::check_writable_dir(out)?;
-    }
-    let mut bundles = collect::load_nodes(&inputs)?;
-    if bundles.is_empty() {
-        anyhow::bail!("no bundles or transcripts under {}", show_paths(&inputs));
-    }
-    if redact {
-        for b in &mut bundles {
-            collect::redact::redact(b, &mut [])?;
-        }
-    }
-    if md {
-        let text = crate::render::markdown::render_markdown(&bundles);
-        match md_out {
-            Some(file) => crate::fs::write_atomic(file, text.as_bytes())?,
-            None => print!("{text}"),
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(file) = single_file {
-        let html = crate::render::render_single_file(&bundles)?;
-        crate::fs::write_atomic(file, html.as_bytes())?;
-        eprintln!(
-            "wrote {} ({} nodes, {} bytes)",
-            file.display(),
-            bundles.len(),
-            html.len()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let site = crate::render::render_site(&bundles)?;
-    crate::fs::write_site(out, &site.files)?;
-    let total: usize = site.files.values().map(Vec::len).sum();
-    eprintln!(
-        "wrote {} files ({total} bytes, {} nodes) under {}",
-        site.files.len(),
-        bundles.len(),
-        out.display()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `diff`: exit 1 when something significant changed.
-pub fn diff(old: &Path, new: &Path, json: bool, html: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let before = collect::load_nodes(&[old.to_path_buf()])?;
-    let after = collect::load_nodes(&[new.to_path_buf()])?;
-    for (p, b) in [(old, &before), (new, &after)] {
-        if b.is_empty() {
-            anyhow::bail!("no bundles or transcripts under `{}`", p.display());
-        }
-    }
-    let d = crate::diff::diff(&before, &after);
-    if let Some(file) = html {
-        let page = d.to_html(&old.display().to_string(), &new.display().to_string())?;
-        crate::fs::write_atomic(file, page.as_bytes())?;
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
-    } else {
-        print!("{}", d.to_text());
-    }
-    Ok(if d.significant() > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }
 
 /// A usage error: printed like any error, exit 2.

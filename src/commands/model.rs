@@ -8,9 +8,115 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::{CeilingArgs, ModelCommand};
 use crate::models::{self, BANNER, ceiling, fit, injection, staging};
 use crate::render::format::{bytes, gbs, secs};
+
+/// Analytic models, labelled MODEL: staged vs direct, injection, alpha-beta fit, link ceilings.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s on the command line means 1e9 bytes per second.\n\nExamples:\n  \
+wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10\n  \
+wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5\n  \
+wire-report model fit captures/cx3-qdr-graph500/ --kind rdma-write\n  \
+wire-report model ceiling --pcie-gen 5 --pcie-width 16"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub model: ModelCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ModelCommand {
+    /// Host-staged vs direct (GPUDirect RDMA) transfer of one message.
+    #[command(
+        after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10"
+    )]
+    Staging {
+        /// Message size in bytes.
+        #[arg(long)]
+        bytes: u64,
+        /// PCIe bandwidth per direction, GB/s (1e9 bytes/s).
+        #[arg(long)]
+        pcie_gbs: f64,
+        /// Network bandwidth per direction, GB/s (1e9 bytes/s).
+        #[arg(long)]
+        net_gbs: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-GPU share of a node's network injection bandwidth.
+    #[command(
+        after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5"
+    )]
+    Injection {
+        #[arg(long)]
+        gpus_per_node: u32,
+        #[arg(long)]
+        nics_per_node: u32,
+        /// Bandwidth of one adapter, GB/s (1e9 bytes/s; a 200 Gb/s port is 25).
+        #[arg(long)]
+        nic_gbs: f64,
+        /// Scale-up (NVLink/xGMI) bandwidth per GPU, GB/s.
+        #[arg(long)]
+        scaleup_gbs: f64,
+        /// Also print the fewest adapters that reach this per-GPU/scale-up ratio.
+        #[arg(long)]
+        target_ratio: Option<f64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fit t(m) = alpha + m/beta to the size sweeps in a bundle or transcript.
+    #[command(
+        after_help = "Examples:\n  wire-report model fit captures/cx3-qdr-graph500/perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt\n  wire-report model fit bundle.json --kind allreduce --json"
+    )]
+    Fit {
+        /// A bundle (`bundle.json`) or one transcript.
+        source: std::path::PathBuf,
+        /// Only sweeps of this kind (`rdma-write`, `allreduce`, `p2p-copy`...).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Most segments a sweep with knees is cut into.
+        #[arg(long, default_value_t = 3)]
+        max_segments: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ceiling of a link from its facts (generation, width, rate, links).
+    #[command(
+        after_help = "Examples:\n  wire-report model ceiling --pcie-gen 5 --pcie-width 16\n  wire-report model ceiling --ib-rate 400\n  wire-report model ceiling --ib-width 4X --ib-speed HDR\n  wire-report model ceiling --nvlink-gen 4 --links 18\n  wire-report model ceiling --xgmi mi300 --links 7"
+    )]
+    Ceiling(CeilingArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CeilingArgs {
+    /// PCIe generation, 1 to 6.
+    #[arg(long)]
+    pub pcie_gen: Option<u32>,
+    /// PCIe lanes (default 16).
+    #[arg(long)]
+    pub pcie_width: Option<u32>,
+    /// InfiniBand/RoCE port rate in Gb/s, as ibstat prints it.
+    #[arg(long)]
+    pub ib_rate: Option<f64>,
+    /// InfiniBand width, e.g. 4X (with --ib-speed).
+    #[arg(long)]
+    pub ib_width: Option<String>,
+    /// InfiniBand speed name: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR.
+    #[arg(long)]
+    pub ib_speed: Option<String>,
+    /// NVLink generation, 1 to 5 (with --links).
+    #[arg(long)]
+    pub nvlink_gen: Option<u32>,
+    /// xGMI generation: mi200 or mi300 (with --links).
+    #[arg(long)]
+    pub xgmi: Option<String>,
+    /// Number of NVLink or xGMI links.
+    #[arg(long)]
+    pub links: Option<u32>,
+    #[arg(long)]
+    pub json: bool,
+}
 
 fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Result<ExitCode> {
     if json_out {
@@ -21,8 +127,9 @@ fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(cmd: &ModelCommand) -> anyhow::Result<ExitCode> {
-    match cmd {
+/// `model`: one model's numbers, text or JSON.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    match &a.model {
         ModelCommand::Staging {
             bytes: m,
             pcie_gbs,
