@@ -3,7 +3,7 @@
 //! gives the same for scripts.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
@@ -27,68 +27,77 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelCommand {
-    /// Host-staged vs direct (GPUDirect RDMA) transfer of one message.
-    #[command(
-        after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10"
-    )]
-    Staging {
-        /// Message size in bytes.
-        #[arg(long)]
-        bytes: u64,
-        /// PCIe bandwidth per direction, GB/s (1e9 bytes/s).
-        #[arg(long)]
-        pcie_gbs: f64,
-        /// Network bandwidth per direction, GB/s (1e9 bytes/s).
-        #[arg(long)]
-        net_gbs: f64,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Per-GPU share of a node's network injection bandwidth.
-    #[command(
-        after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5"
-    )]
-    Injection {
-        #[arg(long)]
-        gpus_per_node: u32,
-        #[arg(long)]
-        nics_per_node: u32,
-        /// Bandwidth of one adapter, GB/s (1e9 bytes/s; a 200 Gb/s port is 25).
-        #[arg(long)]
-        nic_gbs: f64,
-        /// Scale-up (NVLink/xGMI) bandwidth per GPU, GB/s.
-        #[arg(long)]
-        scaleup_gbs: f64,
-        /// Also print the fewest adapters that reach this per-GPU/scale-up ratio.
-        #[arg(long)]
-        target_ratio: Option<f64>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Fit t(m) = alpha + m/beta to the size sweeps in a bundle or transcript.
-    #[command(
-        after_help = "Examples:\n  wire-report model fit captures/cx3-qdr-graph500/perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt\n  wire-report model fit bundle.json --kind allreduce --json"
-    )]
-    Fit {
-        /// A bundle (`bundle.json`) or one transcript.
-        source: std::path::PathBuf,
-        /// Only sweeps of this kind (`rdma-write`, `allreduce`, `p2p-copy`...).
-        #[arg(long)]
-        kind: Option<String>,
-        /// Most segments a sweep with knees is cut into.
-        #[arg(long, default_value_t = 3)]
-        max_segments: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Ceiling of a link from its facts (generation, width, rate, links).
-    #[command(
-        after_help = "Examples:\n  wire-report model ceiling --pcie-gen 5 --pcie-width 16\n  wire-report model ceiling --ib-rate 400\n  wire-report model ceiling --ib-width 4X --ib-speed HDR\n  wire-report model ceiling --nvlink-gen 4 --links 18\n  wire-report model ceiling --xgmi mi300 --links 7"
-    )]
+    Staging(StagingArgs),
+    Injection(InjectionArgs),
+    Fit(FitArgs),
     Ceiling(CeilingArgs),
 }
 
+/// Host-staged vs direct (GPUDirect RDMA) transfer of one message.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10"
+)]
+pub struct StagingArgs {
+    /// Message size in bytes.
+    #[arg(long)]
+    pub bytes: u64,
+    /// PCIe bandwidth per direction, GB/s (1e9 bytes/s).
+    #[arg(long)]
+    pub pcie_gbs: f64,
+    /// Network bandwidth per direction, GB/s (1e9 bytes/s).
+    #[arg(long)]
+    pub net_gbs: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Per-GPU share of a node's network injection bandwidth.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5"
+)]
+pub struct InjectionArgs {
+    #[arg(long)]
+    pub gpus_per_node: u32,
+    #[arg(long)]
+    pub nics_per_node: u32,
+    /// Bandwidth of one adapter, GB/s (1e9 bytes/s; a 200 Gb/s port is 25).
+    #[arg(long)]
+    pub nic_gbs: f64,
+    /// Scale-up (NVLink/xGMI) bandwidth per GPU, GB/s.
+    #[arg(long)]
+    pub scaleup_gbs: f64,
+    /// Also print the fewest adapters that reach this per-GPU/scale-up ratio.
+    #[arg(long)]
+    pub target_ratio: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Fit t(m) = alpha + m/beta to the size sweeps in a bundle or transcript.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  wire-report model fit captures/cx3-qdr-graph500/perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt\n  wire-report model fit bundle.json --kind allreduce --json"
+)]
+pub struct FitArgs {
+    /// A bundle (`bundle.json`) or one transcript.
+    pub source: PathBuf,
+    /// Only sweeps of this kind (`rdma-write`, `allreduce`, `p2p-copy`...).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Most segments a sweep with knees is cut into.
+    #[arg(long, default_value_t = 3)]
+    pub max_segments: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Ceiling of a link from its facts (generation, width, rate, links).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  wire-report model ceiling --pcie-gen 5 --pcie-width 16\n  wire-report model ceiling --ib-rate 400\n  wire-report model ceiling --ib-width 4X --ib-speed HDR\n  wire-report model ceiling --nvlink-gen 4 --links 18\n  wire-report model ceiling --xgmi mi300 --links 7"
+)]
 pub struct CeilingArgs {
     /// PCIe generation, 1 to 6.
     #[arg(long)]
@@ -130,111 +139,94 @@ fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Resul
 /// `model`: one model's numbers, text or JSON.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     match &a.model {
-        ModelCommand::Staging {
-            bytes: m,
-            pcie_gbs,
-            net_gbs,
-            json: j,
-        } => {
-            let (pcie, net, m) = (pcie_gbs * 1e9, net_gbs * 1e9, *m as f64);
-            let s = staging::staged_cost(m, pcie, net)?;
-            let d = staging::direct_cost(m, pcie, net)?;
-            let x = staging::crossover_pcie(net)?;
-            let mut t = String::new();
-            writeln!(
-                t,
-                "inputs: message {}, PCIe {} per direction, network {}",
-                bytes(m),
-                gbs(pcie),
-                gbs(net)
-            )?;
-            writeln!(
-                t,
-                "                 serial      pipelined   host memory traffic   PCIe crossings"
-            )?;
-            for (name, c) in [("staged (host)", s), ("direct (RDMA)", d)] {
-                writeln!(
-                    t,
-                    "{name:16} {:<11} {:<11} {:<21} {}",
-                    secs(c.serial_s),
-                    secs(c.pipelined_s),
-                    bytes(c.host_memory_traffic_bytes),
-                    c.pcie_crossings
-                )?;
-            }
-            writeln!(
-                t,
-                "staging is bandwidth-limited by PCIe below {} (twice the network rate); above it, it costs latency, host memory bandwidth and CPU time",
-                gbs(x)
-            )?;
-            emit(
-                *j,
-                json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
-                t,
-            )
-        }
-        ModelCommand::Injection {
-            gpus_per_node,
-            nics_per_node,
-            nic_gbs,
-            scaleup_gbs,
-            target_ratio,
-            json: j,
-        } => {
-            let i = injection::injection(
-                *gpus_per_node,
-                *nics_per_node,
-                nic_gbs * 1e9,
-                scaleup_gbs * 1e9,
-            )?;
-            let need = target_ratio
-                .map(|r| {
-                    injection::min_nics_for_ratio(
-                        *gpus_per_node,
-                        nic_gbs * 1e9,
-                        scaleup_gbs * 1e9,
-                        r,
-                    )
-                })
-                .transpose()?;
-            let mut t = String::new();
-            writeln!(
-                t,
-                "inputs: {} GPUs and {} adapters of {} per node, scale-up {} per GPU",
-                i.gpus_per_node,
-                i.nics_per_node,
-                gbs(i.nic_bytes_per_s),
-                gbs(i.scaleup_bytes_per_s)
-            )?;
-            writeln!(
-                t,
-                "node injection:      {}",
-                gbs(i.node_injection_bytes_per_s)
-            )?;
-            writeln!(t, "per-GPU share:       {}", gbs(i.per_gpu_bytes_per_s))?;
-            writeln!(
-                t,
-                "ratio to scale-up:   {:.4} (1/{:.0})",
-                i.ratio_to_scaleup,
-                1.0 / i.ratio_to_scaleup
-            )?;
-            if let (Some(r), Some(n)) = (target_ratio, need) {
-                writeln!(t, "adapters for ratio {r}: at least {n}")?;
-            }
-            emit(
-                *j,
-                json!({"model": BANNER, "injection": i, "target_ratio": target_ratio, "min_nics_for_target": need}),
-                t,
-            )
-        }
-        ModelCommand::Fit {
-            source,
-            kind,
-            max_segments,
-            json: j,
-        } => fit_cmd(source, kind.as_deref(), *max_segments, *j),
-        ModelCommand::Ceiling(args) => ceiling_cmd(args),
+        ModelCommand::Staging(a) => staging_cmd(a),
+        ModelCommand::Injection(a) => injection_cmd(a),
+        ModelCommand::Fit(a) => fit_cmd(a),
+        ModelCommand::Ceiling(a) => ceiling_cmd(a),
     }
+}
+
+fn staging_cmd(a: &StagingArgs) -> anyhow::Result<ExitCode> {
+    let (pcie, net, m) = (a.pcie_gbs * 1e9, a.net_gbs * 1e9, a.bytes as f64);
+    let s = staging::staged_cost(m, pcie, net)?;
+    let d = staging::direct_cost(m, pcie, net)?;
+    let x = staging::crossover_pcie(net)?;
+    let mut t = String::new();
+    writeln!(
+        t,
+        "inputs: message {}, PCIe {} per direction, network {}",
+        bytes(m),
+        gbs(pcie),
+        gbs(net)
+    )?;
+    writeln!(
+        t,
+        "                 serial      pipelined   host memory traffic   PCIe crossings"
+    )?;
+    for (name, c) in [("staged (host)", s), ("direct (RDMA)", d)] {
+        writeln!(
+            t,
+            "{name:16} {:<11} {:<11} {:<21} {}",
+            secs(c.serial_s),
+            secs(c.pipelined_s),
+            bytes(c.host_memory_traffic_bytes),
+            c.pcie_crossings
+        )?;
+    }
+    writeln!(
+        t,
+        "staging is bandwidth-limited by PCIe below {} (twice the network rate); above it, it costs latency, host memory bandwidth and CPU time",
+        gbs(x)
+    )?;
+    emit(
+        a.json,
+        json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
+        t,
+    )
+}
+
+fn injection_cmd(a: &InjectionArgs) -> anyhow::Result<ExitCode> {
+    let i = injection::injection(
+        a.gpus_per_node,
+        a.nics_per_node,
+        a.nic_gbs * 1e9,
+        a.scaleup_gbs * 1e9,
+    )?;
+    let need = a
+        .target_ratio
+        .map(|r| {
+            injection::min_nics_for_ratio(a.gpus_per_node, a.nic_gbs * 1e9, a.scaleup_gbs * 1e9, r)
+        })
+        .transpose()?;
+    let mut t = String::new();
+    writeln!(
+        t,
+        "inputs: {} GPUs and {} adapters of {} per node, scale-up {} per GPU",
+        i.gpus_per_node,
+        i.nics_per_node,
+        gbs(i.nic_bytes_per_s),
+        gbs(i.scaleup_bytes_per_s)
+    )?;
+    writeln!(
+        t,
+        "node injection:      {}",
+        gbs(i.node_injection_bytes_per_s)
+    )?;
+    writeln!(t, "per-GPU share:       {}", gbs(i.per_gpu_bytes_per_s))?;
+    writeln!(
+        t,
+        "ratio to scale-up:   {:.4} (1/{:.0})",
+        i.ratio_to_scaleup,
+        1.0 / i.ratio_to_scaleup
+    )?;
+    if let (Some(r), Some(n)) = (a.target_ratio, need) {
+        writeln!(t, "adapters for ratio {r}: at least {n}")?;
+    }
+    emit(
+        a.json,
+        json!({"model": BANNER, "injection": i, "target_ratio": a.target_ratio, "min_nics_for_target": need}),
+        t,
+    )
 }
 
 fn ceiling_cmd(a: &CeilingArgs) -> anyhow::Result<ExitCode> {
@@ -275,22 +267,20 @@ fn ceiling_cmd(a: &CeilingArgs) -> anyhow::Result<ExitCode> {
     emit(a.json, json!({"model": BANNER, "ceilings": out}), t)
 }
 
-fn fit_cmd(
-    source: &Path,
-    kind: Option<&str>,
-    max_segments: usize,
-    j: bool,
-) -> anyhow::Result<ExitCode> {
-    let b = crate::collect::load_source(source)?;
+fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
+    let b = crate::collect::load_source(&a.source)?;
     let mut sweeps = fit::sweeps(&b.measurements);
-    if let Some(k) = kind {
+    if let Some(k) = a.kind.as_deref() {
         sweeps.retain(|s| s.kind.as_str() == k);
     }
     if sweeps.is_empty() {
         anyhow::bail!(
             "`{}` holds no size sweep{} (three or more message sizes of one test)",
-            source.display(),
-            kind.map(|k| format!(" of kind `{k}`")).unwrap_or_default()
+            a.source.display(),
+            a.kind
+                .as_ref()
+                .map(|k| format!(" of kind `{k}`"))
+                .unwrap_or_default()
         );
     }
     let mut t = String::new();
@@ -304,7 +294,7 @@ fn fit_cmd(
             s.source.line,
             s.points.len()
         )?;
-        match fit::fit_with_knees(&s.points, max_segments) {
+        match fit::fit_with_knees(&s.points, a.max_segments) {
             Ok(f) => {
                 let w = &f.whole;
                 writeln!(
@@ -348,8 +338,8 @@ fn fit_cmd(
         }
     }
     emit(
-        j,
-        json!({"model": models::BANNER, "source": source.display().to_string(), "fits": results}),
+        a.json,
+        json!({"model": models::BANNER, "source": a.source.display().to_string(), "fits": results}),
         t,
     )
 }
