@@ -3,14 +3,129 @@
 //! gives the same for scripts.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cli::{CeilingArgs, ModelCommand};
 use crate::models::{self, BANNER, ceiling, fit, injection, staging};
 use crate::render::format::{bytes, gbs, secs};
+
+/// Analytic models, labelled MODEL: staged vs direct, injection, alpha-beta fit, link ceilings.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s on the command line means 1e9 bytes per second.\n\nExamples:\n  \
+wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10\n  \
+wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5\n  \
+wire-report model fit captures/cx3-qdr-graph500/ --kind rdma-write\n  \
+wire-report model ceiling --pcie-gen 5 --pcie-width 16"
+)]
+pub struct Args {
+    #[command(subcommand)]
+    pub model: ModelCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ModelCommand {
+    Staging(StagingArgs),
+    Injection(InjectionArgs),
+    Fit(FitArgs),
+    Ceiling(CeilingArgs),
+}
+
+/// Host-staged vs direct (GPUDirect RDMA) transfer of one message.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model staging --bytes 1073741824 --pcie-gbs 20 --net-gbs 10"
+)]
+pub struct StagingArgs {
+    /// Message size in bytes.
+    #[arg(long)]
+    pub bytes: u64,
+    /// PCIe bandwidth per direction, GB/s (1e9 bytes/s).
+    #[arg(long)]
+    pub pcie_gbs: f64,
+    /// Network bandwidth per direction, GB/s (1e9 bytes/s).
+    #[arg(long)]
+    pub net_gbs: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Per-GPU share of a node's network injection bandwidth.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "GB/s means 1e9 bytes per second.\n\nExample:\n  wire-report model injection --gpus-per-node 8 --nics-per-node 1 --nic-gbs 25 --scaleup-gbs 400 --target-ratio 0.5"
+)]
+pub struct InjectionArgs {
+    #[arg(long)]
+    pub gpus_per_node: u32,
+    #[arg(long)]
+    pub nics_per_node: u32,
+    /// Bandwidth of one adapter, GB/s (1e9 bytes/s; a 200 Gb/s port is 25).
+    #[arg(long)]
+    pub nic_gbs: f64,
+    /// Scale-up (NVLink/xGMI) bandwidth per GPU, GB/s.
+    #[arg(long)]
+    pub scaleup_gbs: f64,
+    /// Also print the fewest adapters that reach this per-GPU/scale-up ratio.
+    #[arg(long)]
+    pub target_ratio: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Fit t(m) = alpha + m/beta to the size sweeps in a bundle or transcript.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  wire-report model fit captures/cx3-qdr-graph500/perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt\n  wire-report model fit bundle.json --kind allreduce --json"
+)]
+pub struct FitArgs {
+    /// A bundle (`bundle.json`) or one transcript.
+    pub source: PathBuf,
+    /// Only sweeps of this kind (`rdma-write`, `allreduce`, `p2p-copy`...).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Most segments a sweep with knees is cut into.
+    #[arg(long, default_value_t = 3)]
+    pub max_segments: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Ceiling of a link from its facts (generation, width, rate, links).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  wire-report model ceiling --pcie-gen 5 --pcie-width 16\n  wire-report model ceiling --ib-rate 400\n  wire-report model ceiling --ib-width 4X --ib-speed HDR\n  wire-report model ceiling --nvlink-gen 4 --links 18\n  wire-report model ceiling --xgmi mi300 --links 7"
+)]
+pub struct CeilingArgs {
+    /// PCIe generation, 1 to 6.
+    #[arg(long)]
+    pub pcie_gen: Option<u32>,
+    /// PCIe lanes (default 16).
+    #[arg(long)]
+    pub pcie_width: Option<u32>,
+    /// InfiniBand/RoCE port rate in Gb/s, as ibstat prints it.
+    #[arg(long)]
+    pub ib_rate: Option<f64>,
+    /// InfiniBand width, e.g. 4X (with --ib-speed).
+    #[arg(long)]
+    pub ib_width: Option<String>,
+    /// InfiniBand speed name: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR.
+    #[arg(long)]
+    pub ib_speed: Option<String>,
+    /// NVLink generation, 1 to 5 (with --links).
+    #[arg(long)]
+    pub nvlink_gen: Option<u32>,
+    /// xGMI generation: mi200 or mi300 (with --links).
+    #[arg(long)]
+    pub xgmi: Option<String>,
+    /// Number of NVLink or xGMI links.
+    #[arg(long)]
+    pub links: Option<u32>,
+    #[arg(long)]
+    pub json: bool,
+}
 
 fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Result<ExitCode> {
     if json_out {
@@ -21,113 +136,97 @@ fn emit(json_out: bool, value: serde_json::Value, text: String) -> anyhow::Resul
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(cmd: &ModelCommand) -> anyhow::Result<ExitCode> {
-    match cmd {
-        ModelCommand::Staging {
-            bytes: m,
-            pcie_gbs,
-            net_gbs,
-            json: j,
-        } => {
-            let (pcie, net, m) = (pcie_gbs * 1e9, net_gbs * 1e9, *m as f64);
-            let s = staging::staged_cost(m, pcie, net)?;
-            let d = staging::direct_cost(m, pcie, net)?;
-            let x = staging::crossover_pcie(net)?;
-            let mut t = String::new();
-            writeln!(
-                t,
-                "inputs: message {}, PCIe {} per direction, network {}",
-                bytes(m),
-                gbs(pcie),
-                gbs(net)
-            )?;
-            writeln!(
-                t,
-                "                 serial      pipelined   host memory traffic   PCIe crossings"
-            )?;
-            for (name, c) in [("staged (host)", s), ("direct (RDMA)", d)] {
-                writeln!(
-                    t,
-                    "{name:16} {:<11} {:<11} {:<21} {}",
-                    secs(c.serial_s),
-                    secs(c.pipelined_s),
-                    bytes(c.host_memory_traffic_bytes),
-                    c.pcie_crossings
-                )?;
-            }
-            writeln!(
-                t,
-                "staging is bandwidth-limited by PCIe below {} (twice the network rate); above it, it costs latency, host memory bandwidth and CPU time",
-                gbs(x)
-            )?;
-            emit(
-                *j,
-                json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
-                t,
-            )
-        }
-        ModelCommand::Injection {
-            gpus_per_node,
-            nics_per_node,
-            nic_gbs,
-            scaleup_gbs,
-            target_ratio,
-            json: j,
-        } => {
-            let i = injection::injection(
-                *gpus_per_node,
-                *nics_per_node,
-                nic_gbs * 1e9,
-                scaleup_gbs * 1e9,
-            )?;
-            let need = target_ratio
-                .map(|r| {
-                    injection::min_nics_for_ratio(
-                        *gpus_per_node,
-                        nic_gbs * 1e9,
-                        scaleup_gbs * 1e9,
-                        r,
-                    )
-                })
-                .transpose()?;
-            let mut t = String::new();
-            writeln!(
-                t,
-                "inputs: {} GPUs and {} adapters of {} per node, scale-up {} per GPU",
-                i.gpus_per_node,
-                i.nics_per_node,
-                gbs(i.nic_bytes_per_s),
-                gbs(i.scaleup_bytes_per_s)
-            )?;
-            writeln!(
-                t,
-                "node injection:      {}",
-                gbs(i.node_injection_bytes_per_s)
-            )?;
-            writeln!(t, "per-GPU share:       {}", gbs(i.per_gpu_bytes_per_s))?;
-            writeln!(
-                t,
-                "ratio to scale-up:   {:.4} (1/{:.0})",
-                i.ratio_to_scaleup,
-                1.0 / i.ratio_to_scaleup
-            )?;
-            if let (Some(r), Some(n)) = (target_ratio, need) {
-                writeln!(t, "adapters for ratio {r}: at least {n}")?;
-            }
-            emit(
-                *j,
-                json!({"model": BANNER, "injection": i, "target_ratio": target_ratio, "min_nics_for_target": need}),
-                t,
-            )
-        }
-        ModelCommand::Fit {
-            source,
-            kind,
-            max_segments,
-            json: j,
-        } => fit_cmd(source, kind.as_deref(), *max_segments, *j),
-        ModelCommand::Ceiling(args) => ceiling_cmd(args),
+/// `model`: one model's numbers, text or JSON.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    match &a.model {
+        ModelCommand::Staging(a) => staging_cmd(a),
+        ModelCommand::Injection(a) => injection_cmd(a),
+        ModelCommand::Fit(a) => fit_cmd(a),
+        ModelCommand::Ceiling(a) => ceiling_cmd(a),
     }
+}
+
+fn staging_cmd(a: &StagingArgs) -> anyhow::Result<ExitCode> {
+    let (pcie, net, m) = (a.pcie_gbs * 1e9, a.net_gbs * 1e9, a.bytes as f64);
+    let s = staging::staged_cost(m, pcie, net)?;
+    let d = staging::direct_cost(m, pcie, net)?;
+    let x = staging::crossover_pcie(net)?;
+    let mut t = String::new();
+    writeln!(
+        t,
+        "inputs: message {}, PCIe {} per direction, network {}",
+        bytes(m),
+        gbs(pcie),
+        gbs(net)
+    )?;
+    writeln!(
+        t,
+        "                 serial      pipelined   host memory traffic   PCIe crossings"
+    )?;
+    for (name, c) in [("staged (host)", s), ("direct (RDMA)", d)] {
+        writeln!(
+            t,
+            "{name:16} {:<11} {:<11} {:<21} {}",
+            secs(c.serial_s),
+            secs(c.pipelined_s),
+            bytes(c.host_memory_traffic_bytes),
+            c.pcie_crossings
+        )?;
+    }
+    writeln!(
+        t,
+        "staging is bandwidth-limited by PCIe below {} (twice the network rate); above it, it costs latency, host memory bandwidth and CPU time",
+        gbs(x)
+    )?;
+    emit(
+        a.json,
+        json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
+        t,
+    )
+}
+
+fn injection_cmd(a: &InjectionArgs) -> anyhow::Result<ExitCode> {
+    let i = injection::injection(
+        a.gpus_per_node,
+        a.nics_per_node,
+        a.nic_gbs * 1e9,
+        a.scaleup_gbs * 1e9,
+    )?;
+    let need = a
+        .target_ratio
+        .map(|r| {
+            injection::min_nics_for_ratio(a.gpus_per_node, a.nic_gbs * 1e9, a.scaleup_gbs * 1e9, r)
+        })
+        .transpose()?;
+    let mut t = String::new();
+    writeln!(
+        t,
+        "inputs: {} GPUs and {} adapters of {} per node, scale-up {} per GPU",
+        i.gpus_per_node,
+        i.nics_per_node,
+        gbs(i.nic_bytes_per_s),
+        gbs(i.scaleup_bytes_per_s)
+    )?;
+    writeln!(
+        t,
+        "node injection:      {}",
+        gbs(i.node_injection_bytes_per_s)
+    )?;
+    writeln!(t, "per-GPU share:       {}", gbs(i.per_gpu_bytes_per_s))?;
+    writeln!(
+        t,
+        "ratio to scale-up:   {:.4} (1/{:.0})",
+        i.ratio_to_scaleup,
+        1.0 / i.ratio_to_scaleup
+    )?;
+    if let (Some(r), Some(n)) = (a.target_ratio, need) {
+        writeln!(t, "adapters for ratio {r}: at least {n}")?;
+    }
+    emit(
+        a.json,
+        json!({"model": BANNER, "injection": i, "target_ratio": a.target_ratio, "min_nics_for_target": need}),
+        t,
+    )
 }
 
 fn ceiling_cmd(a: &CeilingArgs) -> anyhow::Result<ExitCode> {
@@ -168,22 +267,20 @@ fn ceiling_cmd(a: &CeilingArgs) -> anyhow::Result<ExitCode> {
     emit(a.json, json!({"model": BANNER, "ceilings": out}), t)
 }
 
-fn fit_cmd(
-    source: &Path,
-    kind: Option<&str>,
-    max_segments: usize,
-    j: bool,
-) -> anyhow::Result<ExitCode> {
-    let b = crate::collect::load_source(source)?;
+fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
+    let b = crate::collect::load_source(&a.source)?;
     let mut sweeps = fit::sweeps(&b.measurements);
-    if let Some(k) = kind {
+    if let Some(k) = a.kind.as_deref() {
         sweeps.retain(|s| s.kind.as_str() == k);
     }
     if sweeps.is_empty() {
         anyhow::bail!(
             "`{}` holds no size sweep{} (three or more message sizes of one test)",
-            source.display(),
-            kind.map(|k| format!(" of kind `{k}`")).unwrap_or_default()
+            a.source.display(),
+            a.kind
+                .as_ref()
+                .map(|k| format!(" of kind `{k}`"))
+                .unwrap_or_default()
         );
     }
     let mut t = String::new();
@@ -197,7 +294,7 @@ fn fit_cmd(
             s.source.line,
             s.points.len()
         )?;
-        match fit::fit_with_knees(&s.points, max_segments) {
+        match fit::fit_with_knees(&s.points, a.max_segments) {
             Ok(f) => {
                 let w = &f.whole;
                 writeln!(
@@ -241,8 +338,8 @@ fn fit_cmd(
         }
     }
     emit(
-        j,
-        json!({"model": models::BANNER, "source": source.display().to_string(), "fits": results}),
+        a.json,
+        json!({"model": models::BANNER, "source": a.source.display().to_string(), "fits": results}),
         t,
     )
 }

@@ -1,0 +1,292 @@
+//! `wire-report collect`: probe this machine (live), or ingest transcripts
+//! captured elsewhere (`--from`); write the bundles.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::collect;
+
+/// Collect evidence on this machine, or ingest transcripts captured elsewhere (`--from`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+wire-report collect                                     # this node, into captures/<hostname>/\n  \
+wire-report collect --out /shared/wire/{host} --redact\n  \
+wire-report collect --sysfs-root saved-tree/ --no-sweep --out tree-bundle/\n  \
+wire-report collect --from captures/dgx1-p100/ --out bundle.json\n  \
+srun -N2 --ntasks-per-node=1 wire-report collect --benchmarks --out /shared/wire/{host}   # pair check\n  \
+wire-report collect --peer listen    # and on the other node: wire-report collect --peer node1\n  \
+wire-report collect --from captures/ --out bundles/     # one bundle per node directory\n\n\
+Live: reads sysfs (PCIe devices and bridges, NUMA, RDMA ports and counters), runs the vendor \
+tools that are installed (nvidia-smi, rocm-smi, amd-smi, ibv_devinfo, ibstat, lspci), each with \
+a timeout and never again after one hang, and times host memory copies. Writes bundle.json and \
+the raw transcripts into --out. {host}, {job} and {rank} in --out come from Slurm when it runs \
+the command (SLURMD_NODENAME, SLURM_JOB_ID, SLURM_PROCID).\n\n\
+Ingest (--from): files are grouped into nodes by the directory that holds them; each file's \
+tool is recognised from its content. Problems print as `path:line: what was expected`.\n\
+Exit: 0 when something was collected or parsed, 1 when nothing was, 2 on usage errors.")]
+pub struct Args {
+    /// Transcript files or directories to ingest instead of probing this machine.
+    #[arg(long = "from", num_args = 1.., value_name = "PATH")]
+    pub from: Vec<PathBuf>,
+    /// Where to write. Live: a directory (default `captures/<hostname>/`).
+    /// Ingest: a `.json` file, `-` for stdout (one node only), or a directory.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Do not print warnings or progress (problems stay in the bundle).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Replace hostnames, serials and GUIDs by stable placeholders (for external tickets).
+    #[arg(long)]
+    pub redact: bool,
+    /// Read sysfs and procfs under this directory (a saved tree) instead of /.
+    #[arg(long, value_name = "PATH", default_value = "/")]
+    pub sysfs_root: PathBuf,
+    /// Seconds each vendor tool may run before it is killed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub tool_timeout: f64,
+    /// Copy sizes for the host sweep, in bytes (`4096,1048576` or `4K,1M,256M`).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Wall-clock budget of the host copy sweep, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
+    pub budget: f64,
+    /// Skip the host copy sweep.
+    #[arg(long)]
+    pub no_sweep: bool,
+    /// Also run the installed vendor benchmarks (nvbandwidth, p2pBandwidthLatencyTest,
+    /// rocm-bandwidth-test, all_reduce_perf, ib_write_bw loopback) within --benchmark-budget.
+    #[arg(long)]
+    pub benchmarks: bool,
+    /// Seconds all vendor benchmarks together may take.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub benchmark_budget: f64,
+    /// Two-node RDMA check by hand: `listen` on one node (server), the server's
+    /// host on the other (client). Implies --benchmarks. Under Slurm with two
+    /// tasks, task 0 serves and task 1 connects without this flag.
+    #[arg(long, value_name = "HOST|listen")]
+    pub peer: Option<String>,
+    /// RDMA device (and port) for the two-node check, e.g. `mlx5_0` or `mlx5_0:1`
+    /// (default: the first active port).
+    #[arg(long, value_name = "DEV[:PORT]")]
+    pub rdma_device: Option<String>,
+    /// TCP port of the two-node check's rendezvous (default 18515, or 18515 + job id
+    /// mod 1000 under Slurm).
+    #[arg(long, value_name = "PORT")]
+    pub peer_port: Option<u16>,
+}
+
+impl Args {
+    /// Seconds the vendor benchmarks may take, when they are to run
+    /// (`--peer` implies `--benchmarks`).
+    fn benchmarks_budget_s(&self) -> Option<f64> {
+        (self.benchmarks || self.peer.is_some()).then_some(self.benchmark_budget)
+    }
+}
+
+/// `collect`: live without `--from`, ingest with it.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if a.from.is_empty() {
+        return collect_live(&a);
+    }
+    match &a.out {
+        Some(out) => collect_from(&a.from, out, a.quiet),
+        None => super::usage("collect --from needs --out (a .json file, `-`, or a directory)"),
+    }
+}
+
+/// `collect --from`: ingest, warn, write atomically.
+fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
+    let to_file = out.as_os_str() == "-" || out.extension().is_some_and(|e| e == "json");
+    if !to_file {
+        crate::fs::check_writable_dir(out)?;
+    }
+    let nodes = collect::ingest(from)?;
+    if nodes.is_empty() {
+        eprintln!("warning: no files found under {}", super::show_paths(from));
+        return Ok(ExitCode::from(1));
+    }
+    if to_file && nodes.len() > 1 {
+        anyhow::bail!(
+            "the input holds transcripts of {} nodes (one per directory: {}); give --out a directory to write one bundle per node",
+            nodes.len(),
+            nodes
+                .iter()
+                .map(|n| n.bundle.host.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if !quiet {
+        for n in &nodes {
+            for p in &n.bundle.problems {
+                eprintln!("warning: {}", p.one_line());
+            }
+        }
+    }
+    let single = nodes.len() == 1;
+    for n in &nodes {
+        let path = if to_file {
+            out.to_path_buf()
+        } else if single {
+            out.join("bundle.json")
+        } else {
+            out.join(&n.bundle.host.name).join("bundle.json")
+        };
+        crate::fs::write_atomic(&path, n.bundle.to_json().as_bytes())?;
+        if !quiet && path.as_os_str() != "-" {
+            eprintln!(
+                "wrote {} ({}: {} transcripts, {} devices, {} links, {} problems)",
+                path.display(),
+                n.bundle.host.name,
+                n.parsed(),
+                n.bundle.topology.devices.len(),
+                n.bundle.topology.links.len(),
+                n.bundle.problems.len()
+            );
+        }
+    }
+    let parsed: usize = nodes.iter().map(|n| n.parsed()).sum();
+    Ok(if parsed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `collect` on this machine.
+fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
+    use crate::collect::live;
+    let root = crate::collect::sysfs::Root(a.sysfs_root.clone());
+    if !a.sysfs_root.is_dir() {
+        anyhow::bail!(
+            "--sysfs-root `{}` is not a directory",
+            a.sysfs_root.display()
+        );
+    }
+    let usable = |x: f64| x.is_finite() && x > 0.0;
+    if !usable(a.tool_timeout) || !usable(a.budget) {
+        anyhow::bail!("--tool-timeout and --budget must be positive numbers of seconds");
+    }
+    let host = live::hostname(&root);
+    let out = match &a.out {
+        Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &host)),
+        None => PathBuf::from("captures").join(&host),
+    };
+    let to_stdout = out.as_os_str() == "-";
+    // Before anything runs: the output must be writable.
+    if !to_stdout {
+        crate::fs::check_writable_dir(&out)?;
+    }
+    let mut plan = crate::collect::sweep::Plan {
+        budget: std::time::Duration::from_secs_f64(a.budget),
+        ..Default::default()
+    };
+    if let Some(s) = &a.sizes {
+        plan.sizes = parse_sizes(s)?;
+    }
+    let pair = pair_plan(a)?;
+    let started = std::time::Instant::now();
+    let opts = live::Options {
+        root: a.sysfs_root.clone(),
+        redact: a.redact,
+        progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        tool_timeout: std::time::Duration::from_secs_f64(a.tool_timeout),
+        sweep: (!a.no_sweep).then_some(plan),
+        benchmarks: a
+            .benchmarks_budget_s()
+            .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),
+        pair,
+    };
+    let c = live::finish(live::collect(&opts), opts.redact)?;
+    if to_stdout {
+        // The bundle alone (transcripts are inside it); nothing else is written.
+        crate::fs::write_atomic(&out, c.bundle.to_json().as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (name, bytes) in &c.raw {
+        crate::fs::write_atomic(&out.join(name), bytes)?;
+    }
+    crate::fs::write_atomic(&out.join("bundle.json"), c.bundle.to_json().as_bytes())?;
+    if !a.quiet {
+        for p in &c.bundle.problems {
+            eprintln!("warning: {}", p.one_line());
+        }
+        let b = &c.bundle;
+        eprintln!(
+            "wrote {} in {:.1} s: {} GPU(s), {} NIC(s), {} PCIe entries, {} RDMA device(s), {} measurements, {} probes ({} ok)",
+            out.join("bundle.json").display(),
+            started.elapsed().as_secs_f64(),
+            b.topology.gpus().count(),
+            b.topology
+                .devices
+                .iter()
+                .filter(|d| d.kind == crate::evidence::topology::DeviceKind::Nic)
+                .count(),
+            b.pcie.len(),
+            b.rdma.len(),
+            b.measurements.len(),
+            b.probes.len(),
+            b.probes
+                .iter()
+                .filter(|p| p.status == crate::collect::probes::ProbeStatus::Ok)
+                .count()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The two-node check's side: `--peer` by hand, else Slurm's two-task step
+/// when benchmarks run.
+fn pair_plan(a: &Args) -> anyhow::Result<Option<crate::collect::pair::Plan>> {
+    use crate::collect::pair;
+    let mut plan = match &a.peer {
+        Some(p) if p.trim().is_empty() => anyhow::bail!("--peer needs a host name or `listen`"),
+        Some(p) => Some(pair::from_flag(p.trim(), pair::DEFAULT_PORT)),
+        None if a.benchmarks_budget_s().is_some() => pair::from_slurm(&|k| std::env::var(k).ok())
+            .transpose()
+            .map_err(anyhow::Error::msg)?,
+        None => None,
+    };
+    if let Some(p) = plan.as_mut() {
+        if let Some(port) = a.peer_port {
+            p.port = port;
+        }
+        p.device = a.rdma_device.clone();
+    }
+    Ok(plan)
+}
+
+/// `4096`, `4K`, `1M`, `256M`, `1G` (binary multiples).
+pub fn parse_sizes(s: &str) -> anyhow::Result<Vec<usize>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (num, mult) = match p.chars().last() {
+                Some('K' | 'k') => (&p[..p.len() - 1], 1usize << 10),
+                Some('M' | 'm') => (&p[..p.len() - 1], 1 << 20),
+                Some('G' | 'g') => (&p[..p.len() - 1], 1 << 30),
+                _ => (p, 1),
+            };
+            num.parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_mul(mult))
+                .filter(|n| *n > 0)
+                .ok_or_else(|| anyhow::anyhow!("`{p}` in --sizes is not a size (4096, 4K, 1M, 1G)"))
+        })
+        .collect()
+}
+
+/// Expands `{host}`, `{job}` and `{rank}` in an output path, from Slurm's
+/// environment when it is there.
+pub fn expand_out(template: &str, host: &str) -> String {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let host = env("SLURMD_NODENAME").unwrap_or_else(|| host.to_string());
+    template
+        .replace("{host}", &host)
+        .replace(
+            "{job}",
+            &env("SLURM_JOB_ID").unwrap_or_else(|| "nojob".into()),
+        )
+        .replace("{rank}", &env("SLURM_PROCID").unwrap_or_else(|| "0".into()))
+}
