@@ -306,8 +306,8 @@ pub fn live_commands(stage: Stage) -> Vec<&'static LiveCommand> {
     cmds
 }
 
-/// The table entry of `tool`.
-pub fn spec(tool: Tool) -> &'static ToolSpec {
+/// The table entry of `tool` ([`Tool::spec`]).
+pub(super) fn spec(tool: Tool) -> &'static ToolSpec {
     match TOOLS.iter().find(|s| s.tool == tool) {
         Some(s) => s,
         // Every variant has an entry: `every_tool_has_one_entry_named_as_serde_names_it`.
