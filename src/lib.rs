@@ -20,7 +20,9 @@
 //! 2. Write `looks_like_*` and `parse_*` in the module of its kind under
 //!    `src/evidence/`, taking `&str`, returning typed evidence or a
 //!    [`evidence::ParseError`] with the line and what was expected.
-//! 3. Wire both into [`evidence::detect`] and [`evidence::parse`].
+//! 3. Add one entry to [`evidence::TOOLS`] (its place there is its
+//!    detection priority): name, detector, parser and, when live collection
+//!    should run it, its command and transcript file.
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 

@@ -7,14 +7,6 @@ use wire_report::bundle::{Bundle, Host, Origin};
 use wire_report::collect;
 use wire_report::evidence::{self, Tool};
 
-const TOOLS: [Tool; 5] = [
-    Tool::NvidiaSmiTopo,
-    Tool::NvidiaSmiP2p,
-    Tool::NvidiaSmiNvlink,
-    Tool::RocmSmiTopo,
-    Tool::AmdSmiTopology,
-];
-
 fn captures() -> Vec<String> {
     walkdir::WalkDir::new("captures")
         .sort_by_file_name()
@@ -27,7 +19,8 @@ fn captures() -> Vec<String> {
 
 fn run_all(text: &str) {
     let _ = evidence::detect(text);
-    for t in TOOLS {
+    // Every parser, whether or not its detector would pick the text.
+    for t in Tool::all() {
         let _ = evidence::parse(t, text);
     }
     let mut b = Bundle::new(Host {

@@ -355,8 +355,16 @@ fn is_bundle(text: &str) -> bool {
     text.trim_start().starts_with('{') && text.contains("\"schema_version\"")
 }
 
+/// Every tool's name, in the enum's order (not detection order: the
+/// message is in bundles and the golden site).
 fn known_tools() -> String {
-    Tool::ALL.map(Tool::as_str).join(", ")
+    let mut tools: Vec<Tool> = Tool::all().collect();
+    tools.sort();
+    tools
+        .into_iter()
+        .map(Tool::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Folds adapters from another transcript of the node: same name, same

@@ -53,150 +53,224 @@ fn lanes(w: u8) -> f64 {
 /// Every device libibverbs lists. `Err` when the list itself cannot be had
 /// (no RDMA in the kernel, no provider).
 pub fn devices() -> Result<Vec<RdmaDevice>, String> {
-    let mut n = 0;
-    // SAFETY: valid out-pointer; the list is freed below on every path.
-    let list = unsafe { ib::ibv_get_device_list(&mut n) };
-    if list.is_null() {
-        return Err(format!(
-            "ibv_get_device_list: {}",
-            std::io::Error::last_os_error()
-        ));
+    let list = DeviceList::get()?;
+    Ok(list.devices().map(device).collect())
+}
+
+fn libibverbs() -> Source {
+    Source {
+        file: "libibverbs".into(),
+        line: 1,
     }
-    let mut out = Vec::new();
-    for i in 0..n.max(0) as usize {
-        // SAFETY: `list` holds `n` device pointers.
-        let dev = unsafe { *list.add(i) };
-        // SAFETY: a device from the list has a NUL-terminated name.
-        let name = unsafe { CStr::from_ptr(ib::ibv_get_device_name(dev)) }
+}
+
+/// One device: its name, and what an open context says of it and its
+/// ports (the transport says why when it cannot be opened).
+fn device(dev: Device<'_>) -> RdmaDevice {
+    let mut d = RdmaDevice {
+        name: dev.name(),
+        ca_type: None,
+        firmware: None,
+        node_guid: None,
+        transport: None,
+        board_id: None,
+        ports: Vec::new(),
+        source: libibverbs(),
+    };
+    let ctx = match Context::open(dev) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            d.transport = Some(format!("could not be opened: {e}"));
+            return d;
+        }
+    };
+    let Some(attr) = ctx.query_device() else {
+        return d;
+    };
+    // SAFETY: fw_ver is a NUL-terminated char array.
+    d.firmware = Some(
+        unsafe { CStr::from_ptr(attr.fw_ver.as_ptr()) }
             .to_string_lossy()
-            .into_owned();
-        let mut d = RdmaDevice {
-            name: name.clone(),
-            ca_type: None,
-            firmware: None,
-            node_guid: None,
-            transport: None,
-            board_id: None,
-            ports: Vec::new(),
-            source: Source {
-                file: "libibverbs".into(),
-                line: 1,
-            },
-        };
-        // SAFETY: opened here, closed below.
-        let ctx = unsafe { ib::ibv_open_device(dev) };
-        if ctx.is_null() {
-            d.transport = Some(format!(
-                "could not be opened: {}",
+            .into_owned(),
+    );
+    let g = u64::from_be(attr.node_guid);
+    d.node_guid = Some(format!(
+        "{:04x}:{:04x}:{:04x}:{:04x}",
+        g >> 48,
+        (g >> 32) & 0xffff,
+        (g >> 16) & 0xffff,
+        g & 0xffff
+    ));
+    for port in 1..=attr.phys_port_cnt {
+        if let Some(pa) = ctx.query_port(port) {
+            d.ports.push(port_of(&ctx, port, &pa));
+        }
+    }
+    d
+}
+
+/// A port as `ibv_query_port` describes it, with its non-zero GIDs.
+fn port_of(ctx: &Context, port: u8, pa: &ib::ibv_port_attr) -> RdmaPort {
+    let (sname, per_lane) = speed(pa.active_speed);
+    let rate = per_lane * lanes(pa.active_width);
+    let active = pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE;
+    RdmaPort {
+        port: u32::from(port),
+        state: Some(format!(
+            "{} ({})",
+            if active { "PORT_ACTIVE" } else { "not active" },
+            pa.state
+        )),
+        active: Some(active),
+        physical_state: Some(format!("{}", pa.phys_state)),
+        link_up: Some(pa.phys_state == 5),
+        rate_bytes_per_s: (rate > 0.0).then_some(rate * 1.25e8),
+        rate_as_printed: Some(format!(
+            "{rate} Gb/s ({} {sname}, from ibv_query_port)",
+            width(pa.active_width)
+        )),
+        width: Some(width(pa.active_width)),
+        speed: Some(sname.into()),
+        active_mtu_bytes: (1..=5)
+            .contains(&pa.active_mtu)
+            .then(|| 128u32 << pa.active_mtu),
+        max_mtu_bytes: (1..=5).contains(&pa.max_mtu).then(|| 128u32 << pa.max_mtu),
+        link_layer: Some(match pa.link_layer {
+            1 => "InfiniBand".into(),
+            2 => "Ethernet".into(),
+            x => format!("unspecified ({x})"),
+        }),
+        lid: Some(format!("0x{:x}", pa.lid)),
+        sm_lid: Some(format!("0x{:x}", pa.sm_lid)),
+        gids: (0..pa.gid_tbl_len.clamp(0, 16))
+            .filter_map(|idx| ctx.gid(port, idx))
+            .collect(),
+        source: libibverbs(),
+        ..RdmaPort::default()
+    }
+}
+
+/// The list `ibv_get_device_list` returns, freed when dropped.
+struct DeviceList {
+    list: *mut *mut ib::ibv_device,
+    len: usize,
+}
+
+/// A device of a [`DeviceList`], valid while the list is.
+#[derive(Clone, Copy)]
+struct Device<'a> {
+    dev: *mut ib::ibv_device,
+    _list: std::marker::PhantomData<&'a DeviceList>,
+}
+
+impl DeviceList {
+    fn get() -> Result<DeviceList, String> {
+        let mut n = 0;
+        // SAFETY: valid out-pointer; the list is freed on drop.
+        let list = unsafe { ib::ibv_get_device_list(&mut n) };
+        if list.is_null() {
+            return Err(format!(
+                "ibv_get_device_list: {}",
                 std::io::Error::last_os_error()
             ));
-            out.push(d);
-            continue;
         }
-        // SAFETY: zeroed attribute structs are valid out-buffers.
-        let mut attr: ib::ibv_device_attr = unsafe { std::mem::zeroed() };
-        if unsafe { ib::ibv_query_device(ctx, &mut attr) } == 0 {
-            // SAFETY: fw_ver is a NUL-terminated char array.
-            d.firmware = Some(
-                unsafe { CStr::from_ptr(attr.fw_ver.as_ptr()) }
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-            let g = u64::from_be(attr.node_guid);
-            d.node_guid = Some(format!(
-                "{:04x}:{:04x}:{:04x}:{:04x}",
-                g >> 48,
-                (g >> 32) & 0xffff,
-                (g >> 16) & 0xffff,
-                g & 0xffff
-            ));
-            for port in 1..=attr.phys_port_cnt {
-                let mut pa: ib::ibv_port_attr = unsafe { std::mem::zeroed() };
-                // SAFETY: the exported (compat) ibv_query_port fills a prefix
-                // of ibv_port_attr; the buffer is the full, zeroed struct.
-                if unsafe {
-                    ib::ibv_query_port(
-                        ctx,
-                        port,
-                        &mut pa as *mut _ as *mut ib::_compat_ibv_port_attr,
-                    )
-                } != 0
-                {
-                    continue;
-                }
-                let (sname, per_lane) = speed(pa.active_speed);
-                let rate = per_lane * lanes(pa.active_width);
-                let mut p = RdmaPort {
-                    port: u32::from(port),
-                    state: Some(format!(
-                        "{} ({})",
-                        if pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE {
-                            "PORT_ACTIVE"
-                        } else {
-                            "not active"
-                        },
-                        pa.state
-                    )),
-                    active: Some(pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE),
-                    physical_state: Some(format!("{}", pa.phys_state)),
-                    link_up: Some(pa.phys_state == 5),
-                    rate_bytes_per_s: (rate > 0.0).then_some(rate * 1.25e8),
-                    rate_as_printed: Some(format!(
-                        "{rate} Gb/s ({} {sname}, from ibv_query_port)",
-                        width(pa.active_width)
-                    )),
-                    width: Some(width(pa.active_width)),
-                    speed: Some(sname.into()),
-                    active_mtu_bytes: (1..=5)
-                        .contains(&pa.active_mtu)
-                        .then(|| 128u32 << pa.active_mtu),
-                    max_mtu_bytes: (1..=5).contains(&pa.max_mtu).then(|| 128u32 << pa.max_mtu),
-                    link_layer: Some(match pa.link_layer {
-                        1 => "InfiniBand".into(),
-                        2 => "Ethernet".into(),
-                        x => format!("unspecified ({x})"),
-                    }),
-                    lid: Some(format!("0x{:x}", pa.lid)),
-                    sm_lid: Some(format!("0x{:x}", pa.sm_lid)),
-                    source: Source {
-                        file: "libibverbs".into(),
-                        line: 1,
-                    },
-                    ..RdmaPort::default()
-                };
-                for idx in 0..pa.gid_tbl_len.clamp(0, 16) {
-                    let mut gid: ib::ibv_gid = unsafe { std::mem::zeroed() };
-                    if unsafe { ib::ibv_query_gid(ctx, port, idx, &mut gid) } != 0 {
-                        continue;
-                    }
-                    // SAFETY: the union's raw view is always valid bytes.
-                    let raw = unsafe { gid.raw };
-                    if raw.iter().all(|b| *b == 0) {
-                        continue;
-                    }
-                    let text = raw
-                        .chunks(2)
-                        .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
-                        .collect::<Vec<_>>()
-                        .join(":");
-                    p.gids.push(Gid {
-                        index: idx as u32,
-                        gid: text,
-                        ipv4: None,
-                        version: None,
-                        netdev: None,
-                    });
-                }
-                d.ports.push(p);
-            }
-        }
-        // SAFETY: opened above.
-        unsafe { ib::ibv_close_device(ctx) };
-        out.push(d);
+        Ok(DeviceList {
+            list,
+            len: n.max(0) as usize,
+        })
     }
-    // SAFETY: returned by ibv_get_device_list.
-    unsafe { ib::ibv_free_device_list(list) };
-    Ok(out)
+
+    fn devices(&self) -> impl Iterator<Item = Device<'_>> {
+        (0..self.len).map(|i| Device {
+            // SAFETY: `list` holds `len` device pointers.
+            dev: unsafe { *self.list.add(i) },
+            _list: std::marker::PhantomData,
+        })
+    }
+}
+
+impl Drop for DeviceList {
+    fn drop(&mut self) {
+        // SAFETY: returned by ibv_get_device_list, freed once.
+        unsafe { ib::ibv_free_device_list(self.list) };
+    }
+}
+
+impl Device<'_> {
+    fn name(self) -> String {
+        // SAFETY: a device from the list has a NUL-terminated name.
+        unsafe { CStr::from_ptr(ib::ibv_get_device_name(self.dev)) }
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// A device opened for queries, closed when dropped.
+struct Context(*mut ib::ibv_context);
+
+impl Context {
+    fn open(dev: Device<'_>) -> Result<Context, std::io::Error> {
+        // SAFETY: a device of a live list; closed on drop.
+        let ctx = unsafe { ib::ibv_open_device(dev.dev) };
+        if ctx.is_null() {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(Context(ctx))
+        }
+    }
+
+    fn query_device(&self) -> Option<ib::ibv_device_attr> {
+        // SAFETY: a zeroed attribute struct is a valid out-buffer.
+        let mut attr: ib::ibv_device_attr = unsafe { std::mem::zeroed() };
+        (unsafe { ib::ibv_query_device(self.0, &mut attr) } == 0).then_some(attr)
+    }
+
+    fn query_port(&self, port: u8) -> Option<ib::ibv_port_attr> {
+        let mut pa: ib::ibv_port_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: the exported (compat) ibv_query_port fills a prefix of
+        // ibv_port_attr; the buffer is the full, zeroed struct.
+        let rc = unsafe {
+            ib::ibv_query_port(
+                self.0,
+                port,
+                &mut pa as *mut _ as *mut ib::_compat_ibv_port_attr,
+            )
+        };
+        (rc == 0).then_some(pa)
+    }
+
+    /// GID `idx` of `port` as eight colon-separated groups; `None` when it
+    /// cannot be read or is all zeros (an unused entry).
+    fn gid(&self, port: u8, idx: i32) -> Option<Gid> {
+        let mut gid: ib::ibv_gid = unsafe { std::mem::zeroed() };
+        if unsafe { ib::ibv_query_gid(self.0, port, idx, &mut gid) } != 0 {
+            return None;
+        }
+        // SAFETY: the union's raw view is always valid bytes.
+        let raw = unsafe { gid.raw };
+        if raw.iter().all(|b| *b == 0) {
+            return None;
+        }
+        let text = raw
+            .chunks(2)
+            .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+            .collect::<Vec<_>>()
+            .join(":");
+        Some(Gid {
+            index: idx as u32,
+            gid: text,
+            ipv4: None,
+            version: None,
+            netdev: None,
+        })
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: opened by Context::open, closed once.
+        unsafe { ib::ibv_close_device(self.0) };
+    }
 }
 
 #[cfg(test)]

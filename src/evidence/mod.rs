@@ -13,6 +13,7 @@ pub mod mpi;
 pub mod pcie;
 pub mod rdma;
 pub mod text;
+pub mod tools;
 pub mod topology;
 
 use schemars::JsonSchema;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use measurement::Measurement;
 use pcie::PcieLink;
 use rdma::RdmaDevice;
+pub use tools::{TOOLS, ToolSpec};
 use topology::Topology;
 
 /// A transcript line that a fact came from. `line` is 1-based.
@@ -68,7 +70,9 @@ pub struct Note {
     pub text: String,
 }
 
-/// The tools whose transcripts wire-report can read.
+/// The tools whose transcripts wire-report can read. Each has one entry in
+/// [`TOOLS`] (its name, detector, parser and live commands); the serde
+/// names are the bundle's, so a variant is never renamed.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -117,52 +121,19 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 20] = [
-        Tool::NvidiaSmiTopo,
-        Tool::NvidiaSmiP2p,
-        Tool::NvidiaSmiNvlink,
-        Tool::RocmSmiTopo,
-        Tool::AmdSmiTopology,
-        Tool::P2pBandwidthLatencyTest,
-        Tool::Nvbandwidth,
-        Tool::NvbandwidthJson,
-        Tool::RocmBandwidthTest,
-        Tool::Transferbench,
-        Tool::Perftest,
-        Tool::NcclTests,
-        Tool::Osu,
-        Tool::IbvDevinfo,
-        Tool::IbvDevices,
-        Tool::Ibstat,
-        Tool::Ibstatus,
-        Tool::ShowGids,
-        Tool::Lspci,
-        Tool::NvidiaSmiQ,
-    ];
+    /// Every tool, in detection order (the order of [`TOOLS`]).
+    pub fn all() -> impl Iterator<Item = Tool> {
+        TOOLS.iter().map(|s| s.tool)
+    }
 
+    /// Its entry in [`TOOLS`]: detector, parser, live commands.
+    pub fn spec(self) -> &'static ToolSpec {
+        tools::spec(self)
+    }
+
+    /// The name in bundles, problems and the report (its serde name).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Tool::NvidiaSmiTopo => "nvidia-smi-topo",
-            Tool::NvidiaSmiP2p => "nvidia-smi-p2p",
-            Tool::NvidiaSmiNvlink => "nvidia-smi-nvlink",
-            Tool::RocmSmiTopo => "rocm-smi-topo",
-            Tool::AmdSmiTopology => "amd-smi-topology",
-            Tool::P2pBandwidthLatencyTest => "p2p-bandwidth-latency-test",
-            Tool::Nvbandwidth => "nvbandwidth",
-            Tool::NvbandwidthJson => "nvbandwidth-json",
-            Tool::RocmBandwidthTest => "rocm-bandwidth-test",
-            Tool::Transferbench => "transferbench",
-            Tool::Perftest => "perftest",
-            Tool::NcclTests => "nccl-tests",
-            Tool::Osu => "osu",
-            Tool::IbvDevinfo => "ibv-devinfo",
-            Tool::IbvDevices => "ibv-devices",
-            Tool::Ibstat => "ibstat",
-            Tool::Ibstatus => "ibstatus",
-            Tool::ShowGids => "show-gids",
-            Tool::Lspci => "lspci",
-            Tool::NvidiaSmiQ => "nvidia-smi-q",
-        }
+        self.spec().name
     }
 }
 
@@ -221,82 +192,22 @@ impl Parsed {
 
 /// Recognises the tool that printed `text`, from its content. Returns `None`
 /// for anything else; [`parse`] then is not attempted. More specific
-/// signatures are tried first.
+/// signatures are tried first (the order of [`TOOLS`]).
 pub fn detect(text: &str) -> Option<Tool> {
-    // Split once; every signature below looks at the same lines.
+    // Split once; every signature looks at the same lines.
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
-    if copy::looks_like_nvbandwidth_json(text, &lines) {
-        Some(Tool::NvbandwidthJson)
-    } else if copy::looks_like_nvbandwidth(text, &lines) {
-        Some(Tool::Nvbandwidth)
-    } else if copy::looks_like_p2p_bandwidth_latency_test(text, &lines) {
-        Some(Tool::P2pBandwidthLatencyTest)
-    } else if copy::looks_like_rocm_bandwidth_test(text, &lines) {
-        Some(Tool::RocmBandwidthTest)
-    } else if copy::looks_like_transferbench(text, &lines) {
-        Some(Tool::Transferbench)
-    } else if collective::looks_like_nccl_tests(text, &lines) {
-        Some(Tool::NcclTests)
-    } else if mpi::looks_like_osu(text, &lines) {
-        Some(Tool::Osu)
-    } else if rdma::looks_like_perftest(text, &lines) {
-        Some(Tool::Perftest)
-    } else if rdma::looks_like_ibstatus(text, &lines) {
-        Some(Tool::Ibstatus)
-    } else if rdma::looks_like_ibstat(text, &lines) {
-        Some(Tool::Ibstat)
-    } else if rdma::looks_like_ibv_devinfo(text, &lines) {
-        Some(Tool::IbvDevinfo)
-    } else if rdma::looks_like_ibv_devices(text, &lines) {
-        Some(Tool::IbvDevices)
-    } else if rdma::looks_like_show_gids(text, &lines) {
-        Some(Tool::ShowGids)
-    } else if pcie::looks_like_nvidia_smi_q(text, &lines) {
-        Some(Tool::NvidiaSmiQ)
-    } else if pcie::looks_like_lspci(text, &lines) {
-        Some(Tool::Lspci)
-    } else if topology::amd::looks_like_amd_smi(text, &lines) {
-        Some(Tool::AmdSmiTopology)
-    } else if topology::amd::looks_like_rocm_smi(text, &lines) {
-        Some(Tool::RocmSmiTopo)
-    } else if topology::nvidia::looks_like_nvlink_status(text, &lines) {
-        Some(Tool::NvidiaSmiNvlink)
-    } else if topology::nvidia::looks_like_p2p_status(text, &lines) {
-        Some(Tool::NvidiaSmiP2p)
-    } else if topology::nvidia::looks_like_topo_matrix(text, &lines) {
-        Some(Tool::NvidiaSmiTopo)
-    } else {
-        None
-    }
+    TOOLS
+        .iter()
+        .find(|s| (s.detect)(text, &lines))
+        .map(|s| s.tool)
 }
 
 /// Runs the parser of `tool` over `text`.
 pub fn parse(tool: Tool, text: &str) -> Result<Parsed, ParseError> {
-    match tool {
-        Tool::NvidiaSmiTopo => topology::nvidia::parse_topo_matrix(text),
-        Tool::NvidiaSmiP2p => topology::nvidia::parse_p2p_status(text),
-        Tool::NvidiaSmiNvlink => topology::nvidia::parse_nvlink_status(text),
-        Tool::RocmSmiTopo => topology::amd::parse_rocm_smi(text),
-        Tool::AmdSmiTopology => topology::amd::parse_amd_smi(text),
-        Tool::P2pBandwidthLatencyTest => copy::parse_p2p_bandwidth_latency_test(text),
-        Tool::Nvbandwidth => copy::parse_nvbandwidth(text),
-        Tool::NvbandwidthJson => copy::parse_nvbandwidth_json(text),
-        Tool::RocmBandwidthTest => copy::parse_rocm_bandwidth_test(text),
-        Tool::Transferbench => copy::parse_transferbench(text),
-        Tool::Perftest => rdma::parse_perftest(text),
-        Tool::NcclTests => collective::parse_nccl_tests(text),
-        Tool::Osu => mpi::parse_osu(text),
-        Tool::IbvDevinfo => rdma::parse_ibv_devinfo(text),
-        Tool::IbvDevices => rdma::parse_ibv_devices(text),
-        Tool::Ibstat => rdma::parse_ibstat(text),
-        Tool::Ibstatus => rdma::parse_ibstatus(text),
-        Tool::ShowGids => rdma::parse_show_gids(text),
-        Tool::Lspci => pcie::parse_lspci(text),
-        Tool::NvidiaSmiQ => pcie::parse_nvidia_smi_q(text),
-    }
+    (tool.spec().parse)(text)
 }
 
 /// Already-split lines with their 1-based numbers.

@@ -1,0 +1,186 @@
+//! The copy sweeps wire-report times itself: host memory copies (the host
+//! tier, and what a staged copy pays) and GPU copies through each vendor
+//! runtime that is installed.
+
+use super::recorder::Recorder;
+use crate::bundle::{Bundle, ProblemKind, System};
+use crate::collect::gpu::{self, Gpu, GpuApi, Unavailable};
+use crate::collect::probes::ProbeStatus;
+use crate::collect::sweep::{self, HostBackend, Plan};
+use crate::evidence::measurement::Verification;
+use crate::evidence::text::Text;
+
+/// Host memory copies over the plan's sizes, within its budget.
+pub(super) fn host(rec: &mut Recorder, plan: &Plan, sys: &System) {
+    const NAME: &str = "host memcpy sweep";
+    rec.timed(NAME, |rec| {
+        let placement = format!(
+            "process allowed on CPUs {} and NUMA nodes {}",
+            sys.cpus_allowed.as_deref().unwrap_or("not stated"),
+            sys.mems_allowed.as_deref().unwrap_or("not stated")
+        );
+        let context = format!(
+            "load average at the start {}; other processes were not controlled",
+            sys.load_average.as_deref().unwrap_or("not readable")
+        );
+        let r = sweep::run(&mut HostBackend::new(&placement), plan);
+        let cells = sweep::cells(&r, "host", &context);
+        let mut message = format!("{} sizes, {} cells", r.points.len(), cells.len());
+        for tr in &r.trimmed {
+            message.push_str(&format!("; {tr}"));
+        }
+        let status = match &r.error {
+            Some(e) => {
+                rec.problem(NAME, ProblemKind::Probe, e.clone());
+                ProbeStatus::Failed
+            }
+            None => ProbeStatus::Ok,
+        };
+        let bad: u64 = r.points.iter().map(|p| p.mismatched_bytes).sum();
+        if bad > 0 {
+            rec.problem(
+                NAME,
+                ProblemKind::ToolError,
+                format!("{bad} bytes differed after host copies"),
+            );
+        }
+        for mut m in cells {
+            m.source.file = NAME.into();
+            rec.b.measurements.push(m);
+        }
+        (status, message)
+    });
+}
+
+/// One runtime's copy sweeps (CUDA, or HIP with feature `rocm`) over the
+/// devices its `inventory` found.
+pub(super) fn gpu<A: GpuApi>(
+    rec: &mut Recorder,
+    plan: &Plan,
+    sys: &System,
+    api: &A,
+    inventory: Result<Vec<Gpu>, Unavailable>,
+) {
+    let name = format!("{} copy sweeps", A::NAME);
+    rec.timed(&name, |rec| match inventory {
+        Ok(gpus) => gpu_sweeps(rec, &name, plan, sys, api, &gpus),
+        Err(why) => {
+            let (status, message) = match why {
+                Unavailable::NoLibrary => (
+                    ProbeStatus::Absent,
+                    format!(
+                        "the {} runtime is not installed: no {} copies measured",
+                        A::NAME,
+                        A::NAME
+                    ),
+                ),
+                Unavailable::NoDevice(e) => (
+                    ProbeStatus::Failed,
+                    format!("the {} runtime reports no usable device: {e}", A::NAME),
+                ),
+            };
+            rec.problem(A::NAME, ProblemKind::Probe, message.clone());
+            (status, message)
+        }
+    });
+}
+
+fn gpu_sweeps<A: GpuApi>(
+    rec: &mut Recorder,
+    name: &str,
+    plan: &Plan,
+    sys: &System,
+    api: &A,
+    gpus: &[Gpu],
+) -> (ProbeStatus, String) {
+    let ids = name_gpus(&mut rec.b, gpus);
+    let id_of = |g: &Gpu| {
+        ids.iter()
+            .find(|(o, _)| *o == g.ordinal)
+            .map(|x| x.1.clone())
+            .unwrap_or_default()
+    };
+    let context = format!(
+        "load average at the start {}; other GPU work on the node was not controlled",
+        sys.load_average.as_deref().unwrap_or("not readable")
+    );
+    let summary: Vec<String> = gpus
+        .iter()
+        .map(|g| {
+            format!(
+                "{} {} ({}, {} GiB)",
+                id_of(g),
+                g.name,
+                g.pci_bus_id,
+                g.memory_bytes >> 30
+            )
+        })
+        .collect();
+    let r = gpu::run_all(api, gpus, plan, &id_of, &context);
+    for e in &r.errors {
+        rec.problem(name, ProblemKind::Probe, e.clone());
+    }
+    let bad = r
+        .cells
+        .iter()
+        .filter(|m| matches!(m.verification, Verification::Checked { errors } if errors > 0))
+        .count();
+    if bad > 0 {
+        rec.problem(
+            name,
+            ProblemKind::ToolError,
+            format!("{bad} {} copy results had wrong bytes", A::NAME),
+        );
+    }
+    let file = Text::from(name.to_string());
+    for mut m in r.cells {
+        m.source.file = file.clone();
+        rec.b.measurements.push(m);
+    }
+    let status = if r.errors.is_empty() {
+        ProbeStatus::Ok
+    } else {
+        ProbeStatus::Failed
+    };
+    (
+        status,
+        format!("{}; {}", summary.join(", "), r.log.join("; ")),
+    )
+}
+
+/// Each GPU's id as the topology names it (matched by PCI bus id, else
+/// `GPU<ordinal>`), by ordinal; the matched topology devices take the
+/// runtime's device name.
+fn name_gpus(b: &mut Bundle, gpus: &[Gpu]) -> Vec<(i32, String)> {
+    let norm = |s: &str| {
+        s.trim()
+            .to_ascii_lowercase()
+            .trim_start_matches("0000")
+            .to_string()
+    };
+    let same = |topo: Option<&str>, g: &Gpu| topo.is_some_and(|p| norm(p) == norm(&g.pci_bus_id));
+    let ids = gpus
+        .iter()
+        .map(|g| {
+            let id = b
+                .topology
+                .devices
+                .iter()
+                .find(|d| same(d.pci_bus_id.as_deref(), g))
+                .map(|d| d.id.clone())
+                .unwrap_or_else(|| format!("GPU{}", g.ordinal));
+            (g.ordinal, id)
+        })
+        .collect();
+    for g in gpus {
+        if let Some(d) = b
+            .topology
+            .devices
+            .iter_mut()
+            .find(|d| same(d.pci_bus_id.as_deref(), g))
+        {
+            d.name = Some(g.name.clone());
+        }
+    }
+    ids
+}
