@@ -8,7 +8,6 @@
 use std::time::Instant;
 
 use wire_report::bundle::{Bundle, Host, Origin};
-use wire_report::collect;
 
 const TARGET_BYTES: usize = 100_000_000;
 
@@ -56,7 +55,7 @@ fn round(files: &[(String, Vec<u8>)]) -> usize {
             name: "bench".into(),
             origin: Origin::Ingested,
         });
-        collect::add_file(&mut b, path, bytes);
+        b.absorb(wire_report::ingest::read_transcript(path, bytes));
         cells += b.measurements.len() + b.topology.links.len();
     }
     cells

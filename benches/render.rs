@@ -8,7 +8,6 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use wire_report::collect;
 use wire_report::render;
 
 fn vm_hwm_kib() -> Option<u64> {
@@ -26,7 +25,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1024);
-    let base = collect::load_nodes(&[PathBuf::from("captures")]).expect("captures/");
+    let base = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).expect("captures/");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let input = dir.path().join("fleet");
     for i in 0..nodes {
@@ -46,7 +45,7 @@ fn main() {
         .sum();
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let start = Instant::now();
-    let bundles = collect::load_nodes(std::slice::from_ref(&input)).unwrap();
+    let bundles = wire_report::inputs::load_nodes(std::slice::from_ref(&input)).unwrap();
     let loaded = start.elapsed().as_secs_f64();
     let site = render::render_site(&bundles).unwrap();
     let rendered = start.elapsed().as_secs_f64();

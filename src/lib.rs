@@ -34,6 +34,8 @@ pub mod diagnosis;
 pub mod diff;
 pub mod evidence;
 pub mod fs;
+pub mod ingest;
+pub mod inputs;
 pub mod models;
 pub mod placement;
 pub mod render;

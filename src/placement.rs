@@ -10,7 +10,7 @@ use crate::evidence::topology::{LinkClass, Topology, worst_class_in_group};
 
 /// Loads a topology from a bundle or from a raw topology transcript.
 pub fn load_topology(path: &Path) -> anyhow::Result<Topology> {
-    let b = crate::collect::load_source(path)?;
+    let b = crate::inputs::load_source(path)?;
     if b.topology.is_empty() {
         anyhow::bail!(
             "`{}`:1: expected a wire-report bundle or a topology transcript (nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology); it holds no topology",

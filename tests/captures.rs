@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use wire_report::bundle::Bundle;
-use wire_report::collect::{self, NodeBundle};
 use wire_report::evidence::topology::{CpuRange, DeviceKind, LinkClass, Topology};
 use wire_report::evidence::{self, Tool};
+use wire_report::inputs::NodeBundle;
 
 /// The nodes whose captures include a topology transcript.
 fn nodes() -> Vec<NodeBundle> {
-    collect::ingest(&[PathBuf::from("captures")])
+    wire_report::inputs::ingest(&[PathBuf::from("captures")])
         .expect("captures/ exists")
         .into_iter()
         .filter(|n| !n.bundle.topology.is_empty())
@@ -21,7 +21,7 @@ fn nodes() -> Vec<NodeBundle> {
 
 fn node(name: &str) -> Bundle {
     let dir = Path::new("captures").join(name);
-    let mut v = collect::ingest(&[dir]).unwrap();
+    let mut v = wire_report::inputs::ingest(&[dir]).unwrap();
     assert_eq!(v.len(), 1);
     v.remove(0).bundle
 }
@@ -94,13 +94,16 @@ fn every_capture_is_listed_in_sources_and_every_listing_exists() {
 
 #[test]
 fn detection_uses_content_not_names() {
-    for n in collect::ingest(&[PathBuf::from("captures")]).unwrap() {
+    for n in wire_report::inputs::ingest(&[PathBuf::from("captures")]).unwrap() {
         for t in &n.bundle.transcripts {
             let text = std::fs::read_to_string(&t.path).unwrap();
             assert_eq!(evidence::detect(&text), Some(t.tool), "{}", t.path);
             // The same bytes under a meaningless name are still recognised.
             let mut b = Bundle::new(n.bundle.host.clone());
-            collect::add_file(&mut b, "x.dat", text.as_bytes());
+            b.absorb(wire_report::ingest::read_transcript(
+                "x.dat",
+                text.as_bytes(),
+            ));
             assert_eq!(b.transcripts.len(), 1, "{}", t.path);
         }
     }

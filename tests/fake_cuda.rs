@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use assert_cmd::Command;
+use wire_report::bundle::ProbeStatus;
 use wire_report::bundle::{Bundle, ProblemKind};
-use wire_report::collect::probes::ProbeStatus;
 use wire_report::evidence::measurement::{Kind, P2p, Verification};
 
 /// Builds the fake once per test run: `target/fake-libcuda/libcuda.so`.

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use wire_report::bundle::ProbeStatus;
 use wire_report::bundle::{Bundle, ProblemKind};
 use wire_report::collect::live::{self, Options};
-use wire_report::collect::probes::ProbeStatus;
 use wire_report::diagnosis::{self, Finding};
 use wire_report::evidence::topology::LinkClass;
 

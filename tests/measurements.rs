@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use wire_report::bundle::{Bundle, ProblemKind};
-use wire_report::collect;
 use wire_report::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, NOT_STATED, P2p, Statistic, Verification,
 };
 use wire_report::evidence::{self, IssueKind, Tool};
 
 fn node(name: &str) -> Bundle {
-    let mut v = collect::ingest(&[Path::new("captures").join(name)]).unwrap();
+    let mut v = wire_report::inputs::ingest(&[Path::new("captures").join(name)]).unwrap();
     assert_eq!(v.len(), 1);
     v.remove(0).bundle
 }
@@ -557,7 +556,7 @@ fn only_the_known_problems() {
         ("nvbandwidth-006-v0.2", 36, ProblemKind::Truncated),
     ];
     let mut found: Vec<(String, usize, ProblemKind)> = Vec::new();
-    for n in collect::ingest(&[PathBuf::from("captures")]).unwrap() {
+    for n in wire_report::inputs::ingest(&[PathBuf::from("captures")]).unwrap() {
         for p in n.bundle.problems {
             found.push((p.file, p.line.unwrap_or(0), p.kind));
         }
@@ -576,7 +575,7 @@ fn only_the_known_problems() {
 /// One compact line per cell, so a change in any parsed number shows in review.
 #[test]
 fn evidence_snapshots() {
-    for n in collect::ingest(&[PathBuf::from("captures")]).unwrap() {
+    for n in wire_report::inputs::ingest(&[PathBuf::from("captures")]).unwrap() {
         let b = &n.bundle;
         if b.measurements.is_empty() && b.rdma.is_empty() && b.pcie.is_empty() {
             continue;

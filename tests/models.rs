@@ -5,7 +5,6 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use wire_report::collect;
 use wire_report::evidence::measurement::Kind;
 use wire_report::models::fit;
 
@@ -14,7 +13,7 @@ fn wr() -> Command {
 }
 
 fn sweep_fits(dir: &str, kind: Kind, test_contains: &str) -> fit::SegmentedFit {
-    let b = collect::load_source(&Path::new("captures").join(dir)).unwrap();
+    let b = wire_report::inputs::load_source(&Path::new("captures").join(dir)).unwrap();
     let s = fit::sweeps(&b.measurements)
         .into_iter()
         .find(|s| s.kind == kind && s.test.contains(test_contains))

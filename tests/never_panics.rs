@@ -4,7 +4,6 @@
 
 use proptest::prelude::*;
 use wire_report::bundle::{Bundle, Host, Origin};
-use wire_report::collect;
 use wire_report::evidence::{self, Tool};
 
 fn captures() -> Vec<String> {
@@ -27,7 +26,10 @@ fn run_all(text: &str) {
         name: "p".into(),
         origin: Origin::Ingested,
     });
-    collect::add_file(&mut b, "p.txt", text.as_bytes());
+    b.absorb(wire_report::ingest::read_transcript(
+        "p.txt",
+        text.as_bytes(),
+    ));
 }
 
 proptest! {

@@ -6,11 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use wire_report::bundle::{Bundle, Host, Origin};
-use wire_report::collect;
 use wire_report::render;
 
 fn captures_site() -> BTreeMap<String, Vec<u8>> {
-    let bundles = collect::load_nodes(&[PathBuf::from("captures")]).unwrap();
+    let bundles = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).unwrap();
     render::render_site(&bundles).unwrap().files
 }
 
@@ -145,11 +144,10 @@ fn transcript_text_is_escaped_everywhere() {
         name: "synthetic-<b>evil</b>".into(),
         origin: Origin::Ingested,
     });
-    collect::add_file(
-        &mut b,
+    b.absorb(wire_report::ingest::read_transcript(
         "synthetic/nvlink-<img src=x>.txt",
         hostile.as_bytes(),
-    );
+    ));
     assert_eq!(b.transcripts.len(), 1);
     assert!(
         b.topology.devices[0]
@@ -186,7 +184,9 @@ fn transcript_text_is_escaped_everywhere() {
 
 #[test]
 fn single_file_report_is_self_contained() {
-    let bundles = collect::load_nodes(&[PathBuf::from("captures/rtx2080ti-2gpu-autodl")]).unwrap();
+    let bundles =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/rtx2080ti-2gpu-autodl")])
+            .unwrap();
     let html = render::render_single_file(&bundles).unwrap();
     assert!(html.contains("<style>") && !html.contains("<link rel=\"stylesheet\""));
     assert!(html.contains("<svg"));

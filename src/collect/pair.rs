@@ -6,45 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::probes::{Output, ProbeStatus, Runner};
+use super::probes::{Output, Runner};
+use crate::bundle::ProbeStatus;
+use crate::bundle::Role;
 
 /// perftest's default TCP port for the out-of-band exchange.
 pub const DEFAULT_PORT: u16 = 18515;
-
-/// Which side this node plays.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    Server,
-    Client,
-}
-
-/// How the pair was formed and what each side ran. Example: `{ "role":
-/// "client", "peer": "n1", "address": "10.0.0.1", "tool": "ib_write_bw",
-/// "transcript": "ib_write_bw-pair-client.txt", "via": "slurm", "job":
-/// "42" }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PeerLink {
-    pub role: Role,
-    /// The other node's name, when known (Slurm's node name, or `--peer`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer: Option<String>,
-    /// The address the client connected to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub address: Option<String>,
-    pub tool: String,
-    /// This side's transcript, when the tool printed one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<String>,
-    /// `slurm` or `--peer`.
-    pub via: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job: Option<String>,
-    /// Whether the run completed on this side.
-    pub ok: bool,
-}
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::collect;
+use crate::inputs;
 
 /// Collect evidence on this machine, or ingest transcripts captured elsewhere (`--from`).
 #[derive(Debug, clap::Args)]
@@ -100,7 +100,7 @@ fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<Exi
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
-    let nodes = collect::ingest(from)?;
+    let nodes = inputs::ingest(from)?;
     if nodes.is_empty() {
         eprintln!("warning: no files found under {}", super::show_paths(from));
         return Ok(ExitCode::from(1));
@@ -228,7 +228,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
             b.probes.len(),
             b.probes
                 .iter()
-                .filter(|p| p.status == crate::collect::probes::ProbeStatus::Ok)
+                .filter(|p| p.status == crate::bundle::ProbeStatus::Ok)
                 .count()
         );
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::collect;
+use crate::inputs;
 
 /// What changed between two collections of the same nodes, and whether it matters.
 #[derive(Debug, clap::Args)]
@@ -33,8 +33,8 @@ pub struct Args {
 /// `diff`: exit 1 when something significant changed.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (old, new) = (a.old.as_path(), a.new.as_path());
-    let before = collect::load_nodes(&[old.to_path_buf()])?;
-    let after = collect::load_nodes(&[new.to_path_buf()])?;
+    let before = inputs::load_nodes(&[old.to_path_buf()])?;
+    let after = inputs::load_nodes(&[new.to_path_buf()])?;
     for (p, b) in [(old, &before), (new, &after)] {
         if b.is_empty() {
             anyhow::bail!("no bundles or transcripts under `{}`", p.display());

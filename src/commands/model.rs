@@ -268,7 +268,7 @@ fn ceiling_cmd(a: &CeilingArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
-    let b = crate::collect::load_source(&a.source)?;
+    let b = crate::inputs::load_source(&a.source)?;
     let mut sweeps = fit::sweeps(&b.measurements);
     if let Some(k) = a.kind.as_deref() {
         sweeps.retain(|s| s.kind.as_str() == k);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::collect;
+use crate::inputs;
 
 /// Render bundles or captured transcripts into a static site (or one file).
 #[derive(Debug, clap::Args)]
@@ -56,7 +56,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if single_file.is_none() && !md {
         crate::fs::check_writable_dir(out)?;
     }
-    let mut bundles = collect::load_nodes(&inputs)?;
+    let mut bundles = inputs::load_nodes(&inputs)?;
     if bundles.is_empty() {
         anyhow::bail!(
             "no bundles or transcripts under {}",
@@ -65,7 +65,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     if a.redact {
         for b in &mut bundles {
-            collect::redact::redact(b, &mut [])?;
+            crate::bundle::redact::redact(b, &mut [])?;
         }
     }
     if md {

@@ -348,7 +348,7 @@ mod tests {
     /// One captured node twice, under the same name.
     fn twins() -> Vec<Bundle> {
         let dir = std::path::PathBuf::from("captures/rtx2080ti-2gpu-autodl");
-        let b = crate::collect::load_nodes(&[dir]).unwrap().remove(0);
+        let b = crate::inputs::load_nodes(&[dir]).unwrap().remove(0);
         vec![b.clone(), b]
     }
 

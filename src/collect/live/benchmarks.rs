@@ -6,8 +6,9 @@
 use std::time::{Duration, Instant};
 
 use super::recorder::{Policy, Recorder};
-use crate::collect::pair::{self, PeerLink, Role};
-use crate::collect::probes::ProbeStatus;
+use crate::bundle::ProbeStatus;
+use crate::bundle::{PeerLink, Role};
+use crate::collect::pair;
 use crate::evidence::tools::{Stage, live_commands};
 
 /// What is left of the benchmarks' shared budget (at least a second, so a
@@ -137,7 +138,7 @@ fn loopback(rec: &mut Recorder, budget: &Budget) {
             let _ = so.read_to_end(&mut text);
         }
         if !text.is_empty() {
-            rec.transcript("ib_write_bw-server.txt", text);
+            let _ = rec.transcript("ib_write_bw-server.txt", text);
         }
     }
     rec.command(

@@ -124,7 +124,7 @@ pub fn collect(opts: &Options) -> Collected {
 /// Redacts when asked; returns what to write.
 pub fn finish(mut c: Collected, redact: bool) -> anyhow::Result<Collected> {
     if redact {
-        super::redact::redact(&mut c.bundle, &mut c.raw)?;
+        crate::bundle::redact::redact(&mut c.bundle, &mut c.raw)?;
     }
     Ok(c)
 }

@@ -3,7 +3,7 @@
 //! port counters' change over the collection.
 
 use super::recorder::Recorder;
-use crate::collect::probes::ProbeStatus;
+use crate::bundle::ProbeStatus;
 use crate::collect::sysfs::{self, CounterSnapshot, Root};
 
 #[cfg(feature = "rdma")]
@@ -14,7 +14,7 @@ pub(super) fn ports(rec: &mut Recorder, root: &Root) {
     rec.timed("sysfs /sys/class/infiniband", |rec| {
         let rdma = sysfs::rdma_devices(root);
         let message = format!("{} RDMA device(s)", rdma.len());
-        crate::collect::merge_rdma(&mut rec.b.rdma, rdma);
+        crate::bundle::merge_rdma(&mut rec.b.rdma, rdma);
         (ProbeStatus::Ok, message)
     });
     #[cfg(feature = "rdma")]
@@ -23,7 +23,7 @@ pub(super) fn ports(rec: &mut Recorder, root: &Root) {
         |rec| match crate::collect::verbs::devices() {
             Ok(devs) => {
                 let message = format!("{} device(s) from libibverbs", devs.len());
-                crate::collect::merge_rdma(&mut rec.b.rdma, devs);
+                crate::bundle::merge_rdma(&mut rec.b.rdma, devs);
                 (ProbeStatus::Ok, message)
             }
             Err(e) => {

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use super::Collected;
 use crate::bundle::{Bundle, Host, Origin, Problem, ProblemKind, System};
-use crate::collect::probes::{Output, Probe, ProbeStatus, Runner};
+use crate::bundle::{Probe, ProbeStatus};
+use crate::collect::probes::{Output, Runner};
+use crate::ingest::read_transcript;
 
 /// How a command's outcome becomes problems. Inventory tools and
 /// benchmarks have always differed in two details, kept as they were.
@@ -101,12 +103,17 @@ impl Recorder {
     }
 
     /// Parses `bytes` into the bundle like a captured file and keeps them
-    /// to save as `file`. Returns whether a parser recognised them.
-    pub fn transcript(&mut self, file: &str, bytes: Vec<u8>) -> bool {
-        let before = self.b.transcripts.len();
-        crate::collect::add_file(&mut self.b, file, &bytes);
+    /// to save as `file`. `Err` says why no parser read them (the problem
+    /// is in the bundle too).
+    pub fn transcript(&mut self, file: &str, bytes: Vec<u8>) -> Result<(), String> {
+        let reading = read_transcript(file, &bytes);
+        let why = reading.first_problem().unwrap_or_default();
         self.raw.push((file.to_string(), bytes));
-        self.b.transcripts.len() > before
+        if self.b.absorb(reading).transcript {
+            Ok(())
+        } else {
+            Err(why)
+        }
     }
 
     /// Records what a command did: its probe `name`, its output as the
@@ -122,17 +129,13 @@ impl Recorder {
         };
         // Only a command that ran prints: absent and skipped ones never do.
         if !out.stdout.is_empty() {
-            let problems_before = self.b.problems.len();
-            let recognised = self.transcript(file, out.stdout);
+            let read = self.transcript(file, out.stdout);
             probe.transcript = Some(file.to_string());
-            if !recognised && probe.status == ProbeStatus::Ok {
+            if let Err(why) = read
+                && probe.status == ProbeStatus::Ok
+            {
                 probe.status = ProbeStatus::Unrecognized;
                 if policy == Policy::Inventory {
-                    // add_file already recorded the parse problem.
-                    let why = self.b.problems[problems_before..]
-                        .first()
-                        .map(|p| p.one_line())
-                        .unwrap_or_default();
                     probe.message =
                         format!("{} printed output no parser recognises ({why})", probe.name);
                 }

@@ -3,9 +3,9 @@
 //! runtime that is installed.
 
 use super::recorder::Recorder;
+use crate::bundle::ProbeStatus;
 use crate::bundle::{Bundle, ProblemKind, System};
 use crate::collect::gpu::{self, Gpu, GpuApi, Unavailable};
-use crate::collect::probes::ProbeStatus;
 use crate::collect::sweep::{self, HostBackend, Plan};
 use crate::evidence::measurement::Verification;
 use crate::evidence::text::Text;

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::recorder::Recorder;
+use crate::bundle::ProbeStatus;
 use crate::bundle::{Bundle, Problem, ProblemKind};
-use crate::collect::probes::ProbeStatus;
 use crate::collect::sysfs::{self, Root};
 use crate::evidence::topology::{LinkClass, Topology};
 

@@ -10,8 +10,8 @@ use crate::evidence::Source;
 use crate::evidence::measurement::Kind;
 
 /// `Two-node check: served ib_write_bw for n2 (paired by Slurm, job 7); ...`.
-pub(super) fn pair_text(p: &crate::collect::pair::PeerLink) -> String {
-    use crate::collect::pair::Role;
+pub(super) fn pair_text(p: &crate::bundle::PeerLink) -> String {
+    use crate::bundle::Role;
     let peer = p
         .peer
         .as_deref()

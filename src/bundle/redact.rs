@@ -10,7 +10,7 @@ use crate::bundle::Bundle;
 
 /// `host-1a2b3c4d`: the kind and the first 8 hex digits of SHA-256.
 fn placeholder(kind: &str, normalized: &str) -> String {
-    let h = crate::collect::sha256_hex(normalized.as_bytes());
+    let h = crate::ingest::sha256_hex(normalized.as_bytes());
     format!("{kind}-{}", &h[..8])
 }
 
@@ -111,7 +111,7 @@ pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<(
     let json = serde_json::to_string(b)?;
     let mut out: Bundle = serde_json::from_str(&apply(&json, &secrets))?;
     for t in &mut out.transcripts {
-        t.sha256 = crate::collect::sha256_hex(t.text.as_bytes());
+        t.sha256 = crate::ingest::sha256_hex(t.text.as_bytes());
     }
     if let Some(s) = out.system.as_mut() {
         s.redacted = true;
@@ -143,7 +143,7 @@ mod tests {
             origin: Origin::Live,
         });
         let text = b"GPU 0: NVIDIA A100 (UUID: GPU-3fb142e7-7102-c7ac-bd5a-fc829e11ed84)\nNVML: Unable to retrieve NVLink information as all links are inActive\n";
-        crate::collect::add_file(&mut b, "nvlink.txt", text);
+        b.absorb(crate::ingest::read_transcript("nvlink.txt", text));
         let mut raw = vec![(
             "nvlink.txt".to_string(),
             format!("gpu-node-17 {}", String::from_utf8_lossy(text)).into_bytes(),

@@ -33,6 +33,11 @@
 //! }
 //! ```
 
+mod absorb;
+mod peer;
+mod probe;
+pub mod redact;
+
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -43,6 +48,10 @@ use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::topology::Topology;
 use crate::evidence::{Note, Tool};
+
+pub use absorb::{Absorbed, merge_rdma};
+pub use peer::{PeerLink, Role};
+pub use probe::{Probe, ProbeStatus};
 
 /// The version of the bundle format this build writes and reads. Readers
 /// refuse a newer version rather than misread it.
@@ -83,13 +92,13 @@ pub struct Bundle {
     /// topo -m", "status": "absent", "duration_s": 0.0, "message":
     /// "nvidia-smi is not on PATH" }`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub probes: Vec<crate::collect::probes::Probe>,
+    pub probes: Vec<Probe>,
     /// The machine and the collecting process (live collection only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<System>,
     /// The two-node check this node took part in, and its peer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peer: Option<crate::collect::pair::PeerLink>,
+    pub peer: Option<PeerLink>,
     /// Everything that could not be read or did not agree.
     pub problems: Vec<Problem>,
 }
