@@ -196,7 +196,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
     let cells = RowCells::new(&scan.header, kind, header_line);
     for r in &scan.rows {
-        cells.push_row(r, &mut out)?;
+        out.measurements.extend(cells.row(r)?);
     }
     report_wrong_values(scan.oob.as_ref(), &scan.rows, &mut out);
     push_avg_busbw(scan.avg_busbw, &scan.header, kind, scan.last_line, &mut out)?;
@@ -354,10 +354,11 @@ impl RowCells {
         }
     }
 
-    /// Pushes one row's six cells; an error names the row's line when a
-    /// bandwidth or a time is not a number.
-    fn push_row(&self, r: &Row<'_>, out: &mut Parsed) -> Result<(), ParseError> {
+    /// One row's six cells; an error names the row's line when a bandwidth
+    /// or a time is not a number.
+    fn row(&self, r: &Row<'_>) -> Result<Vec<Measurement>, ParseError> {
         let size_text = describe_size(r.size);
+        let mut cells = Vec::with_capacity(6);
         for (pi, off) in [(0usize, 0usize), (1, 4)] {
             let (time, alg, bus, wrong) = (
                 &r.vals[off],
@@ -387,16 +388,16 @@ impl RowCells {
                 let mut m = mk(stat);
                 m.bandwidth_bytes_per_s = Some(value * GB);
                 m.as_printed = format!("{v} GB/s");
-                out.measurements.push(m);
+                cells.push(m);
             }
             let us = parse_number(time)
                 .ok_or_else(|| ParseError::new(r.line, format!("a time in us, found `{time}`")))?;
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
             m.as_printed = format!("{time} us");
-            out.measurements.push(m);
+            cells.push(m);
         }
-        Ok(())
+        Ok(cells)
     }
 }
 
