@@ -114,123 +114,192 @@ fn identify(
     }
 }
 
+impl Header {
+    /// `# nThread 1 nGpus 1 ... warmup iters: 5 iters: 20 agg iters: 1
+    /// validation: 1 graph: 0`.
+    fn read_threads_line(&mut self, rest: &str) {
+        let toks: Vec<&str> = rest.split_whitespace().collect();
+        let after = |key: &str| {
+            toks.windows(2)
+                .find(|w| w[0] == key)
+                .and_then(|w| w[1].parse::<u64>().ok())
+        };
+        self.warmup = toks
+            .windows(3)
+            .find(|w| w[0] == "warmup" && w[1] == "iters:")
+            .and_then(|w| w[2].parse().ok());
+        // `warmup iters: 5 iters: 20 agg iters: 1`: the plain `iters:`.
+        self.iters = toks
+            .windows(3)
+            .find(|w| w[1] == "iters:" && w[0] != "warmup" && w[0] != "agg")
+            .and_then(|w| w[2].parse().ok());
+        self.validation = after("validation:").map(|v| v != 0);
+    }
+
+    /// `#  Rank  0 Group  0 Pid 1234 on host-a device  0 [0x1b] NVIDIA H100`:
+    /// one rank, its host and its GPU's name.
+    fn read_rank_line(&mut self, rest: &str) {
+        self.ranks += 1;
+        if let Some((_, after)) = rest.split_once(" on ") {
+            if let Some(host) = after.split_whitespace().next() {
+                self.hosts.insert(host.to_string());
+            }
+            if let Some((_, name)) = after.split_once(']') {
+                let name = name.trim();
+                if !name.is_empty() {
+                    self.gpu = Some(name.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// One data row of the results table: the size, the optional redop and root
+/// columns, and the 8 timing columns (time, algbw, busbw, #wrong for
+/// out-of-place, then the same for in-place).
+struct Row<'a> {
+    line: usize,
+    size: u64,
+    redop: Option<&'a str>,
+    root: Option<i64>,
+    vals: [&'a str; 8],
+}
+
+/// What one pass over the transcript found.
+struct Scan<'a> {
+    header: Header,
+    /// The table's column header: its line and its column names.
+    cols: Option<(usize, Vec<String>)>,
+    rows: Vec<Row<'a>>,
+    /// `# Avg bus bandwidth : <v>`, its line and the text after the colon.
+    avg_busbw: Option<(usize, String)>,
+    /// `# Out of bounds values : <n> OK`, its line and the text after the colon.
+    oob: Option<(usize, String)>,
+    last_line: usize,
+}
+
 /// Parses one nccl-tests / rccl-tests run, with NCCL INFO lines, MPI
 /// prefixes and launcher warnings interleaved anywhere.
 pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
-    let mut h = Header::default();
-    let mut cols: Option<(usize, Vec<String>)> = None;
-    struct Row<'a> {
-        line: usize,
-        size: u64,
-        redop: Option<&'a str>,
-        root: Option<i64>,
-        vals: [&'a str; 8],
+    let scan = scan_nccl_tests(text)?;
+    let Some((header_line, _)) = scan.cols else {
+        return Err(ParseError::new(
+            scan.last_line,
+            "a `#  size  count  type ... algbw  busbw` table header",
+        ));
+    };
+    if scan.rows.is_empty() {
+        out.truncated(scan.last_line, "the results table has no rows");
+        return Ok(out);
     }
-    let mut rows: Vec<Row> = Vec::new();
-    let mut avg_busbw: Option<(usize, String)> = None;
-    let mut oob: Option<(usize, String)> = None;
-    let mut last_line = 1;
+    let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
+    let cells = RowCells::new(&scan.header, kind, header_line);
+    for r in &scan.rows {
+        out.measurements.extend(cells.row(r)?);
+    }
+    report_wrong_values(scan.oob.as_ref(), &scan.rows, &mut out);
+    push_avg_busbw(scan.avg_busbw, &scan.header, kind, scan.last_line, &mut out)?;
+    Ok(out)
+}
+
+/// Reads every line: the `#` header lines, the table's rows and the trailer.
+/// NCCL/RCCL INFO and WARN lines are skipped wherever they are.
+fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
+    let mut scan = Scan {
+        header: Header::default(),
+        cols: None,
+        rows: Vec::new(),
+        avg_busbw: None,
+        oob: None,
+        last_line: 1,
+    };
     for (n, raw) in numbered_lines(text) {
-        last_line = n;
+        scan.last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
         if (t.contains(" INFO ") || t.contains(" WARN ")) && t.contains("CCL ") {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {
-            let toks: Vec<&str> = rest.split_whitespace().collect();
-            let after = |key: &str| {
-                toks.windows(2)
-                    .find(|w| w[0] == key)
-                    .and_then(|w| w[1].parse::<u64>().ok())
-            };
-            h.warmup = toks
-                .windows(3)
-                .find(|w| w[0] == "warmup" && w[1] == "iters:")
-                .and_then(|w| w[2].parse().ok());
-            // `warmup iters: 5 iters: 20 agg iters: 1`: the plain `iters:`.
-            h.iters = toks
-                .windows(3)
-                .find(|w| w[1] == "iters:" && w[0] != "warmup" && w[0] != "agg")
-                .and_then(|w| w[2].parse().ok());
-            h.validation = after("validation:").map(|v| v != 0);
+            scan.header.read_threads_line(rest);
             continue;
         }
         if let Some(rest) = t.strip_prefix('#') {
-            let rest = rest.trim();
-            if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
-                h.ranks += 1;
-                if let Some((_, after)) = rest.split_once(" on ") {
-                    if let Some(host) = after.split_whitespace().next() {
-                        h.hosts.insert(host.to_string());
-                    }
-                    if let Some((_, name)) = after.split_once(']') {
-                        let name = name.trim();
-                        if !name.is_empty() {
-                            h.gpu = Some(name.to_string());
-                        }
-                    }
-                }
-            } else if rest.starts_with("size") && rest.contains("algbw") {
-                let names: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
-                cols = Some((n, names));
-            } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
-                avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
-            } else if let Some(v) = rest.strip_prefix("Out of bounds values") {
-                oob = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
-            }
+            read_comment_line(rest.trim(), n, &mut scan);
             continue;
         }
-        let Some((_, names)) = &cols else { continue };
-        let toks: Vec<&str> = t.split_whitespace().collect();
-        // Data rows start with the size and have 8 trailing values.
-        if toks.len() < 11 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
+        let Some((_, names)) = &scan.cols else {
             continue;
-        }
-        let mid = &toks[3..toks.len() - 8];
-        let has_redop = names.iter().any(|c| c == "redop");
-        let has_root = names.iter().any(|c| c == "root");
-        let (redop, root) = match (mid, has_redop, has_root) {
-            ([op, r], _, _) => (Some(*op), r.parse().ok()),
-            ([x], true, false) => (Some(*x), None),
-            ([x], false, true) => (None, x.parse().ok()),
-            ([x], true, true) => match x.parse::<i64>() {
-                Ok(r) => (None, Some(r)),
-                Err(_) => (Some(*x), None),
-            },
-            ([], _, _) => (None, None),
-            _ => {
-                return Err(ParseError::new(
-                    n,
-                    format!(
-                        "size, count, type, [redop], [root] and 8 timing columns; found {} values",
-                        toks.len()
-                    ),
-                ));
-            }
         };
-        let vals: Vec<&str> = toks[toks.len() - 8..].to_vec();
-        rows.push(Row {
-            line: n,
-            size: toks[0].parse().unwrap_or(0),
-            redop,
-            root,
-            vals: vals
-                .try_into()
-                .map_err(|_| ParseError::new(n, "8 timing columns"))?,
-        });
+        if let Some(row) = read_row(t, n, names)? {
+            scan.rows.push(row);
+        }
     }
-    let Some((header_line, _)) = cols else {
-        return Err(ParseError::new(
-            last_line,
-            "a `#  size  count  type ... algbw  busbw` table header",
-        ));
+    Ok(scan)
+}
+
+/// A `#` line other than `# nThread`: a rank line, the table's column
+/// header, or one of the trailer lines.
+fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
+    if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
+        scan.header.read_rank_line(rest);
+    } else if rest.starts_with("size") && rest.contains("algbw") {
+        let names: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        scan.cols = Some((n, names));
+    } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
+        scan.avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
+    } else if let Some(v) = rest.strip_prefix("Out of bounds values") {
+        scan.oob = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
+    }
+}
+
+/// Reads one line after the table header. `Ok(None)` when the line is not a
+/// data row (launcher noise, a blank line); an error when it looks like a
+/// row but has too many columns between the type and the timings.
+fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>>, ParseError> {
+    let toks: Vec<&str> = t.split_whitespace().collect();
+    // Data rows start with the size and have 8 trailing values.
+    if toks.len() < 11 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
+        return Ok(None);
+    }
+    let mid = &toks[3..toks.len() - 8];
+    let has_redop = names.iter().any(|c| c == "redop");
+    let has_root = names.iter().any(|c| c == "root");
+    let (redop, root) = match (mid, has_redop, has_root) {
+        ([op, r], _, _) => (Some(*op), r.parse().ok()),
+        ([x], true, false) => (Some(*x), None),
+        ([x], false, true) => (None, x.parse().ok()),
+        ([x], true, true) => match x.parse::<i64>() {
+            Ok(r) => (None, Some(r)),
+            Err(_) => (Some(*x), None),
+        },
+        ([], _, _) => (None, None),
+        _ => {
+            return Err(ParseError::new(
+                n,
+                format!(
+                    "size, count, type, [redop], [root] and 8 timing columns; found {} values",
+                    toks.len()
+                ),
+            ));
+        }
     };
-    if rows.is_empty() {
-        out.truncated(last_line, "the results table has no rows");
-        return Ok(out);
-    }
+    let vals: Vec<&str> = toks[toks.len() - 8..].to_vec();
+    Ok(Some(Row {
+        line: n,
+        size: toks[0].parse().unwrap_or(0),
+        redop,
+        root,
+        vals: vals
+            .try_into()
+            .map_err(|_| ParseError::new(n, "8 timing columns"))?,
+    }))
+}
+
+/// Names the collective from the first row's columns and the busbw/algbw
+/// ratio; notes on the table header why when it cannot.
+fn identify_run(rows: &[Row<'_>], h: &Header, header_line: usize, out: &mut Parsed) -> Kind {
     // The ratio at the largest size with a usable algbw identifies the collective.
     let ratio = rows
         .iter()
@@ -243,9 +312,21 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     if let Some(why) = why {
         out.note(header_line, format!("collective not identified: {why}"));
     }
-    // What every cell of one statistic shares; rows only change numbers.
-    let templates: Vec<(Statistic, Measurement)> =
-        [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
+    kind
+}
+
+/// Makes the cells of table rows: algbw, busbw and time, out-of-place then
+/// in-place.
+struct RowCells {
+    /// What every cell of one statistic shares; rows only change numbers.
+    templates: Vec<(Statistic, Measurement)>,
+    tests: [Text; 2],
+    validation: Option<bool>,
+}
+
+impl RowCells {
+    fn new(h: &Header, kind: Kind, header_line: usize) -> RowCells {
+        let templates = [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
             .into_iter()
             .map(|stat| {
                 let mut m = Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
@@ -255,7 +336,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 m.p2p = P2p::Unknown;
                 m.copy_engine = CopyEngine::Unknown;
                 m.direction = Direction::Uni;
-                nccl_questions(&mut m, &h, kind);
+                nccl_questions(&mut m, h, kind);
                 if stat == Statistic::Avg {
                     m.questions.unit =
                         "microseconds per collective (average over iters), as printed".into();
@@ -263,12 +344,21 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 (stat, m)
             })
             .collect();
-    let tests: [Text; 2] = [
-        format!("{} out-of-place", kind.as_str()).into(),
-        format!("{} in-place", kind.as_str()).into(),
-    ];
-    for r in &rows {
+        RowCells {
+            templates,
+            tests: [
+                format!("{} out-of-place", kind.as_str()).into(),
+                format!("{} in-place", kind.as_str()).into(),
+            ],
+            validation: h.validation,
+        }
+    }
+
+    /// One row's six cells; an error names the row's line when a bandwidth
+    /// or a time is not a number.
+    fn row(&self, r: &Row<'_>) -> Result<Vec<Measurement>, ParseError> {
         let size_text = describe_size(r.size);
+        let mut cells = Vec::with_capacity(6);
         for (pi, off) in [(0usize, 0usize), (1, 4)] {
             let (time, alg, bus, wrong) = (
                 &r.vals[off],
@@ -276,26 +366,16 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 &r.vals[off + 2],
                 &r.vals[off + 3],
             );
-            let verification = match (wrong.parse::<u64>(), h.validation) {
-                (Ok(w), _) => Verification::Checked { errors: w },
-                (Err(_), Some(false)) => Verification::NotVerified,
-                (Err(_), _) if *wrong == "N/A" => Verification::NotVerified,
-                (Err(_), _) => match parse_number(wrong) {
-                    // Old format: the largest error value, 0 when correct.
-                    Some(e) => Verification::Checked {
-                        errors: u64::from(e != 0.0),
-                    },
-                    None => Verification::Unknown,
-                },
-            };
+            let verification = verification(wrong, self.validation);
             let mk = |stat: Statistic| {
-                let mut m = templates
+                let mut m = self
+                    .templates
                     .iter()
                     .find(|t| t.0 == stat)
                     .map(|t| t.1.clone())
                     .expect("a template per statistic");
                 m.source = Source::line(r.line);
-                m.test = tests[pi].clone();
+                m.test = self.tests[pi].clone();
                 m.size_bytes = Some(r.size);
                 m.questions.message_size = size_text.clone();
                 m.verification = verification.clone();
@@ -308,17 +388,38 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
                 let mut m = mk(stat);
                 m.bandwidth_bytes_per_s = Some(value * GB);
                 m.as_printed = format!("{v} GB/s");
-                out.measurements.push(m);
+                cells.push(m);
             }
             let us = parse_number(time)
                 .ok_or_else(|| ParseError::new(r.line, format!("a time in us, found `{time}`")))?;
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
             m.as_printed = format!("{time} us");
-            out.measurements.push(m);
+            cells.push(m);
         }
+        Ok(cells)
     }
-    if let Some((n, oob)) = &oob
+}
+
+/// What the `#wrong` column says about one half of a row.
+fn verification(wrong: &str, validation: Option<bool>) -> Verification {
+    match (wrong.parse::<u64>(), validation) {
+        (Ok(w), _) => Verification::Checked { errors: w },
+        (Err(_), Some(false)) => Verification::NotVerified,
+        (Err(_), _) if wrong == "N/A" => Verification::NotVerified,
+        (Err(_), _) => match parse_number(wrong) {
+            // Old format: the largest error value, 0 when correct.
+            Some(e) => Verification::Checked {
+                errors: u64::from(e != 0.0),
+            },
+            None => Verification::Unknown,
+        },
+    }
+}
+
+/// Tool errors for out-of-bounds values and for rows with wrong elements.
+fn report_wrong_values(oob: Option<&(usize, String)>, rows: &[Row<'_>], out: &mut Parsed) {
+    if let Some((n, oob)) = oob
         && !oob.ends_with("OK")
     {
         out.tool_error(
@@ -326,7 +427,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
             format!("nccl-tests reported out-of-bounds values: {oob}"),
         );
     }
-    for r in &rows {
+    for r in rows {
         for off in [3usize, 7] {
             if let Ok(w) = r.vals[off].parse::<u64>()
                 && w > 0
@@ -338,36 +439,45 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
             }
         }
     }
-    match avg_busbw {
-        Some((n, v)) => {
-            let value = parse_number(&v).ok_or_else(|| {
-                ParseError::new(
-                    n,
-                    format!("a number after `Avg bus bandwidth :`, found `{v}`"),
-                )
-            })?;
-            let mut m = Measurement::new(
-                "nccl-tests",
-                n,
-                kind,
-                format!("{} Avg bus bandwidth", kind.as_str()),
-                Statistic::Busbw,
-            );
-            m.bandwidth_bytes_per_s = Some(value * GB);
-            m.as_printed = format!("{v} GB/s");
-            m.iterations = h.iters;
-            m.warmup_iterations = h.warmup;
-            m.buffers = Buffers::Device;
-            nccl_questions(&mut m, &h, kind);
-            m.questions.message_size = "average over every size of the sweep".into();
-            out.measurements.push(m);
-        }
-        None => out.truncated(
+}
+
+/// The `Avg bus bandwidth` cell; without that line the run was cut.
+fn push_avg_busbw(
+    avg_busbw: Option<(usize, String)>,
+    h: &Header,
+    kind: Kind,
+    last_line: usize,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
+    let Some((n, v)) = avg_busbw else {
+        out.truncated(
             last_line,
             "no `Avg bus bandwidth` line: the run did not finish or was cut",
-        ),
-    }
-    Ok(out)
+        );
+        return Ok(());
+    };
+    let value = parse_number(&v).ok_or_else(|| {
+        ParseError::new(
+            n,
+            format!("a number after `Avg bus bandwidth :`, found `{v}`"),
+        )
+    })?;
+    let mut m = Measurement::new(
+        "nccl-tests",
+        n,
+        kind,
+        format!("{} Avg bus bandwidth", kind.as_str()),
+        Statistic::Busbw,
+    );
+    m.bandwidth_bytes_per_s = Some(value * GB);
+    m.as_printed = format!("{v} GB/s");
+    m.iterations = h.iters;
+    m.warmup_iterations = h.warmup;
+    m.buffers = Buffers::Device;
+    nccl_questions(&mut m, h, kind);
+    m.questions.message_size = "average over every size of the sweep".into();
+    out.measurements.push(m);
+    Ok(())
 }
 
 fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {

@@ -16,6 +16,7 @@ pub fn looks_like_osu(_text: &str, lines: &[&str]) -> bool {
     crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("# OSU MPI"))
 }
 
+/// One OSU run: its `# OSU MPI ...` title and what the lines after it said.
 #[derive(Clone, Default)]
 struct Run {
     title: String,
@@ -29,6 +30,66 @@ struct Run {
     last_line: usize,
 }
 
+impl Run {
+    /// A run from its title line (`rest` is what follows `# OSU MPI`), with
+    /// the environment set before it.
+    fn new(rest: &str, line: usize, env: &Env) -> Run {
+        let title = format!("OSU MPI{rest}");
+        Run {
+            bidir: title.contains("Bi-Directional"),
+            title,
+            line,
+            visible: env.visible.clone(),
+            sdma_off: env.sdma_off,
+            ..Run::default()
+        }
+    }
+}
+
+/// Environment variables set on the shell lines between runs.
+#[derive(Default)]
+struct Env {
+    /// The GPU pair of `CUDA_VISIBLE_DEVICES=a,b` (or HIP_, ROCR_).
+    visible: Option<(String, String)>,
+    /// `HSA_ENABLE_SDMA=0`.
+    sdma_off: bool,
+}
+
+impl Env {
+    fn read_line(&mut self, t: &str) {
+        let rest = t.strip_prefix("export ").unwrap_or(t);
+        for (var, val) in rest.split_whitespace().filter_map(|kv| kv.split_once('=')) {
+            if var == "CUDA_VISIBLE_DEVICES"
+                || var == "HIP_VISIBLE_DEVICES"
+                || var == "ROCR_VISIBLE_DEVICES"
+            {
+                let ids: Vec<&str> = val.split(',').collect();
+                if let [a, b] = ids.as_slice() {
+                    self.visible = Some((format!("GPU{a}"), format!("GPU{b}")));
+                }
+            }
+            if var == "HSA_ENABLE_SDMA" && val == "0" {
+                self.sdma_off = true;
+            }
+        }
+    }
+}
+
+/// What the `# Size ...` header says the table holds.
+#[derive(Clone, Copy)]
+struct Columns {
+    bandwidth: bool,
+    validation: bool,
+}
+
+/// One result row: `<size> <value> [<validation>]`.
+struct Row<'a> {
+    size: u64,
+    value: f64,
+    printed: &'a str,
+    validation: Option<&'a str>,
+}
+
 /// OMB's default largest message (1 << 22 bytes, `MAX_MESSAGE_SIZE`).
 const DEFAULT_MAX_SIZE: u64 = 1 << 22;
 
@@ -37,174 +98,185 @@ const DEFAULT_MAX_SIZE: u64 = 1 << 22;
 pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut run: Option<Run> = None;
-    let mut visible: Option<(String, String)> = None;
-    let mut sdma_off = false;
-    let mut columns: Option<(bool, bool)> = None; // (bandwidth, validation)
+    let mut env = Env::default();
+    let mut columns: Option<Columns> = None;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
-        {
-            let rest = t.strip_prefix("export ").unwrap_or(t);
-            for (var, val) in rest.split_whitespace().filter_map(|kv| kv.split_once('=')) {
-                if var == "CUDA_VISIBLE_DEVICES"
-                    || var == "HIP_VISIBLE_DEVICES"
-                    || var == "ROCR_VISIBLE_DEVICES"
-                {
-                    let ids: Vec<&str> = val.split(',').collect();
-                    if let [a, b] = ids.as_slice() {
-                        visible = Some((format!("GPU{a}"), format!("GPU{b}")));
-                    }
-                }
-                if var == "HSA_ENABLE_SDMA" && val == "0" {
-                    sdma_off = true;
-                }
-            }
-        }
+        env.read_line(t);
         if let Some(title) = t.strip_prefix("# OSU MPI") {
             if let Some(r) = run.take() {
                 finish(&mut out, r);
             }
-            let title = format!("OSU MPI{title}");
-            run = Some(Run {
-                bidir: title.contains("Bi-Directional"),
-                title,
-                line: n,
-                visible: visible.clone(),
-                sdma_off,
-                ..Run::default()
-            });
+            run = Some(Run::new(title, n, &env));
             columns = None;
             continue;
         }
         let Some(r) = run.as_mut() else { continue };
         if t.starts_with("# Send Buffer on") {
-            let dev = t.matches("DEVICE").count();
-            let host = t.matches("HOST").count();
-            r.buffers = Some(match (dev, host) {
-                (2, 0) => Buffers::Device,
-                (0, 2) => Buffers::Host,
-                (1, 1) => Buffers::Mixed,
-                _ => Buffers::Unknown,
-            });
+            r.buffers = Some(buffers_of(t));
             continue;
         }
         if t.starts_with("# Size") {
-            columns = Some((t.contains("Bandwidth"), t.contains("Validation")));
+            columns = Some(Columns {
+                bandwidth: t.contains("Bandwidth"),
+                validation: t.contains("Validation"),
+            });
             continue;
         }
-        let Some((bw, validation)) = columns else {
+        let Some(cols) = columns else {
             continue;
         };
-        let toks: Vec<&str> = t.split_whitespace().collect();
-        let Some(size) = toks.first().and_then(|x| x.parse::<u64>().ok()) else {
+        let Some(row) = read_row(t, n, cols)? else {
             continue;
         };
-        let expected = 2 + usize::from(validation);
-        if toks.len() != expected {
-            return Err(ParseError::new(
-                n,
-                format!(
-                    "{expected} columns (size, value{}), found {}",
-                    if validation { ", validation" } else { "" },
-                    toks.len()
-                ),
-            ));
-        }
-        let value = parse_number(toks[1])
-            .ok_or_else(|| ParseError::new(n, format!("a number, found `{}`", toks[1])))?;
-        let kind = Kind::MpiPt2pt;
-        let mut m = Measurement::new("osu", n, kind, &r.title, Statistic::Avg);
-        m.size_bytes = Some(size);
-        m.direction = if r.bidir {
-            Direction::Bi
-        } else {
-            Direction::Uni
-        };
-        m.buffers = r.buffers.unwrap_or(Buffers::Unknown);
-        if m.buffers == Buffers::Device
-            && let Some((a, b)) = &r.visible
+        if let Some(v) = row.validation
+            && v != "Pass"
         {
-            m.src = Some(a.clone().into());
-            m.dst = Some(b.clone().into());
+            out.tool_error(n, format!("OSU validation `{v}` at {} bytes", row.size));
         }
-        m.copy_engine = if r.sdma_off {
-            CopyEngine::Sm
-        } else {
-            CopyEngine::Unknown
-        };
-        m.p2p = P2p::Unknown;
-        if bw {
-            m.bandwidth_bytes_per_s = Some(value * MB_DECIMAL);
-            m.as_printed = format!("{} MB/s", toks[1]);
-        } else {
-            m.latency_s = Some(value * 1e-6);
-            m.as_printed = format!("{} us", toks[1]);
-        }
-        m.verification = if validation {
-            match toks[2] {
-                "Pass" => Verification::Checked { errors: 0 },
-                _ => Verification::Checked { errors: 1 },
-            }
-        } else {
-            Verification::Unknown
-        };
-        if validation && toks[2] != "Pass" {
-            out.tool_error(n, format!("OSU validation `{}` at {size} bytes", toks[2]));
-        }
-        let q = &mut m.questions;
-        q.unit = if bw {
-            "MB/s as printed; OSU's MB is 1e6 bytes".into()
-        } else {
-            "microseconds, as printed".into()
-        };
-        q.direction = match (bw, r.bidir) {
-            (false, _) => "one way: half of a ping-pong round trip".into(),
-            (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
-            (true, false) => "unidirectional".into(),
-        };
-        q.message_size = describe_size(size);
-        q.warm_up = NOT_STATED.into();
-        q.outstanding = if bw {
-            NOT_STATED.into()
-        } else {
-            "one message in flight (ping-pong)".into()
-        };
-        q.path = match (&m.src, m.buffers) {
-            (Some(a), _) => format!(
-                "MPI between {a} and {} (from the *_VISIBLE_DEVICES line before the run), device buffers",
-                m.dst.clone().unwrap_or_default()
-            ).into(),
-            (None, Buffers::Device) => "MPI, device buffers".into(),
-            (None, Buffers::Host) => "MPI, host buffers".into(),
-            _ => "MPI; buffer location not printed".into(),
-        };
-        if r.sdma_off {
-            q.context = "HSA_ENABLE_SDMA=0: copies by shader kernels, not SDMA engines".into();
-        }
-        out.measurements.push(m);
+        out.measurements.push(osu_cell(n, r, cols, &row));
         r.rows += 1;
-        r.last_size = size;
+        r.last_size = row.size;
         r.last_line = n;
     }
     if let Some(r) = run.take() {
-        // A default sweep (several rows from 1 byte up) that ends the file
-        // below OMB's default maximum was cut. A single row is a chosen
-        // size (`-m 1:1`) and is not flagged.
-        let last_text = numbered_lines(text)
-            .filter(|(_, l)| !l.trim().is_empty())
-            .last()
-            .map(|(n, _)| n);
-        if r.rows >= 2 && r.last_size < DEFAULT_MAX_SIZE && last_text == Some(r.last_line) {
-            out.truncated(
-                r.last_line,
-                format!(
-                    "`{}` stops at {} bytes; the default sweep ends at {DEFAULT_MAX_SIZE}",
-                    r.title, r.last_size
-                ),
-            );
-        }
+        check_cut(text, &r, &mut out);
         finish(&mut out, r);
     }
     Ok(out)
+}
+
+/// `# Send Buffer on DEVICE (D) and Receive Buffer on HOST (H)`.
+fn buffers_of(t: &str) -> Buffers {
+    let dev = t.matches("DEVICE").count();
+    let host = t.matches("HOST").count();
+    match (dev, host) {
+        (2, 0) => Buffers::Device,
+        (0, 2) => Buffers::Host,
+        (1, 1) => Buffers::Mixed,
+        _ => Buffers::Unknown,
+    }
+}
+
+/// Reads one line after the `# Size` header. `Ok(None)` when it does not
+/// start with a size (shell lines, notices); an error when a row has the
+/// wrong number of columns or a value that is not a number.
+fn read_row(t: &str, n: usize, cols: Columns) -> Result<Option<Row<'_>>, ParseError> {
+    let toks: Vec<&str> = t.split_whitespace().collect();
+    let Some(size) = toks.first().and_then(|x| x.parse::<u64>().ok()) else {
+        return Ok(None);
+    };
+    let expected = 2 + usize::from(cols.validation);
+    if toks.len() != expected {
+        return Err(ParseError::new(
+            n,
+            format!(
+                "{expected} columns (size, value{}), found {}",
+                if cols.validation { ", validation" } else { "" },
+                toks.len()
+            ),
+        ));
+    }
+    let value = parse_number(toks[1])
+        .ok_or_else(|| ParseError::new(n, format!("a number, found `{}`", toks[1])))?;
+    Ok(Some(Row {
+        size,
+        value,
+        printed: toks[1],
+        validation: cols.validation.then(|| toks[2]),
+    }))
+}
+
+/// The cell of one row of run `r`.
+fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
+    let bw = cols.bandwidth;
+    let kind = Kind::MpiPt2pt;
+    let mut m = Measurement::new("osu", n, kind, &r.title, Statistic::Avg);
+    m.size_bytes = Some(row.size);
+    m.direction = if r.bidir {
+        Direction::Bi
+    } else {
+        Direction::Uni
+    };
+    m.buffers = r.buffers.unwrap_or(Buffers::Unknown);
+    if m.buffers == Buffers::Device
+        && let Some((a, b)) = &r.visible
+    {
+        m.src = Some(a.clone().into());
+        m.dst = Some(b.clone().into());
+    }
+    m.copy_engine = if r.sdma_off {
+        CopyEngine::Sm
+    } else {
+        CopyEngine::Unknown
+    };
+    m.p2p = P2p::Unknown;
+    if bw {
+        m.bandwidth_bytes_per_s = Some(row.value * MB_DECIMAL);
+        m.as_printed = format!("{} MB/s", row.printed);
+    } else {
+        m.latency_s = Some(row.value * 1e-6);
+        m.as_printed = format!("{} us", row.printed);
+    }
+    m.verification = match row.validation {
+        Some("Pass") => Verification::Checked { errors: 0 },
+        Some(_) => Verification::Checked { errors: 1 },
+        None => Verification::Unknown,
+    };
+    osu_questions(&mut m, r, bw, row.size);
+    m
+}
+
+fn osu_questions(m: &mut Measurement, r: &Run, bw: bool, size: u64) {
+    let q = &mut m.questions;
+    q.unit = if bw {
+        "MB/s as printed; OSU's MB is 1e6 bytes".into()
+    } else {
+        "microseconds, as printed".into()
+    };
+    q.direction = match (bw, r.bidir) {
+        (false, _) => "one way: half of a ping-pong round trip".into(),
+        (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
+        (true, false) => "unidirectional".into(),
+    };
+    q.message_size = describe_size(size);
+    q.warm_up = NOT_STATED.into();
+    q.outstanding = if bw {
+        NOT_STATED.into()
+    } else {
+        "one message in flight (ping-pong)".into()
+    };
+    q.path = match (&m.src, m.buffers) {
+        (Some(a), _) => format!(
+            "MPI between {a} and {} (from the *_VISIBLE_DEVICES line before the run), device buffers",
+            m.dst.clone().unwrap_or_default()
+        ).into(),
+        (None, Buffers::Device) => "MPI, device buffers".into(),
+        (None, Buffers::Host) => "MPI, host buffers".into(),
+        _ => "MPI; buffer location not printed".into(),
+    };
+    if r.sdma_off {
+        q.context = "HSA_ENABLE_SDMA=0: copies by shader kernels, not SDMA engines".into();
+    }
+}
+
+/// A default sweep (several rows from 1 byte up) that ends the file below
+/// OMB's default maximum was cut. A single row is a chosen size (`-m 1:1`)
+/// and is not flagged.
+fn check_cut(text: &str, r: &Run, out: &mut Parsed) {
+    let last_text = numbered_lines(text)
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last()
+        .map(|(n, _)| n);
+    if r.rows >= 2 && r.last_size < DEFAULT_MAX_SIZE && last_text == Some(r.last_line) {
+        out.truncated(
+            r.last_line,
+            format!(
+                "`{}` stops at {} bytes; the default sweep ends at {DEFAULT_MAX_SIZE}",
+                r.title, r.last_size
+            ),
+        );
+    }
 }
 
 fn finish(out: &mut Parsed, r: Run) {

@@ -93,42 +93,36 @@ impl Endpoints {
     }
 }
 
-/// Parses nvbandwidth's text output, v0.2 to v0.10: several `Running <test>.`
-/// blocks, each a matrix (or `Waived`/an error), a `SUM` line and, in newer
-/// versions, `COEFFICIENT_OF_VARIATION`. Runs pasted one after another are
-/// read in turn.
-pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
-    let mut ends = Endpoints::new();
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    let mut out = Parsed::default();
-    let mut test: Option<(String, usize)> = None;
-    let mut finished = true;
-    let mut i = 0;
-    while i < lines.len() {
-        let (n, l) = lines[i];
-        let t = l.trim();
+/// Which test the transcript is in: the last `Running <test>.` (and its
+/// line), and whether that test has finished (a SUM line, `Waived` or an
+/// error).
+struct Progress {
+    test: Option<(String, usize)>,
+    finished: bool,
+}
+
+impl Progress {
+    /// Reads a line that starts, waives, fails or closes a test. Returns
+    /// false for any other line.
+    fn read_line(&mut self, t: &str, n: usize, out: &mut Parsed) -> Result<bool, ParseError> {
         if let Some(name) = t.strip_prefix("Running ").and_then(|r| r.strip_suffix('.')) {
-            if !finished && let Some((prev, at)) = &test {
+            if !self.finished
+                && let Some((prev, at)) = &self.test
+            {
                 out.truncated(*at, format!("test `{prev}` printed no SUM line"));
             }
-            test = Some((name.to_string(), n));
-            finished = false;
-            i += 1;
-            continue;
-        }
-        if t.starts_with("Waived") {
-            if let Some((name, _)) = &test {
+            self.test = Some((name.to_string(), n));
+            self.finished = false;
+        } else if t.starts_with("Waived") {
+            if let Some((name, _)) = &self.test {
                 out.note(
                     n,
                     format!("test `{name}` was waived by nvbandwidth (not supported here)"),
                 );
             }
-            finished = true;
-            i += 1;
-            continue;
-        }
-        if t.starts_with("ASSERT") || t.contains("Invalid value when checking the pattern") {
-            let name = test.as_ref().map_or("?", |x| x.0.as_str()).to_string();
+            self.finished = true;
+        } else if t.starts_with("ASSERT") || t.contains("Invalid value when checking the pattern") {
+            let name = self.test.as_ref().map_or("?", |x| x.0.as_str()).to_string();
             if t.starts_with("ASSERT") {
                 out.tool_error(n, format!("nvbandwidth aborted `{name}`: {t}"));
             } else {
@@ -137,29 +131,46 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
                     format!("nvbandwidth's data check failed in `{name}`: {t}"),
                 );
             }
-            finished = true;
-            i += 1;
-            continue;
+            self.finished = true;
+        } else if let Some(rest) = t.strip_prefix("SUM ") {
+            out.measurements.push(sum_cell(rest, n)?);
+            self.finished = true;
+        } else {
+            return Ok(false);
         }
-        if let Some(rest) = t.strip_prefix("SUM ") {
-            let mut parts = rest.split_whitespace();
-            let (Some(name), Some(v)) = (parts.next(), parts.next()) else {
-                return Err(ParseError::new(n, "`SUM <test> <value>`"));
-            };
-            let value = parse_number(v)
-                .ok_or_else(|| ParseError::new(n, format!("a number after SUM, found `{v}`")))?;
-            let latency = name.contains("latency");
-            let mut m = Measurement::new(
-                "nvbandwidth",
-                n,
-                nvbandwidth_kind(name),
-                name.to_string(),
-                Statistic::Sum,
-            );
-            nvb_fill(&mut m, name, latency, value, v);
-            m.questions.direction = "total over every pair of the matrix".into();
-            out.measurements.push(m);
-            finished = true;
+        Ok(true)
+    }
+
+    /// At the end of the transcript: a test that never finished was cut,
+    /// unless a problem after its start already says so.
+    fn finish(&self, lines: &[(usize, &str)], out: &mut Parsed) {
+        if !self.finished
+            && let Some((name, at)) = &self.test
+        {
+            let last = lines.last().map_or(*at, |x| x.0);
+            if !out.issues.iter().any(|x| x.line >= *at) {
+                out.truncated(last, format!("test `{name}` printed no SUM line"));
+            }
+        }
+    }
+}
+
+/// Parses nvbandwidth's text output, v0.2 to v0.10: several `Running <test>.`
+/// blocks, each a matrix (or `Waived`/an error), a `SUM` line and, in newer
+/// versions, `COEFFICIENT_OF_VARIATION`. Runs pasted one after another are
+/// read in turn.
+pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
+    let mut ends = Endpoints::new();
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut out = Parsed::default();
+    let mut progress = Progress {
+        test: None,
+        finished: true,
+    };
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, l) = lines[i];
+        if progress.read_line(l.trim(), n, &mut out)? {
             i += 1;
             continue;
         }
@@ -167,84 +178,135 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
             i += 1;
             continue;
         };
-        let Some((name, _)) = test.clone() else {
+        let Some((name, _)) = progress.test.clone() else {
             return Err(ParseError::new(
                 n,
                 "a `Running <test>.` line before the matrix",
             ));
         };
-        // Column header, then rows `<i> v v v`.
-        let Some((hn, hl)) = lines.get(i + 1) else {
-            out.truncated(n, format!("`{name}` stops after its description line"));
+        match read_matrix(&lines, i, &head, &name, &mut ends, &mut out)? {
+            Some(next) => i = next,
+            None => break,
+        }
+    }
+    progress.finish(&lines, &mut out);
+    Ok(out)
+}
+
+/// `SUM <test> <value>`: the total over the matrix.
+fn sum_cell(rest: &str, n: usize) -> Result<Measurement, ParseError> {
+    let mut parts = rest.split_whitespace();
+    let (Some(name), Some(v)) = (parts.next(), parts.next()) else {
+        return Err(ParseError::new(n, "`SUM <test> <value>`"));
+    };
+    let value = parse_number(v)
+        .ok_or_else(|| ParseError::new(n, format!("a number after SUM, found `{v}`")))?;
+    let latency = name.contains("latency");
+    let mut m = Measurement::new(
+        "nvbandwidth",
+        n,
+        nvbandwidth_kind(name),
+        name.to_string(),
+        Statistic::Sum,
+    );
+    nvb_fill(&mut m, name, latency, value, v);
+    m.questions.direction = "total over every pair of the matrix".into();
+    Ok(m)
+}
+
+/// Reads the matrix whose description line is at `start`: a header of
+/// column numbers, then rows `<i> v v v`. Returns the position after it, or
+/// `None` when the transcript ends at the description line.
+fn read_matrix(
+    lines: &[(usize, &str)],
+    start: usize,
+    head: &NvbHead,
+    name: &str,
+    ends: &mut Endpoints,
+    out: &mut Parsed,
+) -> Result<Option<usize>, ParseError> {
+    let (n, _) = lines[start];
+    let Some((hn, hl)) = lines.get(start + 1) else {
+        out.truncated(n, format!("`{name}` stops after its description line"));
+        return Ok(None);
+    };
+    let cols: Vec<&str> = hl.split_whitespace().collect();
+    if cols.is_empty() || cols.iter().any(|c| c.parse::<usize>().is_err()) {
+        return Err(ParseError::new(*hn, "a header of column numbers"));
+    }
+    // One shared name for every cell of the matrix.
+    let test: Text = name.to_string().into();
+    let mut j = start + 2;
+    let mut rows = 0;
+    while let Some((rn, rl)) = lines.get(j) {
+        let toks: Vec<&str> = rl.split_whitespace().collect();
+        let Some((idx, cells)) = toks.split_first() else {
             break;
         };
-        let cols: Vec<&str> = hl.split_whitespace().collect();
-        if cols.is_empty() || cols.iter().any(|c| c.parse::<usize>().is_err()) {
-            return Err(ParseError::new(*hn, "a header of column numbers"));
-        }
-        let mut j = i + 2;
-        let mut rows = 0;
-        while let Some((rn, rl)) = lines.get(j) {
-            let toks: Vec<&str> = rl.split_whitespace().collect();
-            let Some((idx, cells)) = toks.split_first() else {
-                break;
-            };
-            let Ok(row) = idx.parse::<usize>() else { break };
-            if cells.len() != cols.len() {
-                return Err(ParseError::new(
-                    *rn,
-                    format!(
-                        "{} values after row {row}, found {}",
-                        cols.len(),
-                        cells.len()
-                    ),
-                ));
-            }
-            for (c, v) in cols.iter().zip(cells) {
-                if *v == "N/A" {
-                    continue;
-                }
-                let value = parse_number(v)
-                    .ok_or_else(|| ParseError::new(*rn, format!("a number or N/A, found `{v}`")))?;
-                let col: usize = c.parse().unwrap_or(0);
-                let r = ends.get(&head.row_kind, row);
-                let k = ends.get(&head.col_kind, col);
-                let (src, dst) = if head.arrow == "<-" { (k, r) } else { (r, k) };
-                let mut m = Measurement::new(
-                    "nvbandwidth",
-                    *rn,
-                    nvbandwidth_kind(&name),
-                    &name,
-                    Statistic::Avg,
-                );
-                if src == dst && head.row_kind == "GPU" && head.col_kind == "GPU" {
-                    m.kind = Kind::D2d;
-                }
-                m.src = Some(src);
-                m.dst = Some(dst);
-                m.direction = if head.arrow == "<->" {
-                    Direction::Bi
-                } else {
-                    Direction::Uni
-                };
-                m.copy_engine = head.engine;
-                nvb_fill(&mut m, &name, head.latency_ns, value, v);
-                out.measurements.push(m);
-            }
-            rows += 1;
-            j += 1;
-        }
-        if rows == 0 {
-            let at = lines.get(j.saturating_sub(1)).map_or(n, |x| x.0);
-            out.truncated(at, format!("`{name}` stops after its column header"));
-        }
-        i = j;
+        let Ok(row) = idx.parse::<usize>() else { break };
+        let cells = matrix_row(*rn, row, cells, &cols, head, &test, ends)?;
+        out.measurements.extend(cells);
+        rows += 1;
+        j += 1;
     }
-    if !finished && let Some((name, at)) = &test {
-        let last = lines.last().map_or(*at, |x| x.0);
-        if !out.issues.iter().any(|x| x.line >= *at) {
-            out.truncated(last, format!("test `{name}` printed no SUM line"));
+    if rows == 0 {
+        let at = lines.get(j.saturating_sub(1)).map_or(n, |x| x.0);
+        out.truncated(at, format!("`{name}` stops after its column header"));
+    }
+    Ok(Some(j))
+}
+
+/// The cells of matrix row `row` (line `rn`); `N/A` cells are skipped.
+fn matrix_row(
+    rn: usize,
+    row: usize,
+    cells: &[&str],
+    cols: &[&str],
+    head: &NvbHead,
+    test: &Text,
+    ends: &mut Endpoints,
+) -> Result<Vec<Measurement>, ParseError> {
+    if cells.len() != cols.len() {
+        return Err(ParseError::new(
+            rn,
+            format!(
+                "{} values after row {row}, found {}",
+                cols.len(),
+                cells.len()
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (c, v) in cols.iter().zip(cells) {
+        if *v == "N/A" {
+            continue;
         }
+        let value = parse_number(v)
+            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")))?;
+        let col: usize = c.parse().unwrap_or(0);
+        let r = ends.get(&head.row_kind, row);
+        let k = ends.get(&head.col_kind, col);
+        let (src, dst) = if head.arrow == "<-" { (k, r) } else { (r, k) };
+        let mut m = Measurement::new(
+            "nvbandwidth",
+            rn,
+            nvbandwidth_kind(test),
+            test.clone(),
+            Statistic::Avg,
+        );
+        if src == dst && head.row_kind == "GPU" && head.col_kind == "GPU" {
+            m.kind = Kind::D2d;
+        }
+        m.src = Some(src);
+        m.dst = Some(dst);
+        m.direction = if head.arrow == "<->" {
+            Direction::Bi
+        } else {
+            Direction::Uni
+        };
+        m.copy_engine = head.engine;
+        nvb_fill(&mut m, test, head.latency_ns, value, v);
+        out.push(m);
     }
     Ok(out)
 }

@@ -67,6 +67,10 @@ fn p2p_matrix_head(l: &str) -> Option<P2pMatrixHead> {
     })
 }
 
+/// Which ordered pairs can access each other (from the "CAN/CANNOT Access
+/// Peer" lines or the connectivity matrix).
+type Access = std::collections::BTreeMap<(u32, u32), bool>;
+
 /// Parses the CUDA sample's output: device list, peer access lines, the
 /// connectivity matrix, the four bandwidth matrices and the two latency
 /// matrices (each with a GPU and a CPU block).
@@ -74,119 +78,23 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
     let lines = strip_editor_line_numbers(numbered_lines(text).collect());
     let mut out = Parsed::default();
     let mut gpus = Ids::new("GPU");
-    // Which ordered pairs can access each other (from the "CAN/CANNOT Access
-    // Peer" lines or the connectivity matrix).
-    let mut access: std::collections::BTreeMap<(u32, u32), bool> = Default::default();
+    let mut access = Access::default();
     let mut i = 0;
     let mut seen_matrix = false;
     while i < lines.len() {
-        let (n, l) = lines[i];
+        let (_, l) = lines[i];
         let t = l.trim();
         if let Some(rest) = t.strip_prefix("Device=") {
-            // Device=0 CANNOT Access Peer Device=1
-            let parts: Vec<&str> = rest.split_whitespace().collect();
-            if let [a, verb, _, _, b] = parts.as_slice()
-                && let (Ok(a), Some(Ok(b))) = (
-                    a.parse::<u32>(),
-                    b.strip_prefix("Device=").map(str::parse::<u32>),
-                )
-            {
-                access.insert((a, b), *verb == "CAN");
-            }
+            read_access_line(rest, &mut access);
             i += 1;
-            continue;
-        }
-        if t == "P2P Connectivity Matrix" {
-            let (rows, next) = read_index_matrix(&lines, i + 1, "D\\D", false);
-            for r in &rows {
-                for (col, v) in r.cells.iter().enumerate() {
-                    access
-                        .entry((r.index as u32, col as u32))
-                        .or_insert(*v == "1");
-                }
-            }
-            if rows.is_empty() {
-                out.truncated(n, "the P2P connectivity matrix has no rows");
-            }
-            i = next;
-            continue;
-        }
-        let Some(head) = p2p_matrix_head(l) else {
-            i += 1;
-            continue;
-        };
-        seen_matrix = true;
-        let mut j = i + 1;
-        let blocks: &[&str] = if head.latency {
-            &["GPU", "CPU"]
+        } else if t == "P2P Connectivity Matrix" {
+            i = read_connectivity(&lines, i, &mut access, &mut out);
+        } else if let Some(head) = p2p_matrix_head(l) {
+            seen_matrix = true;
+            i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out)?;
         } else {
-            &["D\\D"]
-        };
-        for block in blocks {
-            // Skip blank lines between the GPU and CPU blocks.
-            while j < lines.len() && lines[j].1.trim().is_empty() {
-                j += 1;
-            }
-            let (rows, next) = read_index_matrix(&lines, j, block, false);
-            let expected = rows.first().map_or(0, |r| r.cells.len());
-            if rows.is_empty() || rows.len() < expected {
-                let at = lines.get(next.saturating_sub(1)).map_or(n, |x| x.0);
-                out.truncated(
-                    at,
-                    format!(
-                        "`{}` ({block} block) stops after {} of its rows",
-                        head.test,
-                        rows.len()
-                    ),
-                );
-            }
-            let test: Text = if head.latency {
-                format!("{} {block}", head.test).into()
-            } else {
-                head.test.clone().into()
-            };
-            for r in &rows {
-                let (row, line) = (&(r.index as u32), &r.line);
-                for (col, v) in r.cells.iter().enumerate() {
-                    let Some(value) = parse_number(v) else {
-                        return Err(ParseError::new(
-                            *line,
-                            format!("a number in column {col}, found `{v}`"),
-                        ));
-                    };
-                    let col = col as u32;
-                    let kind = if *row == col {
-                        Kind::D2d
-                    } else {
-                        Kind::P2pCopy
-                    };
-                    let mut m = Measurement::new(
-                        "p2pBandwidthLatencyTest",
-                        *line,
-                        kind,
-                        test.clone(),
-                        Statistic::Avg,
-                    );
-                    m.src = Some(gpus.get(*row as usize));
-                    m.dst = Some(gpus.get(col as usize));
-                    m.direction = head.direction;
-                    m.p2p = head.p2p;
-                    m.buffers = Buffers::Device;
-                    if head.latency {
-                        m.latency_s = Some(value * 1e-6);
-                        m.as_printed = format!("{v} us");
-                    } else {
-                        m.bandwidth_bytes_per_s = Some(value * GB);
-                        m.as_printed = format!("{v} GB/s");
-                    }
-                    let can = access.get(&(*row, col)).copied();
-                    p2p_questions(&mut m, head.latency, block, can);
-                    out.measurements.push(m);
-                }
-            }
-            j = next;
+            i += 1;
         }
-        i = j;
     }
     if !seen_matrix && out.measurements.is_empty() {
         let last = lines.last().map_or(1, |x| x.0);
@@ -196,6 +104,138 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
         );
     }
     Ok(out)
+}
+
+/// `Device=0 CANNOT Access Peer Device=1` (`rest` follows the first `Device=`).
+fn read_access_line(rest: &str, access: &mut Access) {
+    let parts: Vec<&str> = rest.split_whitespace().collect();
+    if let [a, verb, _, _, b] = parts.as_slice()
+        && let (Ok(a), Some(Ok(b))) = (
+            a.parse::<u32>(),
+            b.strip_prefix("Device=").map(str::parse::<u32>),
+        )
+    {
+        access.insert((a, b), *verb == "CAN");
+    }
+}
+
+/// Reads the connectivity matrix whose title is at `start`; the peer access
+/// lines, when printed, take precedence. Returns the position after it.
+fn read_connectivity(
+    lines: &[(usize, &str)],
+    start: usize,
+    access: &mut Access,
+    out: &mut Parsed,
+) -> usize {
+    let (n, _) = lines[start];
+    let (rows, next) = read_index_matrix(lines, start + 1, "D\\D", false);
+    for r in &rows {
+        for (col, v) in r.cells.iter().enumerate() {
+            access
+                .entry((r.index as u32, col as u32))
+                .or_insert(*v == "1");
+        }
+    }
+    if rows.is_empty() {
+        out.truncated(n, "the P2P connectivity matrix has no rows");
+    }
+    next
+}
+
+/// Reads the bandwidth or latency matrix whose title is at `start` (a
+/// latency matrix has a GPU and a CPU block); returns the position after it.
+fn read_matrix(
+    lines: &[(usize, &str)],
+    start: usize,
+    head: &P2pMatrixHead,
+    access: &Access,
+    gpus: &mut Ids,
+    out: &mut Parsed,
+) -> Result<usize, ParseError> {
+    let (n, _) = lines[start];
+    let mut j = start + 1;
+    let blocks: &[&str] = if head.latency {
+        &["GPU", "CPU"]
+    } else {
+        &["D\\D"]
+    };
+    for block in blocks {
+        // Skip blank lines between the GPU and CPU blocks.
+        while j < lines.len() && lines[j].1.trim().is_empty() {
+            j += 1;
+        }
+        let (rows, next) = read_index_matrix(lines, j, block, false);
+        let expected = rows.first().map_or(0, |r| r.cells.len());
+        if rows.is_empty() || rows.len() < expected {
+            let at = lines.get(next.saturating_sub(1)).map_or(n, |x| x.0);
+            out.truncated(
+                at,
+                format!(
+                    "`{}` ({block} block) stops after {} of its rows",
+                    head.test,
+                    rows.len()
+                ),
+            );
+        }
+        let test: Text = if head.latency {
+            format!("{} {block}", head.test).into()
+        } else {
+            head.test.clone().into()
+        };
+        for r in &rows {
+            let cells = matrix_row(r, head, block, &test, access, gpus)?;
+            out.measurements.extend(cells);
+        }
+        j = next;
+    }
+    Ok(j)
+}
+
+/// The cells of one matrix row; an error names the row's line when a cell
+/// is not a number.
+fn matrix_row(
+    r: &IndexRow<'_>,
+    head: &P2pMatrixHead,
+    block: &str,
+    test: &Text,
+    access: &Access,
+    gpus: &mut Ids,
+) -> Result<Vec<Measurement>, ParseError> {
+    let (row, line) = (r.index as u32, r.line);
+    let mut cells = Vec::new();
+    for (col, v) in r.cells.iter().enumerate() {
+        let Some(value) = parse_number(v) else {
+            return Err(ParseError::new(
+                line,
+                format!("a number in column {col}, found `{v}`"),
+            ));
+        };
+        let col = col as u32;
+        let kind = if row == col { Kind::D2d } else { Kind::P2pCopy };
+        let mut m = Measurement::new(
+            "p2pBandwidthLatencyTest",
+            line,
+            kind,
+            test.clone(),
+            Statistic::Avg,
+        );
+        m.src = Some(gpus.get(row as usize));
+        m.dst = Some(gpus.get(col as usize));
+        m.direction = head.direction;
+        m.p2p = head.p2p;
+        m.buffers = Buffers::Device;
+        if head.latency {
+            m.latency_s = Some(value * 1e-6);
+            m.as_printed = format!("{v} us");
+        } else {
+            m.bandwidth_bytes_per_s = Some(value * GB);
+            m.as_printed = format!("{v} GB/s");
+        }
+        let can = access.get(&(row, col)).copied();
+        p2p_questions(&mut m, head.latency, block, can);
+        cells.push(m);
+    }
+    Ok(cells)
 }
 
 fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bool>) {

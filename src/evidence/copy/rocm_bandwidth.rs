@@ -11,6 +11,55 @@ pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
         || text.contains("Bdirectional Benchmark Result")
 }
 
+/// The agents of the device list, and what the access matrix says of them.
+#[derive(Default)]
+struct Agents {
+    /// Agent index -> id (CPU0, GPU0...), in the order the tool lists them.
+    ids: Vec<Text>,
+    cpus: usize,
+    gpus: usize,
+    access: std::collections::BTreeMap<(usize, usize), bool>,
+}
+
+impl Agents {
+    /// `Device: 4,  ,  GPU-ab43...,  c9:0.0` or `Device: 0,  AMD EPYC ...`
+    fn read_device_line(&mut self, rest: &str) {
+        let fields: Vec<&str> = rest.split(',').map(str::trim).collect();
+        let is_gpu = fields.iter().any(|f| f.starts_with("GPU-")) || fields.len() >= 4;
+        if is_gpu {
+            self.ids.push(format!("GPU{}", self.gpus).into());
+            self.gpus += 1;
+        } else {
+            self.ids.push(format!("CPU{}", self.cpus).into());
+            self.cpus += 1;
+        }
+    }
+}
+
+/// The `-a/-A` matrices, by their title line.
+#[derive(Clone, Copy, PartialEq)]
+enum Matrix {
+    Access,
+    Numa,
+    Uni,
+    Bi,
+}
+
+impl Matrix {
+    fn from_title(t: &str) -> Option<Matrix> {
+        match t {
+            "Inter-Device Access" => Some(Matrix::Access),
+            "Inter-Device Numa Distance" => Some(Matrix::Numa),
+            "Unidirectional copy peak bandwidth GB/s" => Some(Matrix::Uni),
+            "Bidirectional copy peak bandwidth GB/s" => Some(Matrix::Bi),
+            _ => None,
+        }
+    }
+}
+
+/// A `-s/-d` sweep: direction, and (agent, is CPU) of source and destination.
+type Sweep = (Direction, Endpoint, Endpoint);
+
 /// Parses rocm-bandwidth-test: the device list (CPU and GPU agents), the
 /// access and NUMA-distance matrices, the peak unidirectional and
 /// bidirectional matrices of `-a/-A`, and the per-size tables of `-s/-d` runs
@@ -18,195 +67,228 @@ pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
 pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut out = Parsed::default();
-    // Agent index -> id (CPU0, GPU0...), in the order the tool lists them.
-    let mut agents: Vec<Text> = Vec::new();
-    let (mut cpus, mut gpus) = (0, 0);
-    let mut access: std::collections::BTreeMap<(usize, usize), bool> = Default::default();
-    let mut i = 0;
-    // A `-s/-d` sweep: direction, and (agent, is CPU) of source and destination.
-    type Sweep = (Direction, Endpoint, Endpoint);
+    let mut agents = Agents::default();
     let mut sweep: Option<Sweep> = None;
     // `Launch Command is: ... -m <sizes>` replaces the default size list.
     let custom_sizes = lines
         .iter()
         .any(|(_, l)| l.contains("Launch Command is:") && l.split_whitespace().any(|w| w == "-m"));
+    let mut i = 0;
     while i < lines.len() {
         let (n, l) = lines[i];
         let t = l.trim();
         if let Some(rest) = t.strip_prefix("Device:") {
-            // `Device: 4,  ,  GPU-ab43...,  c9:0.0` or `Device: 0,  AMD EPYC ...`
-            let fields: Vec<&str> = rest.split(',').map(str::trim).collect();
-            let is_gpu = fields.iter().any(|f| f.starts_with("GPU-")) || fields.len() >= 4;
-            if is_gpu {
-                agents.push(format!("GPU{gpus}").into());
-                gpus += 1;
-            } else {
-                agents.push(format!("CPU{cpus}").into());
-                cpus += 1;
-            }
+            agents.read_device_line(rest);
             i += 1;
-            continue;
-        }
-        let matrix = match t {
-            "Inter-Device Access" => Some("access"),
-            "Inter-Device Numa Distance" => Some("numa"),
-            "Unidirectional copy peak bandwidth GB/s" => Some("uni"),
-            "Bidirectional copy peak bandwidth GB/s" => Some("bi"),
-            _ => None,
-        };
-        if let Some(which) = matrix {
-            let (rows, next) = read_index_matrix(&lines, i + 1, "D/D", true);
-            let ncols = rows.first().map_or(0, |r| r.cells.len());
-            if rows.is_empty() {
-                out.truncated(n, format!("`{t}` has no rows"));
-            } else if rows.len() < ncols {
-                let at = rows.last().map_or(n, |r| r.line);
-                out.truncated(
-                    at,
-                    format!("`{t}` stops after {} of its {ncols} rows", rows.len()),
-                );
-            }
-            let title: Text = t.to_string().into();
-            for r in &rows {
-                let (row, rn) = (&r.index, &r.line);
-                for (col, v) in r.cells.iter().enumerate() {
-                    match which {
-                        "access" => {
-                            access.insert((*row, col), *v == "1");
-                        }
-                        "numa" => {}
-                        _ => {
-                            if *v == "N/A" {
-                                continue;
-                            }
-                            let value = parse_number(v).ok_or_else(|| {
-                                ParseError::new(*rn, format!("a number or N/A, found `{v}`"))
-                            })?;
-                            let dir = if which == "bi" {
-                                Direction::Bi
-                            } else {
-                                Direction::Uni
-                            };
-                            let (src, dst) = (agent(&agents, *row), agent(&agents, col));
-                            let mut m = rbt_cell(*rn, &title, &src, &dst, dir, Statistic::Peak);
-                            m.bandwidth_bytes_per_s = Some(value * GB);
-                            m.as_printed = format!("{v} GB/s");
-                            if let Some(false) = access.get(&(*row, col)) {
-                                m.questions.path = format!(
-                                    "{} (the access matrix says {src} cannot access {dst} directly)",
-                                    m.questions.path
-                                ).into();
-                            }
-                            out.measurements.push(m);
-                        }
-                    }
-                }
-            }
-            i = next;
-            continue;
-        }
-        if t.contains("Benchmark Result") {
-            let dir = if t.contains("Unidirectional") {
-                Direction::Uni
-            } else {
-                Direction::Bi
-            };
-            // Next two banner lines carry the source and destination.
-            let src = lines.get(i + 1).and_then(|x| banner_device(x.1, "Src"));
-            let dst = lines.get(i + 2).and_then(|x| banner_device(x.1, "Dst"));
-            match (src, dst) {
-                (Some(s), Some(d)) => sweep = Some((dir, s, d)),
-                _ => {
-                    return Err(ParseError::new(
-                        n + 1,
-                        "`Src Device Id: <n> Src Device Type: <Cpu|Gpu>` and `Dst ...` banner lines",
-                    ));
-                }
-            }
+        } else if let Some(which) = Matrix::from_title(t) {
+            i = read_matrix(&lines, i, which, &mut agents, &mut out)?;
+        } else if t.contains("Benchmark Result") {
+            sweep = Some(read_banner(&lines, i)?);
             i += 3;
-            continue;
-        }
-        if t.starts_with("Data Size") {
-            let Some((dir, s, d)) = sweep else {
+        } else if t.starts_with("Data Size") {
+            let Some(sweep) = sweep else {
                 return Err(ParseError::new(
                     n,
                     "a `Benchmark Result` banner before the size table",
                 ));
             };
-            let test: Text = if dir == Direction::Uni {
-                "Unidirectional Benchmark".into()
-            } else {
-                "Bidirectional Benchmark".into()
-            };
-            let mut j = i + 1;
-            let mut rows = 0;
-            let mut last_size = 0;
-            while let Some((rn, rl)) = lines.get(j) {
-                let toks: Vec<&str> = rl.split_whitespace().collect();
-                if toks.len() != 6 {
-                    break;
-                }
-                let size = parse_binary_size(toks[0], toks[1]).ok_or_else(|| {
-                    ParseError::new(
-                        *rn,
-                        format!("a size like `16 MB`, found `{} {}`", toks[0], toks[1]),
-                    )
-                })?;
-                last_size = size;
-                let nums: Vec<f64> = toks[2..].iter().filter_map(|x| parse_number(x)).collect();
-                if nums.len() != 4 {
-                    return Err(ParseError::new(
-                        *rn,
-                        "four numbers: Avg Time(us) Avg BW(GB/s) Min Time(us) Peak BW(GB/s)",
-                    ));
-                }
-                let (src, dst) = (sweep_agent(&agents, s), sweep_agent(&agents, d));
-                for (stat, bw, printed) in [
-                    (Statistic::Avg, nums[1], toks[3]),
-                    (Statistic::Peak, nums[3], toks[5]),
-                ] {
-                    let mut m = rbt_cell(*rn, &test, &src, &dst, dir, stat);
-                    m.size_bytes = Some(size);
-                    m.bandwidth_bytes_per_s = Some(bw * GB);
-                    m.as_printed = format!("{printed} GB/s");
-                    m.questions.message_size = describe_size(size);
-                    out.measurements.push(m);
-                }
-                for (stat, us, printed) in [
-                    (Statistic::Avg, nums[0], toks[2]),
-                    (Statistic::Min, nums[2], toks[4]),
-                ] {
-                    let mut m = rbt_cell(*rn, &test, &src, &dst, dir, stat);
-                    m.size_bytes = Some(size);
-                    m.latency_s = Some(us * 1e-6);
-                    m.as_printed = format!("{printed} us");
-                    m.questions.unit = "microseconds per copy, as printed".into();
-                    m.questions.message_size = describe_size(size);
-                    out.measurements.push(m);
-                }
-                rows += 1;
-                j += 1;
-            }
-            if rows == 0 {
-                out.truncated(n, "the size table has no rows");
-            } else if j >= lines.len() && !custom_sizes && last_size < DEFAULT_LAST_SIZE {
-                // Without -m the tool sweeps up to 512 MB; a table that ends
-                // the file below that was cut.
-                let at = lines.get(j - 1).map_or(n, |x| x.0);
-                out.truncated(
-                    at,
-                    format!(
-                        "the size table stops at {} (the default sweep ends at 512 MB)",
-                        describe_size(last_size)
-                    ),
-                );
-            }
-            i = j;
-            continue;
+            i = read_size_table(&lines, i, sweep, &agents.ids, custom_sizes, &mut out)?;
+        } else {
+            i += 1;
         }
-        i += 1;
     }
     Ok(out)
+}
+
+/// Reads the matrix whose title is at `start`; returns the position after it.
+fn read_matrix(
+    lines: &[(usize, &str)],
+    start: usize,
+    which: Matrix,
+    agents: &mut Agents,
+    out: &mut Parsed,
+) -> Result<usize, ParseError> {
+    let (n, l) = lines[start];
+    let t = l.trim();
+    let (rows, next) = read_index_matrix(lines, start + 1, "D/D", true);
+    let ncols = rows.first().map_or(0, |r| r.cells.len());
+    if rows.is_empty() {
+        out.truncated(n, format!("`{t}` has no rows"));
+    } else if rows.len() < ncols {
+        let at = rows.last().map_or(n, |r| r.line);
+        out.truncated(
+            at,
+            format!("`{t}` stops after {} of its {ncols} rows", rows.len()),
+        );
+    }
+    let title: Text = t.to_string().into();
+    for r in &rows {
+        match which {
+            Matrix::Access => {
+                for (col, v) in r.cells.iter().enumerate() {
+                    agents.access.insert((r.index, col), *v == "1");
+                }
+            }
+            Matrix::Numa => {}
+            Matrix::Uni | Matrix::Bi => {
+                let cells = peak_row(r, which, &title, agents)?;
+                out.measurements.extend(cells);
+            }
+        }
+    }
+    Ok(next)
+}
+
+/// The cells of one row of a peak bandwidth matrix; `N/A` cells are skipped.
+fn peak_row(
+    r: &IndexRow<'_>,
+    which: Matrix,
+    title: &Text,
+    agents: &Agents,
+) -> Result<Vec<Measurement>, ParseError> {
+    let (row, rn) = (r.index, r.line);
+    let dir = if which == Matrix::Bi {
+        Direction::Bi
+    } else {
+        Direction::Uni
+    };
+    let mut cells = Vec::new();
+    for (col, v) in r.cells.iter().enumerate() {
+        if *v == "N/A" {
+            continue;
+        }
+        let value = parse_number(v)
+            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")))?;
+        let (src, dst) = (agent(&agents.ids, row), agent(&agents.ids, col));
+        let mut m = rbt_cell(rn, title, &src, &dst, dir, Statistic::Peak);
+        m.bandwidth_bytes_per_s = Some(value * GB);
+        m.as_printed = format!("{v} GB/s");
+        if let Some(false) = agents.access.get(&(row, col)) {
+            m.questions.path = format!(
+                "{} (the access matrix says {src} cannot access {dst} directly)",
+                m.questions.path
+            )
+            .into();
+        }
+        cells.push(m);
+    }
+    Ok(cells)
+}
+
+/// The two banner lines after `Unidirectional/Bidirectional Benchmark
+/// Result` (at `start`) carry the source and destination.
+fn read_banner(lines: &[(usize, &str)], start: usize) -> Result<Sweep, ParseError> {
+    let (n, t) = lines[start];
+    let dir = if t.contains("Unidirectional") {
+        Direction::Uni
+    } else {
+        Direction::Bi
+    };
+    let src = lines.get(start + 1).and_then(|x| banner_device(x.1, "Src"));
+    let dst = lines.get(start + 2).and_then(|x| banner_device(x.1, "Dst"));
+    match (src, dst) {
+        (Some(s), Some(d)) => Ok((dir, s, d)),
+        _ => Err(ParseError::new(
+            n + 1,
+            "`Src Device Id: <n> Src Device Type: <Cpu|Gpu>` and `Dst ...` banner lines",
+        )),
+    }
+}
+
+/// Reads the size table whose `Data Size` header is at `start`; returns the
+/// position after it.
+fn read_size_table(
+    lines: &[(usize, &str)],
+    start: usize,
+    sweep: Sweep,
+    agents: &[Text],
+    custom_sizes: bool,
+    out: &mut Parsed,
+) -> Result<usize, ParseError> {
+    let (n, _) = lines[start];
+    let mut j = start + 1;
+    let mut rows = 0;
+    let mut last_size = 0;
+    while let Some((rn, rl)) = lines.get(j) {
+        let toks: Vec<&str> = rl.split_whitespace().collect();
+        if toks.len() != 6 {
+            break;
+        }
+        let (size, cells) = size_row(*rn, &toks, sweep, agents)?;
+        out.measurements.extend(cells);
+        last_size = size;
+        rows += 1;
+        j += 1;
+    }
+    if rows == 0 {
+        out.truncated(n, "the size table has no rows");
+    } else if j >= lines.len() && !custom_sizes && last_size < DEFAULT_LAST_SIZE {
+        // Without -m the tool sweeps up to 512 MB; a table that ends
+        // the file below that was cut.
+        let at = lines.get(j - 1).map_or(n, |x| x.0);
+        out.truncated(
+            at,
+            format!(
+                "the size table stops at {} (the default sweep ends at 512 MB)",
+                describe_size(last_size)
+            ),
+        );
+    }
+    Ok(j)
+}
+
+/// One row of a size table, `<size> <unit> <avg us> <avg GB/s> <min us>
+/// <peak GB/s>`: its size and its four cells.
+fn size_row(
+    rn: usize,
+    toks: &[&str],
+    (dir, s, d): Sweep,
+    agents: &[Text],
+) -> Result<(u64, Vec<Measurement>), ParseError> {
+    let test: Text = if dir == Direction::Uni {
+        "Unidirectional Benchmark".into()
+    } else {
+        "Bidirectional Benchmark".into()
+    };
+    let size = parse_binary_size(toks[0], toks[1]).ok_or_else(|| {
+        ParseError::new(
+            rn,
+            format!("a size like `16 MB`, found `{} {}`", toks[0], toks[1]),
+        )
+    })?;
+    let nums: Vec<f64> = toks[2..].iter().filter_map(|x| parse_number(x)).collect();
+    if nums.len() != 4 {
+        return Err(ParseError::new(
+            rn,
+            "four numbers: Avg Time(us) Avg BW(GB/s) Min Time(us) Peak BW(GB/s)",
+        ));
+    }
+    let (src, dst) = (sweep_agent(agents, s), sweep_agent(agents, d));
+    let mut cells = Vec::new();
+    for (stat, bw, printed) in [
+        (Statistic::Avg, nums[1], toks[3]),
+        (Statistic::Peak, nums[3], toks[5]),
+    ] {
+        let mut m = rbt_cell(rn, &test, &src, &dst, dir, stat);
+        m.size_bytes = Some(size);
+        m.bandwidth_bytes_per_s = Some(bw * GB);
+        m.as_printed = format!("{printed} GB/s");
+        m.questions.message_size = describe_size(size);
+        cells.push(m);
+    }
+    for (stat, us, printed) in [
+        (Statistic::Avg, nums[0], toks[2]),
+        (Statistic::Min, nums[2], toks[4]),
+    ] {
+        let mut m = rbt_cell(rn, &test, &src, &dst, dir, stat);
+        m.size_bytes = Some(size);
+        m.latency_s = Some(us * 1e-6);
+        m.as_printed = format!("{printed} us");
+        m.questions.unit = "microseconds per copy, as printed".into();
+        m.questions.message_size = describe_size(size);
+        cells.push(m);
+    }
+    Ok((size, cells))
 }
 
 /// The largest size of rocm-bandwidth-test's default sweep (512 MB).

@@ -29,15 +29,33 @@ fn tb_mem(s: &str) -> (String, Buffers) {
     }
 }
 
+/// Environment values that answer questions.
+#[derive(Default)]
+struct Settings {
+    warmups: Option<u64>,
+    iterations: Option<u64>,
+    validate: Option<bool>,
+}
+
+impl Settings {
+    /// `NUM_WARMUPS`, `NUM_ITERATIONS` and `ALWAYS_VALIDATE` lines.
+    fn read(&mut self, key: &str, fields: &[&str]) {
+        match key {
+            "NUM_WARMUPS" => self.warmups = fields.get(1).and_then(|v| v.parse().ok()),
+            "NUM_ITERATIONS" => self.iterations = fields.get(1).and_then(|v| v.parse().ok()),
+            "ALWAYS_VALIDATE" => self.validate = fields.get(1).map(|v| *v != "0"),
+            _ => {}
+        }
+    }
+}
+
 /// Parses TransferBench: the CSV-ish output (`OUTPUT_TO_CSV=1`), the
 /// pipe-delimited `SHOW_ITERATIONS` output, and the all-to-all summary matrix.
 pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut out = Parsed::default();
-    // Environment values that answer questions.
-    let mut warmups: Option<u64> = None;
-    let mut iterations: Option<u64> = None;
-    let mut validate: Option<bool> = None;
+    let mut settings = Settings::default();
+    // The last transfer's cell: its iteration rows follow it.
     let mut current: Option<Measurement> = None;
     let mut a2a_bytes: Option<u64> = None;
     let mut i = 0;
@@ -50,94 +68,22 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
             t.split(',').map(str::trim).collect()
         };
         let key = fields.first().copied().unwrap_or("");
-        match key {
-            "NUM_WARMUPS" => warmups = fields.get(1).and_then(|v| v.parse().ok()),
-            "NUM_ITERATIONS" => iterations = fields.get(1).and_then(|v| v.parse().ok()),
-            "ALWAYS_VALIDATE" => validate = fields.get(1).map(|v| *v != "0"),
-            _ => {}
-        }
+        settings.read(key, &fields);
         if let Some(rest) = t.strip_prefix("Summary: [") {
             a2a_bytes = rest.split_whitespace().next().and_then(|v| v.parse().ok());
         }
         if key.starts_with("Transfer ") && fields.len() >= 4 {
-            // Transfer 0, 0.535 GB/s, 7.840 ms, 4194304 bytes, P0 -> D0:1 -> G0
-            let bw = fields
-                .get(1)
-                .and_then(|v| v.strip_suffix("GB/s"))
-                .and_then(|v| parse_number(v.trim()));
-            let bytes = fields
-                .get(3)
-                .and_then(|v| v.strip_suffix("bytes"))
-                .and_then(|v| v.trim().parse::<u64>().ok());
-            let route = fields.get(4).copied().unwrap_or("");
-            let hops: Vec<&str> = route.split("->").map(str::trim).collect();
-            let (Some(bw), Some(bytes), [src, exe, dst]) = (bw, bytes, hops.as_slice()) else {
-                return Err(ParseError::new(
-                    n,
-                    "`Transfer N | <GB/s> | <ms> | <bytes> bytes | SRC -> EXE -> DST`",
-                ));
-            };
-            let (s, sb) = tb_mem(src);
-            let (d, db) = tb_mem(dst);
-            let kind = match (s.starts_with("CPU"), d.starts_with("CPU")) {
-                (true, false) => Kind::H2d,
-                (false, true) => Kind::D2h,
-                (true, true) => Kind::H2h,
-                _ if s == d => Kind::D2d,
-                _ => Kind::P2pCopy,
-            };
-            let mut m = Measurement::new("TransferBench", n, kind, key.to_string(), Statistic::Avg);
-            m.src = Some(s.into());
-            m.dst = Some(d.into());
-            m.size_bytes = Some(bytes);
-            m.bandwidth_bytes_per_s = Some(bw * GB);
-            m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
-            m.buffers = if sb == db { sb } else { Buffers::Mixed };
-            m.copy_engine = if exe.starts_with('D') {
-                CopyEngine::Ce
-            } else if exe.starts_with('G') {
-                CopyEngine::Sm
-            } else {
-                CopyEngine::Unknown
-            };
-            m.iterations = iterations;
-            m.warmup_iterations = warmups;
-            m.verification = match validate {
-                Some(true) => Verification::Checked { errors: 0 },
-                _ => Verification::Unknown,
-            };
-            let q = &mut m.questions;
-            q.unit = "GB/s = 1e9 bytes per second, as printed".into();
-            q.direction = "unidirectional: source to destination of the transfer".into();
-            q.message_size = describe_size(bytes);
-            q.warm_up = match warmups {
-                Some(0) => "no warm-up iterations (NUM_WARMUPS=0): the first iteration's setup cost is in the average".into(),
-                Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)").into(),
-                None => NOT_STATED.into(),
-            };
-            q.outstanding = format!("executor {exe}").into();
-            q.path = format!("{route} (source -> executor -> destination)").into();
-            q.context = NOT_STATED.into();
+            let m = transfer_cell(n, key, &fields, &settings)?;
             if let Some(prev) = current.take() {
                 out.measurements.push(prev);
             }
             current = Some(m);
         } else if key.starts_with("Iter ") {
             // Per-iteration rows: kept as Single cells of the transfer above.
-            if let Some(base) = &current {
-                let bw = fields
-                    .get(1)
-                    .and_then(|v| v.strip_suffix("GB/s"))
-                    .and_then(|v| parse_number(v.trim()));
-                if let Some(bw) = bw {
-                    let mut m = base.clone();
-                    m.source = crate::evidence::Source::line(n);
-                    m.statistic = Statistic::Single;
-                    m.test = format!("{} {key}", base.test).into();
-                    m.bandwidth_bytes_per_s = Some(bw * GB);
-                    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
-                    out.measurements.push(m);
-                }
+            if let Some(base) = &current
+                && let Some(m) = iteration_cell(n, key, &fields, base)
+            {
+                out.measurements.push(m);
             }
         } else if t.starts_with("SRC\\DST") {
             let (cells, next) = read_a2a(&lines, i, a2a_bytes, &mut out)?;
@@ -151,6 +97,90 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
         out.measurements.push(m);
     }
     Ok(out)
+}
+
+/// One transfer row, `Transfer 0, 0.535 GB/s, 7.840 ms, 4194304 bytes,
+/// P0 -> D0:1 -> G0` (or `|`-separated): its cell.
+fn transfer_cell(
+    n: usize,
+    key: &str,
+    fields: &[&str],
+    settings: &Settings,
+) -> Result<Measurement, ParseError> {
+    let bw = fields
+        .get(1)
+        .and_then(|v| v.strip_suffix("GB/s"))
+        .and_then(|v| parse_number(v.trim()));
+    let bytes = fields
+        .get(3)
+        .and_then(|v| v.strip_suffix("bytes"))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let route = fields.get(4).copied().unwrap_or("");
+    let hops: Vec<&str> = route.split("->").map(str::trim).collect();
+    let (Some(bw), Some(bytes), [src, exe, dst]) = (bw, bytes, hops.as_slice()) else {
+        return Err(ParseError::new(
+            n,
+            "`Transfer N | <GB/s> | <ms> | <bytes> bytes | SRC -> EXE -> DST`",
+        ));
+    };
+    let (s, sb) = tb_mem(src);
+    let (d, db) = tb_mem(dst);
+    let kind = match (s.starts_with("CPU"), d.starts_with("CPU")) {
+        (true, false) => Kind::H2d,
+        (false, true) => Kind::D2h,
+        (true, true) => Kind::H2h,
+        _ if s == d => Kind::D2d,
+        _ => Kind::P2pCopy,
+    };
+    let mut m = Measurement::new("TransferBench", n, kind, key.to_string(), Statistic::Avg);
+    m.src = Some(s.into());
+    m.dst = Some(d.into());
+    m.size_bytes = Some(bytes);
+    m.bandwidth_bytes_per_s = Some(bw * GB);
+    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+    m.buffers = if sb == db { sb } else { Buffers::Mixed };
+    m.copy_engine = if exe.starts_with('D') {
+        CopyEngine::Ce
+    } else if exe.starts_with('G') {
+        CopyEngine::Sm
+    } else {
+        CopyEngine::Unknown
+    };
+    m.iterations = settings.iterations;
+    m.warmup_iterations = settings.warmups;
+    m.verification = match settings.validate {
+        Some(true) => Verification::Checked { errors: 0 },
+        _ => Verification::Unknown,
+    };
+    let q = &mut m.questions;
+    q.unit = "GB/s = 1e9 bytes per second, as printed".into();
+    q.direction = "unidirectional: source to destination of the transfer".into();
+    q.message_size = describe_size(bytes);
+    q.warm_up = match settings.warmups {
+        Some(0) => "no warm-up iterations (NUM_WARMUPS=0): the first iteration's setup cost is in the average".into(),
+        Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)").into(),
+        None => NOT_STATED.into(),
+    };
+    q.outstanding = format!("executor {exe}").into();
+    q.path = format!("{route} (source -> executor -> destination)").into();
+    q.context = NOT_STATED.into();
+    Ok(m)
+}
+
+/// One `Iter N | <GB/s> | ...` row after a transfer: a Single cell of that
+/// transfer, or `None` when the bandwidth is not a number.
+fn iteration_cell(n: usize, key: &str, fields: &[&str], base: &Measurement) -> Option<Measurement> {
+    let bw = fields
+        .get(1)
+        .and_then(|v| v.strip_suffix("GB/s"))
+        .and_then(|v| parse_number(v.trim()))?;
+    let mut m = base.clone();
+    m.source = crate::evidence::Source::line(n);
+    m.statistic = Statistic::Single;
+    m.test = format!("{} {key}", base.test).into();
+    m.bandwidth_bytes_per_s = Some(bw * GB);
+    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+    Some(m)
 }
 
 fn read_a2a(

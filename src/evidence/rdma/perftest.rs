@@ -141,13 +141,18 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     Ok(out)
 }
 
-fn perftest_table(
-    lines: &[(usize, &str)],
-    start: usize,
-    run: &PerftestRun,
-    out: &mut Parsed,
-) -> Result<usize, ParseError> {
-    let (hn, head) = lines[start];
+/// The header line of a results table.
+struct TableHead {
+    /// Column names, units stripped.
+    cols: Vec<String>,
+    /// A latency table (`t_min[usec]`...) rather than a bandwidth one.
+    latency: bool,
+    /// Bytes per second in one printed bandwidth unit, and that unit.
+    bw_factor: Option<(f64, &'static str)>,
+}
+
+/// Reads the `#bytes ...` header line: the columns and the bandwidth unit.
+fn table_head(hn: usize, head: &str) -> Result<TableHead, ParseError> {
     let cols: Vec<String> = perftest_columns(head);
     let latency = cols.iter().any(|c| c.starts_with("t_"));
     let bw_factor = if head.contains("[Gb/sec]") {
@@ -165,98 +170,51 @@ fn perftest_table(
             "a `BW average[MB/sec]`, `[MiB/sec]` or `[Gb/sec]` column, or `t_min[usec]`",
         ));
     }
-    let mut i = start + 1;
-    let mut rows = 0;
-    let mut cpu_warning = run.cpu_freq_warning;
-    let mut closed = false;
+    Ok(TableHead {
+        cols,
+        latency,
+        bw_factor,
+    })
+}
+
+/// Where and how a results table ended.
+struct TableEnd {
+    /// The position after the table's last row.
+    next: usize,
+    rows: usize,
+    /// Ended by a dashes line or another non-row line, not by the file's end.
+    closed: bool,
+    /// perftest warned about the CPU frequency before or inside the table.
+    cpu_warning: bool,
+}
+
+/// Reads the results table whose header is at `start`; returns the position
+/// after it.
+fn perftest_table(
+    lines: &[(usize, &str)],
+    start: usize,
+    run: &PerftestRun,
+    out: &mut Parsed,
+) -> Result<usize, ParseError> {
+    let (hn, head) = lines[start];
+    let head = table_head(hn, head)?;
     // Everything a cell says that does not change from row to row.
     let title: Text = match &run.title {
         Some(t) => t.clone().into(),
         None => "perftest (header not captured)".into(),
     };
     let mut template = Measurement::new("perftest", hn, run.kind(), title, Statistic::Avg);
-    perftest_cell(&mut template, run, latency, bw_factor.map(|x| x.1));
-    while let Some((n, l)) = lines.get(i) {
-        let t = l.trim();
-        if t.starts_with("Conflicting CPU frequency values detected") {
-            cpu_warning = true;
-            i += 1;
-            continue;
-        }
-        if t.starts_with("---") {
-            closed = true;
-            break;
-        }
-        let toks: Vec<&str> = t.split_whitespace().collect();
-        // Anything that is not a data row ends the table (a server's
-        // "Waiting for client" banner, a blank line).
-        if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
-            closed = true;
-            break;
-        }
-        if toks.len() != cols.len() {
-            return Err(ParseError::new(
-                *n,
-                format!(
-                    "{} columns ({}), found {}",
-                    cols.len(),
-                    cols.join(" "),
-                    toks.len()
-                ),
-            ));
-        }
-        let size: u64 = toks[0]
-            .parse()
-            .map_err(|_| ParseError::new(*n, format!("a byte count, found `{}`", toks[0])))?;
-        let iters: u64 = toks[1]
-            .parse()
-            .map_err(|_| ParseError::new(*n, format!("an iteration count, found `{}`", toks[1])))?;
-        let size_text = describe_size(size);
-        for (c, v) in cols.iter().zip(&toks).skip(2) {
-            let value = parse_number(v)
-                .ok_or_else(|| ParseError::new(*n, format!("a number in `{c}`, found `{v}`")))?;
-            let (stat, is_bw) = match c.as_str() {
-                "BW peak" => (Statistic::Peak, true),
-                "BW average" => (Statistic::Avg, true),
-                "t_min" => (Statistic::Min, false),
-                "t_max" => (Statistic::Max, false),
-                "t_typical" => (Statistic::Typical, false),
-                "t_avg" => (Statistic::Avg, false),
-                "t_stdev" => (Statistic::Stdev, false),
-                "99% percentile" => (Statistic::P99, false),
-                "99.9% percentile" => (Statistic::P999, false),
-                _ => continue,
-            };
-            // A peak of 0.00 is not a measurement: the run said it would not
-            // measure peak, or this is a server's side.
-            if stat == Statistic::Peak && (run.no_peak || value == 0.0) {
-                continue;
-            }
-            let mut m = template.clone();
-            m.source = Source::line(*n);
-            m.statistic = stat;
-            m.size_bytes = Some(size);
-            m.iterations = Some(iters);
-            m.questions.message_size = size_text.clone();
-            if cpu_warning {
-                m.questions.context = "perftest warned the CPU frequency was not at maximum".into();
-            }
-            if is_bw {
-                let (f, unit) = bw_factor.expect("checked above");
-                m.bandwidth_bytes_per_s = Some(value * f);
-                m.as_printed = format!("{v} {unit}");
-            } else {
-                m.latency_s = Some(value * 1e-6);
-                m.as_printed = format!("{v} usec");
-            }
-            out.measurements.push(m);
-        }
-        rows += 1;
-        i += 1;
-    }
-    if rows == 0 || !closed {
+    perftest_cell(
+        &mut template,
+        run,
+        head.latency,
+        head.bw_factor.map(|x| x.1),
+    );
+    let end = read_table_rows(lines, start + 1, &head, &template, run, out)?;
+    let i = end.next;
+    if end.rows == 0 || !end.closed {
         let at = lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0);
-        if rows == 0 {
+        if end.rows == 0 {
             out.truncated(at, "the results table has no rows");
         } else if i >= lines.len() {
             out.truncated(
@@ -265,10 +223,123 @@ fn perftest_table(
             );
         }
     }
-    if cpu_warning {
+    if end.cpu_warning {
         out.note(hn, "perftest warned that CPU frequency is not at its maximum: cycle-based timings may be skewed");
     }
     Ok(i)
+}
+
+/// Reads rows from `start` until a dashes line, a line that is not a row,
+/// or the end of the transcript.
+fn read_table_rows(
+    lines: &[(usize, &str)],
+    start: usize,
+    head: &TableHead,
+    template: &Measurement,
+    run: &PerftestRun,
+    out: &mut Parsed,
+) -> Result<TableEnd, ParseError> {
+    let mut end = TableEnd {
+        next: start,
+        rows: 0,
+        closed: false,
+        cpu_warning: run.cpu_freq_warning,
+    };
+    while let Some((n, l)) = lines.get(end.next) {
+        let t = l.trim();
+        if t.starts_with("Conflicting CPU frequency values detected") {
+            end.cpu_warning = true;
+            end.next += 1;
+            continue;
+        }
+        if t.starts_with("---") {
+            end.closed = true;
+            break;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        // Anything that is not a data row ends the table (a server's
+        // "Waiting for client" banner, a blank line).
+        if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
+            end.closed = true;
+            break;
+        }
+        let cells = table_row(*n, &toks, head, template, run, end.cpu_warning)?;
+        out.measurements.extend(cells);
+        end.rows += 1;
+        end.next += 1;
+    }
+    Ok(end)
+}
+
+/// The cells of one data row (line `n`): one per known statistic column.
+fn table_row(
+    n: usize,
+    toks: &[&str],
+    head: &TableHead,
+    template: &Measurement,
+    run: &PerftestRun,
+    cpu_warning: bool,
+) -> Result<Vec<Measurement>, ParseError> {
+    let cols = &head.cols;
+    if toks.len() != cols.len() {
+        return Err(ParseError::new(
+            n,
+            format!(
+                "{} columns ({}), found {}",
+                cols.len(),
+                cols.join(" "),
+                toks.len()
+            ),
+        ));
+    }
+    let size: u64 = toks[0]
+        .parse()
+        .map_err(|_| ParseError::new(n, format!("a byte count, found `{}`", toks[0])))?;
+    let iters: u64 = toks[1]
+        .parse()
+        .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
+    let size_text = describe_size(size);
+    let mut cells = Vec::new();
+    for (c, v) in cols.iter().zip(toks).skip(2) {
+        let value = parse_number(v)
+            .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
+        let (stat, is_bw) = match c.as_str() {
+            "BW peak" => (Statistic::Peak, true),
+            "BW average" => (Statistic::Avg, true),
+            "t_min" => (Statistic::Min, false),
+            "t_max" => (Statistic::Max, false),
+            "t_typical" => (Statistic::Typical, false),
+            "t_avg" => (Statistic::Avg, false),
+            "t_stdev" => (Statistic::Stdev, false),
+            "99% percentile" => (Statistic::P99, false),
+            "99.9% percentile" => (Statistic::P999, false),
+            _ => continue,
+        };
+        // A peak of 0.00 is not a measurement: the run said it would not
+        // measure peak, or this is a server's side.
+        if stat == Statistic::Peak && (run.no_peak || value == 0.0) {
+            continue;
+        }
+        let mut m = template.clone();
+        m.source = Source::line(n);
+        m.statistic = stat;
+        m.size_bytes = Some(size);
+        m.iterations = Some(iters);
+        m.questions.message_size = size_text.clone();
+        if cpu_warning {
+            m.questions.context = "perftest warned the CPU frequency was not at maximum".into();
+        }
+        if is_bw {
+            let (f, unit) = head.bw_factor.expect("checked above");
+            m.bandwidth_bytes_per_s = Some(value * f);
+            m.as_printed = format!("{v} {unit}");
+        } else {
+            m.latency_s = Some(value * 1e-6);
+            m.as_printed = format!("{v} usec");
+        }
+        cells.push(m);
+    }
+    Ok(cells)
 }
 
 /// Column names of a perftest table header, units stripped:

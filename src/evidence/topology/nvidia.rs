@@ -7,7 +7,7 @@
 //! other. Row labels are the authority on device order; the header is checked
 //! against them.
 
-use super::matrix::read_matrix;
+use super::matrix::{Matrix, Row, read_matrix};
 use super::{
     CpuRange, Device, DeviceKind, Link, LinkClass, NvlinkPort, P2pCell, Topology, parse_cpu_list,
     parse_plain_u32,
@@ -252,9 +252,28 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
         Some(&["X"]),
         "topology matrix",
     )?;
-    let mut notes = Vec::new();
+    let cols = header_columns(&m)?;
+    let nic_names = nic_legend(&lines[m.end..]);
+    check_codes(&m)?;
+    let mut topo = Topology::default();
+    let mut nic_count = 0;
+    for row in &m.rows {
+        let dev = row_device(row, &cols, &nic_names, &mut nic_count)?;
+        topo.devices.push(dev);
+    }
+    let ids: Vec<String> = topo.devices.iter().map(|d| d.id.clone()).collect();
+    let notes = pair_links(&m, &ids, &mut topo);
+    topo.sort();
+    Ok(Parsed {
+        topology: topo,
+        notes,
+        ..Parsed::default()
+    })
+}
 
-    // The header, whitespace removed, must spell the row labels in order.
+/// The header, whitespace removed, must spell the row labels in order; what
+/// follows them names the trailing columns.
+fn header_columns(m: &Matrix<'_>) -> Result<Vec<Extra>, ParseError> {
     let squeezed: String = m.header.split_whitespace().collect();
     let labels: String = m.rows.iter().map(|r| r.label).collect();
     let Some(rest) = squeezed.strip_prefix(&labels) else {
@@ -266,12 +285,14 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
             ),
         ));
     };
-    let cols = trailing_columns(rest).map_err(|e| ParseError::new(m.header_line, e))?;
+    trailing_columns(rest).map_err(|e| ParseError::new(m.header_line, e))
+}
 
-    // NIC legend: `NIC0: mlx5_0`.
+/// NIC legend after the matrix: `NIC0: mlx5_0`.
+fn nic_legend(lines: &[(usize, &str)]) -> std::collections::BTreeMap<String, String> {
     let mut nic_names = std::collections::BTreeMap::new();
     let mut in_nic_legend = false;
-    for (_, l) in &lines[m.end..] {
+    for (_, l) in lines {
         let t = l.trim();
         if t == "NIC Legend:" {
             in_nic_legend = true;
@@ -279,9 +300,12 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
             nic_names.insert(k.trim().to_string(), v.trim().to_string());
         }
     }
+    nic_names
+}
 
-    // Codes are upper-case words (X, NV12, PXB...); anything else means the
-    // row is short and the next column slid into the matrix.
+/// Codes are upper-case words (X, NV12, PXB...); anything else means the
+/// row is short and the next column slid into the matrix.
+fn check_codes(m: &Matrix<'_>) -> Result<(), ParseError> {
     let n = m.rows.len();
     for row in &m.rows {
         if let Some((j, bad)) = row
@@ -300,39 +324,49 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
             ));
         }
     }
+    Ok(())
+}
 
-    let mut topo = Topology::default();
-    let mut ids = Vec::with_capacity(m.rows.len());
-    let mut nic_count = 0;
-    for row in &m.rows {
-        let mut dev = if is_gpu_label(row.label) {
-            Device::new(row.label, DeviceKind::Gpu, Source::line(row.line))
+/// The device a matrix row describes, with its trailing columns. A NIC
+/// labelled by adapter name (older drivers) gets the next `NIC<n>` id and
+/// keeps the name; `nic_count` counts the NIC rows so far.
+fn row_device(
+    row: &Row<'_>,
+    cols: &[Extra],
+    nic_names: &std::collections::BTreeMap<String, String>,
+    nic_count: &mut usize,
+) -> Result<Device, ParseError> {
+    let mut dev = if is_gpu_label(row.label) {
+        Device::new(row.label, DeviceKind::Gpu, Source::line(row.line))
+    } else {
+        let id = if row
+            .label
+            .strip_prefix("NIC")
+            .and_then(parse_plain_u32)
+            .is_some()
+        {
+            row.label.to_string()
         } else {
-            let id = if row
-                .label
-                .strip_prefix("NIC")
-                .and_then(parse_plain_u32)
-                .is_some()
-            {
-                row.label.to_string()
-            } else {
-                format!("NIC{nic_count}")
-            };
-            let mut d = Device::new(id, DeviceKind::Nic, Source::line(row.line));
-            d.name = Some(
-                nic_names
-                    .get(row.label)
-                    .cloned()
-                    .unwrap_or_else(|| row.label.to_string()),
-            );
-            nic_count += 1;
-            d
+            format!("NIC{nic_count}")
         };
-        assign_extras(&mut dev, &cols, &row.rest, row.line)?;
-        ids.push(dev.id.clone());
-        topo.devices.push(dev);
-    }
+        let mut d = Device::new(id, DeviceKind::Nic, Source::line(row.line));
+        d.name = Some(
+            nic_names
+                .get(row.label)
+                .cloned()
+                .unwrap_or_else(|| row.label.to_string()),
+        );
+        *nic_count += 1;
+        d
+    };
+    assign_extras(&mut dev, cols, &row.rest, row.line)?;
+    Ok(dev)
+}
 
+/// One link per device pair, from the cell above the diagonal and the one
+/// below it. Returns a note for every pair printed differently each way.
+fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> {
+    let mut notes = Vec::new();
     for i in 0..m.rows.len() {
         for j in i + 1..m.rows.len() {
             let code = m.rows[i].cells[j];
@@ -360,12 +394,7 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
             topo.links.push(link);
         }
     }
-    topo.sort();
-    Ok(Parsed {
-        topology: topo,
-        notes,
-        ..Parsed::default()
-    })
+    notes
 }
 
 /// Parses `nvidia-smi topo -p2p <r|w|n|a|p>`. Which capability was asked is
