@@ -3,17 +3,22 @@
 //!
 //! # The pipeline
 //! ```text
-//! collect:  a captured file (or, later, a live probe)
-//!             -> raw text -> evidence::detect -> evidence::parse -> typed evidence
-//!             -> Bundle (observations + raw transcripts + problems) -> bundle.json
-//! use:      bundle.json -> Bundle -> placement checks (and, later, models,
-//!             diagnosis and the rendered site)
+//! live:    collect::live (sysfs, vendor tools, copy sweeps, verbs) --.
+//! files:   inputs (the one walker: bundles, node dirs, folders) -----+
+//!            -> ingest::read_transcript: bytes -> evidence::detect
+//!               -> the tool's parser (evidence::TOOLS) -> Reading
+//!            -> Bundle::absorb -> Bundle (observations + transcripts
+//!               + problems + probes) -> bundle.json (fs::write_atomic)
+//! use:     inputs -> Bundle -> facts::NodeFacts -> diagnosis, models,
+//!            diff, placement -> render (site, single file, markdown)
 //! ```
 //!
 //! # I/O rules
-//! Only [`collect`], [`fs`] and the binary touch the outside world. Parsers
-//! take `&str`; every error names the file and line; every write goes
-//! through [`fs::write_atomic`].
+//! Only [`collect`] (live probing), [`inputs`] (reading the user's files),
+//! [`fs`] (every write, atomic) and [`commands`] touch the outside world.
+//! [`ingest`], the parsers, [`bundle`], the models, the diagnosis, the
+//! diff and render are pure: bytes or values in, values out; none of them
+//! imports `collect`. Every error names the file and line.
 //!
 //! # Adding an evidence source
 //! 1. Add a variant to [`evidence::Tool`].
