@@ -31,6 +31,7 @@ pub mod commands;
 pub mod diagnosis;
 pub mod diff;
 pub mod evidence;
+pub mod facts;
 pub mod fs;
 pub mod models;
 pub mod placement;
