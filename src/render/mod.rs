@@ -18,10 +18,11 @@
 //! Each node is analysed once ([`analyse`]: its [`NodeFacts`] and its
 //! findings) before anything is drawn; the pages, the fleet and the ticket
 //! summary read that analysis. The words of a finding are chosen in
-//! [`explain`], and every number is
+//! [`explain`], the words of a diff in [`diff`], and every number is
 //! written by [`format`].
 
 pub mod charts;
+pub mod diff;
 pub mod explain;
 pub mod fleet;
 pub mod format;
