@@ -5,7 +5,8 @@
 //! and the ticket summary both read them from here.
 
 use crate::diagnosis::{Finding, PcieSpeed};
-use crate::facts::CeilingSource;
+use crate::evidence::topology::LinkClass;
+use crate::facts::{CeilingSource, PathCeiling};
 use crate::render::format::gbs_fixed;
 
 /// Bandwidth in a finding's sentence: two decimals.
@@ -55,6 +56,80 @@ fn short(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// `direct` of `total` GPU pairs have a direct link, `others` go through the host.
+fn host_hop(
+    (a, b): (&str, &str),
+    class: LinkClass,
+    code: &str,
+    (direct, others, total): (usize, usize, usize),
+) -> String {
+    if direct > 0 {
+        format!(
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
+        )
+    } else {
+        format!(
+            "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
+        )
+    }
+}
+
+fn silent_staging((src, dst): (&str, &str), enabled: f64, disabled: f64, pairs: usize) -> String {
+    let mut s = format!(
+        "{src} to {dst}: {} with P2P enabled against {} with it disabled. The enabled copy is staged through host memory too.",
+        gbs(enabled),
+        gbs(disabled)
+    );
+    if pairs > 1 {
+        s.push_str(&format!(" {pairs} pairs in all show the same fingerprint."));
+    }
+    s
+}
+
+fn far_below(
+    test: &str,
+    (src, dst): (Option<&str>, Option<&str>),
+    bw: f64,
+    ceiling: &PathCeiling,
+) -> String {
+    format!(
+        "{test} {}{}: best {} is {:.0}% of the path's ceiling {} ({}).",
+        src.unwrap_or_default(),
+        dst.map(|d| format!("->{d}")).unwrap_or_default(),
+        gbs(bw),
+        100.0 * bw / ceiling.bytes_per_s,
+        gbs(ceiling.bytes_per_s),
+        ceiling_from(&ceiling.from)
+    )
+}
+
+fn injection_share(gpus: usize, nics: usize, per_gpu_bytes_per_s: Option<f64>) -> String {
+    match per_gpu_bytes_per_s {
+        Some(p) => format!(
+            "{gpus} GPUs share {nics} adapter(s): each GPU can inject {} (MODEL) into the network.",
+            gbs(p)
+        ),
+        None => format!(
+            "{gpus} GPUs share {nics} adapter(s): each GPU gets {nics}/{gpus} of one adapter's rate (MODEL)."
+        ),
+    }
+}
+
+fn port_down(device: &str, port: u32, state: Option<&str>, physical: Option<&str>) -> String {
+    format!(
+        "{device} port {port}: state {}, physical state {}. No number measured through it means anything until it is Active / LinkUp.",
+        state.unwrap_or("not stated"),
+        physical.unwrap_or("not stated")
+    )
+}
+
+fn nvlinks_inactive(gpu: &str, inactive: usize, total: Option<usize>) -> String {
+    match total {
+        Some(t) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
+        None => format!("{gpu}: every NVLink inactive (NVML could not read any link)."),
+    }
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -66,49 +141,31 @@ pub fn summary(f: &Finding) -> String {
             direct_pairs,
             other_pairs,
             gpu_pairs,
-        } => {
-            if *direct_pairs > 0 {
-                format!(
-                    "{direct_pairs} of {gpu_pairs} GPU pairs have a direct link and {other_pairs} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
-                )
-            } else {
-                format!(
-                    "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
-                )
-            }
-        }
+        } => host_hop(
+            (a, b),
+            *class,
+            code,
+            (*direct_pairs, *other_pairs, *gpu_pairs),
+        ),
         Finding::SilentStaging {
             src,
             dst,
             enabled_bytes_per_s,
             disabled_bytes_per_s,
             pairs,
-        } => {
-            let mut s = format!(
-                "{src} to {dst}: {} with P2P enabled against {} with it disabled. The enabled copy is staged through host memory too.",
-                gbs(*enabled_bytes_per_s),
-                gbs(*disabled_bytes_per_s)
-            );
-            if *pairs > 1 {
-                s.push_str(&format!(" {pairs} pairs in all show the same fingerprint."));
-            }
-            s
-        }
+        } => silent_staging(
+            (src, dst),
+            *enabled_bytes_per_s,
+            *disabled_bytes_per_s,
+            *pairs,
+        ),
         Finding::FarBelowCeiling {
             test,
             src,
             dst,
             measured_bytes_per_s: bw,
             ceiling,
-        } => format!(
-            "{test} {}{}: best {} is {:.0}% of the path's ceiling {} ({}).",
-            src.as_deref().unwrap_or_default(),
-            dst.as_ref().map(|d| format!("->{d}")).unwrap_or_default(),
-            gbs(*bw),
-            100.0 * bw / ceiling.bytes_per_s,
-            gbs(ceiling.bytes_per_s),
-            ceiling_from(&ceiling.from)
-        ),
+        } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
         Finding::NicOnOtherSocket {
             gpu,
             nic,
@@ -123,15 +180,7 @@ pub fn summary(f: &Finding) -> String {
             nics,
             per_gpu_bytes_per_s,
             ..
-        } => match per_gpu_bytes_per_s {
-            Some(p) => format!(
-                "{gpus} GPUs share {nics} adapter(s): each GPU can inject {} (MODEL) into the network.",
-                gbs(*p)
-            ),
-            None => format!(
-                "{gpus} GPUs share {nics} adapter(s): each GPU gets {nics}/{gpus} of one adapter's rate (MODEL)."
-            ),
-        },
+        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
         Finding::PcieWidthDown {
             address,
             name,
@@ -157,20 +206,13 @@ pub fn summary(f: &Finding) -> String {
             gpu,
             inactive,
             total,
-        } => match total {
-            Some(t) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
-            None => format!("{gpu}: every NVLink inactive (NVML could not read any link)."),
-        },
+        } => nvlinks_inactive(gpu, *inactive, *total),
         Finding::RdmaPortDown {
             device,
             port,
             state,
             physical_state,
-        } => format!(
-            "{device} port {port}: state {}, physical state {}. No number measured through it means anything until it is Active / LinkUp.",
-            state.as_deref().unwrap_or("not stated"),
-            physical_state.as_deref().unwrap_or("not stated")
-        ),
+        } => port_down(device, *port, state.as_deref(), physical_state.as_deref()),
         Finding::RdmaPortBelowRate {
             device,
             port,
