@@ -4,9 +4,11 @@
 //! how the GPU pairs are joined, and the ceiling of each copy path.
 //!
 //! [`NodeFacts::of`] is the only place these folds are written; the
-//! diagnosis, the node's views, the fleet, the diff and the models' inputs
-//! read them from here. Facts are numbers, ids and enums: no prose (render
-//! writes the words), no judgement (the diagnosis decides what matters).
+//! diagnosis, the node's views (the models' inputs among them), the fleet
+//! and the ticket summary read them from here, each node's facts computed
+//! once (`render::analyse`). Facts are numbers, ids and enums: no prose
+//! (render writes the words), no judgement (the diagnosis decides what
+//! matters). The diff compares raw observations and needs none of them.
 
 use std::collections::BTreeMap;
 
@@ -61,7 +63,7 @@ pub struct Nic {
 }
 
 /// The port of an RDMA adapter a path through it runs on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AdapterPort {
     pub port: u32,
     pub rate_bytes_per_s: Option<f64>,

@@ -111,7 +111,7 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         problems: evidence::problems(b, &linker),
         pair: b.peer.as_ref().map(evidence::pair_text),
         probes: evidence::probes(b),
-        matrix: topology::class_matrix(b),
+        matrix: topology::class_matrix(b, facts),
         diagram_svg: topology::diagram(b),
         value_matrices: figures::value_matrices(b, &linker),
         sweep_charts: figures::sweep_charts(b, &linker),

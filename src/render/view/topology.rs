@@ -50,9 +50,9 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
         + " GPU pairs"
 }
 
-pub(super) fn class_matrix(b: &Bundle) -> Option<MatrixView> {
+pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> {
     let t = &b.topology;
-    let gpus: Vec<&str> = t.gpus().map(|d| d.id.as_str()).collect();
+    let gpus = &facts.gpus;
     if gpus.is_empty() || t.links.is_empty() {
         return None;
     }
