@@ -38,6 +38,7 @@ pub mod commands;
 pub mod diagnosis;
 pub mod diff;
 pub mod evidence;
+pub mod facts;
 pub mod fs;
 pub mod ingest;
 pub mod inputs;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-use wire_report::diff::{Area, diff};
 use wire_report::inputs::load_nodes;
+use wire_report::render::diff::{Area, diff_view as diff};
 use wire_report::render::fleet::fleet;
 
 const P2P_3090: &str = "captures/rtx3090-4gpu/p2pBandwidthLatencyTest-003-4x-rtx3090-no-p2p-tabs-expanded-no-trailing-note.txt";

@@ -40,7 +40,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("no bundles or transcripts under `{}`", p.display());
         }
     }
-    let d = crate::diff::diff(&before, &after);
+    let d = crate::render::diff::diff_view(&before, &after);
     if let Some(file) = &a.html {
         let page = d.to_html(&old.display().to_string(), &new.display().to_string())?;
         crate::fs::write_atomic(file, page.as_bytes())?;

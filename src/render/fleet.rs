@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Measurement, Statistic};
+use crate::facts::NodeFacts;
 
 /// A figure every node can have: its name and unit are in `label`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,20 +51,17 @@ pub fn worst_at(b: &Bundle, key: &MetricKey) -> Option<String> {
 /// Bandwidth figures per metric: tool, kind and direction (sizes and pairs
 /// pooled, so one bad pair pulls the node's worst value down), and the
 /// slowest active RDMA port.
-pub fn node_metrics(b: &Bundle) -> BTreeMap<MetricKey, NodeValue> {
+pub fn node_metrics(b: &Bundle, facts: &NodeFacts) -> BTreeMap<MetricKey, NodeValue> {
     let mut values: BTreeMap<MetricKey, Vec<f64>> = BTreeMap::new();
     for (key, bw, _) in figures(b) {
         values.entry(key).or_default().push(bw);
     }
-    let rates: Vec<f64> = b
-        .rdma
-        .iter()
-        .flat_map(|d| d.ports.iter())
-        .filter(|p| p.active == Some(true))
-        .filter_map(|p| p.rate_bytes_per_s)
-        .collect();
+    let rates = &facts.active_port_rates_bytes_per_s;
     if !rates.is_empty() {
-        values.insert(MetricKey("rdma active port rate (GB/s)".into()), rates);
+        values.insert(
+            MetricKey("rdma active port rate (GB/s)".into()),
+            rates.clone(),
+        );
     }
     values
         .into_iter()
@@ -167,6 +165,8 @@ pub type Spread = (f64, f64);
 
 /// The fleet table: per metric, per node, and the outliers.
 pub struct Fleet {
+    /// Each node's [`topology_signature`], in the order given.
+    pub signatures: Vec<String>,
     pub metrics: Vec<MetricKey>,
     /// Node name -> metric -> value.
     pub values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>>,
@@ -180,15 +180,29 @@ pub struct Fleet {
 /// is. Groups of fewer than three nodes with a metric are shown but not
 /// judged: a spread needs a crowd.
 pub fn fleet(bundles: &[Bundle]) -> Fleet {
-    let values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>> = bundles
+    let facts: Vec<NodeFacts> = bundles.iter().map(NodeFacts::of).collect();
+    fleet_of(bundles.iter().zip(&facts))
+}
+
+/// [`fleet`], with each node's facts already computed.
+pub fn fleet_of<'a>(nodes: impl IntoIterator<Item = (&'a Bundle, &'a NodeFacts)>) -> Fleet {
+    let nodes: Vec<(&Bundle, &NodeFacts)> = nodes.into_iter().collect();
+    let values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>> = nodes
         .iter()
-        .map(|b| (b.host.name.clone(), node_metrics(b)))
+        .map(|(b, f)| (b.host.name.clone(), node_metrics(b, f)))
         .collect();
-    let by_name: BTreeMap<&str, &Bundle> =
-        bundles.iter().map(|b| (b.host.name.as_str(), b)).collect();
-    let group: BTreeMap<&str, String> = bundles
+    let by_name: BTreeMap<&str, &Bundle> = nodes
         .iter()
-        .map(|b| (b.host.name.as_str(), topology_signature(b)))
+        .map(|(b, _)| (b.host.name.as_str(), *b))
+        .collect();
+    let signatures: Vec<String> = nodes
+        .iter()
+        .map(|(b, f)| topology_signature(b, f))
+        .collect();
+    let group: BTreeMap<&str, &str> = nodes
+        .iter()
+        .zip(&signatures)
+        .map(|((b, _), s)| (b.host.name.as_str(), s.as_str()))
         .collect();
     let mut metrics: Vec<MetricKey> = values.values().flat_map(|m| m.keys().cloned()).collect();
     metrics.sort();
@@ -208,7 +222,7 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
         let mut by_group: BTreeMap<&str, Vec<(&String, &NodeValue)>> = BTreeMap::new();
         for (n, v) in &present {
             by_group
-                .entry(group.get(n.as_str()).map_or("", String::as_str))
+                .entry(group.get(n.as_str()).copied().unwrap_or(""))
                 .or_default()
                 .push((n, v));
         }
@@ -239,6 +253,7 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
     }
     outliers.sort_by(|a, b| a.node.cmp(&b.node).then(a.metric.cmp(&b.metric)));
     Fleet {
+        signatures,
         metrics,
         values,
         stats,
@@ -248,7 +263,7 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
 
 /// A signature of a node's topology: the class and code of every pair, so
 /// nodes wired alike group together.
-pub fn topology_signature(b: &Bundle) -> String {
+pub fn topology_signature(b: &Bundle, facts: &NodeFacts) -> String {
     let t = &b.topology;
     if t.links.is_empty() {
         return "no topology".into();
@@ -263,8 +278,7 @@ pub fn topology_signature(b: &Bundle) -> String {
             ))
             .or_default() += 1;
     }
-    let gpus = t.gpus().count();
-    let nics = t.devices.len() - gpus;
+    let (gpus, nics) = (facts.gpus.len(), facts.nics.len());
     format!(
         "{gpus} GPUs, {nics} NICs: {}",
         counts

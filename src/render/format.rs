@@ -14,6 +14,12 @@ pub fn gbs(bytes_per_s: f64) -> String {
     }
 }
 
+/// `5.71 GB/s`: a fixed number of decimals, for sentences and lists that
+/// keep one precision whatever the size.
+pub fn gbs_fixed(bytes_per_s: f64, decimals: usize) -> String {
+    format!("{:.*} GB/s", decimals, bytes_per_s / 1e9)
+}
+
 /// Seconds in the unit that reads best.
 pub fn secs(s: f64) -> String {
     let a = s.abs();
@@ -66,6 +72,8 @@ mod tests {
         assert_eq!(gbs(370.9e9), "370.9 GB/s");
         assert_eq!(gbs(5.71e9), "5.710 GB/s");
         assert_eq!(gbs(25e9), "25.00 GB/s");
+        assert_eq!(gbs_fixed(25.781e9, 3), "25.781 GB/s");
+        assert_eq!(gbs_fixed(370.9e9, 2), "370.90 GB/s");
         assert_eq!(secs(0.3), "300.000 ms");
         assert_eq!(secs(2e-6), "2.000 us");
         assert_eq!(bytes(65536.0), "65536 bytes (64.0 KiB)");

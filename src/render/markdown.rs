@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::bundle::{Bundle, Origin};
-use crate::diagnosis::{Diagnosed, diagnose};
+use crate::diagnosis::Diagnosed;
 use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
 use crate::render::format::{gbs, secs, size_short};
+use crate::render::{analyse, explain};
 
 /// Rows of the key figure table per node, so a summary stays short.
 const MAX_FIGURES: usize = 16;
@@ -180,7 +181,7 @@ fn finding(d: &Diagnosed) -> String {
     format!(
         "- **{}** {}{}{}",
         d.severity.as_str(),
-        escape(&d.summary),
+        escape(&explain::summary(&d.finding)),
         if ev.is_empty() {
             String::new()
         } else {
@@ -197,25 +198,24 @@ fn finding(d: &Diagnosed) -> String {
 /// The summary of one or more nodes.
 pub fn render_markdown(bundles: &[Bundle]) -> String {
     let mut s = String::new();
-    for b in bundles {
+    for node in analyse(bundles) {
+        let (b, found) = (node.bundle, &node.findings);
         let _ = writeln!(s, "### wire-report: {}\n", escape(&b.host.name));
-        let gpus = b.topology.gpus().count();
         let _ = writeln!(
             s,
             "Evidence {}; {} GPU(s) and {} other device(s) in the topology, {} figure(s), {} RDMA adapter(s), {} PCIe link(s). GB/s = 1e9 bytes/s.\n",
             origin(b),
-            gpus,
-            b.topology.devices.len() - gpus,
+            node.facts.gpus.len(),
+            node.facts.nics.len(),
             b.measurements.len(),
             b.rdma.len(),
             b.pcie.len()
         );
-        let found = diagnose(b);
         if found.is_empty() {
             s.push_str("**Findings:** none from the evidence collected.\n\n");
         } else {
             let _ = writeln!(s, "**Findings** ({}):\n", found.len());
-            for d in &found {
+            for d in found {
                 s.push_str(&finding(d));
                 s.push('\n');
             }

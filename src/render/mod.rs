@@ -14,8 +14,16 @@
 //! ```
 //! `<node>` and `t<i>` are slugs, decided for every node and transcript by
 //! [`view::Slugs::decide`] before any view is built; nothing else makes one.
+//!
+//! Each node is analysed once ([`analyse`]: its [`NodeFacts`] and its
+//! findings) before anything is drawn; the pages, the fleet and the ticket
+//! summary read that analysis. The words of a finding are chosen in
+//! [`explain`], the words of a diff in [`diff`], and every number is
+//! written by [`format`].
 
 pub mod charts;
+pub mod diff;
+pub mod explain;
 pub mod fleet;
 pub mod format;
 pub mod markdown;
@@ -26,7 +34,35 @@ use std::collections::BTreeMap;
 use askama::Template;
 
 use crate::bundle::Bundle;
+use crate::diagnosis::{self, Diagnosed};
+use crate::facts::NodeFacts;
 use view::{Mode, NodeSlugs, NodeView, Slugs, TranscriptView};
+
+/// One node as render sees it: its bundle, its facts and its findings,
+/// each computed once.
+pub struct Analysed<'a> {
+    pub bundle: &'a Bundle,
+    pub facts: NodeFacts,
+    pub findings: Vec<Diagnosed>,
+}
+
+impl<'a> Analysed<'a> {
+    pub fn of(bundle: &'a Bundle) -> Analysed<'a> {
+        let facts = NodeFacts::of(bundle);
+        let findings = diagnosis::diagnose_with(bundle, &facts);
+        Analysed {
+            bundle,
+            facts,
+            findings,
+        }
+    }
+}
+
+/// Every node analysed, in parallel, in the order given.
+pub fn analyse(bundles: &[Bundle]) -> Vec<Analysed<'_>> {
+    use rayon::prelude::*;
+    bundles.par_iter().map(Analysed::of).collect()
+}
 
 /// The stylesheet, embedded in the binary.
 pub const CSS: &str = include_str!("../../static/style.css");
@@ -128,19 +164,19 @@ const FLEET_COLUMNS: usize = 16;
 /// The fleet comparison, for two nodes or more; `link` makes a node's
 /// link from its slug in `slugs`.
 fn fleet_view(
-    bundles: &[Bundle],
+    nodes: &[Analysed<'_>],
     slugs: &Slugs,
     link: &dyn Fn(&str) -> String,
 ) -> Option<FleetView> {
-    if bundles.len() < 2 {
+    if nodes.len() < 2 {
         return None;
     }
-    let nodes = || bundles.iter().zip(slugs.nodes());
-    let f = fleet::fleet(bundles);
+    let f = fleet::fleet_of(nodes.iter().map(|n| (n.bundle, &n.facts)));
+    let nodes = || nodes.iter().map(|n| n.bundle).zip(slugs.nodes());
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for (b, s) in nodes() {
+    for ((b, s), signature) in nodes().zip(&f.signatures) {
         groups
-            .entry(fleet::topology_signature(b))
+            .entry(signature.clone())
             .or_default()
             .push((b.host.name.clone(), link(&s.node)));
     }
@@ -196,14 +232,14 @@ fn fleet_view(
         .iter()
         .map(|o| {
             format!(
-                "{}: {} {} is {:.2} GB/s{} against a median of {:.2} GB/s (MAD {:.2} GB/s) among nodes wired like it",
+                "{}: {} {} is {}{} against a median of {} (MAD {}) among nodes wired like it",
                 o.node,
                 o.metric,
                 o.which,
-                o.value / 1e9,
+                format::gbs_fixed(o.value, 2),
                 o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
-                o.fleet_median / 1e9,
-                o.fleet_mad / 1e9
+                format::gbs_fixed(o.fleet_median, 2),
+                format::gbs_fixed(o.fleet_mad, 2)
             )
         })
         .collect();
@@ -242,10 +278,11 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
 pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     use rayon::prelude::*;
     let slugs = Slugs::decide(bundles);
-    let views: Vec<NodeView> = bundles
+    let nodes = analyse(bundles);
+    let views: Vec<NodeView> = nodes
         .par_iter()
         .zip(slugs.nodes())
-        .map(|(b, s)| view::node_view(b, s, Mode::Site))
+        .map(|(n, s)| view::node_view(n, s, Mode::Site))
         .collect();
     let mut site = Site::default();
     site.files
@@ -261,7 +298,7 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
         home_href: "index.html",
         version: VERSION,
         nodes: &summaries,
-        fleet: fleet_view(bundles, &slugs, &|slug| format!("nodes/{slug}/index.html")),
+        fleet: fleet_view(&nodes, &slugs, &|slug| format!("nodes/{slug}/index.html")),
     };
     site.files
         .insert("index.html".into(), index.render()?.into_bytes());
@@ -315,10 +352,11 @@ fn node_files(v: &NodeView, b: &Bundle, slugs: &NodeSlugs) -> anyhow::Result<Fil
 /// One self-contained HTML file (CSS and SVG inline) for a ticket.
 pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
     let slugs = Slugs::decide(bundles);
-    let views: Vec<NodeView> = bundles
+    let nodes = analyse(bundles);
+    let views: Vec<NodeView> = nodes
         .iter()
         .zip(slugs.nodes())
-        .map(|(b, s)| view::node_view(b, s, Mode::SingleFile))
+        .map(|(n, s)| view::node_view(n, s, Mode::SingleFile))
         .collect();
     let summaries: Vec<NodeSummary> = views
         .iter()
@@ -336,7 +374,7 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         version: VERSION,
         nodes: &summaries,
         node_views: &views,
-        fleet: fleet_view(bundles, &slugs, &|slug| format!("#{slug}")),
+        fleet: fleet_view(&nodes, &slugs, &|slug| format!("#{slug}")),
     };
     Ok(page.render()?)
 }

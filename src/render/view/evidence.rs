@@ -101,9 +101,9 @@ pub fn missing_kinds(b: &Bundle) -> Vec<(&'static str, &'static str)> {
     m
 }
 
-pub(super) fn missing(b: &Bundle) -> Vec<String> {
-    missing_kinds(b)
-        .into_iter()
+pub(super) fn missing(kinds: &[(&str, &str)]) -> Vec<String> {
+    kinds
+        .iter()
         .map(|(k, how)| format!("{k} ({how})"))
         .collect()
 }
@@ -117,12 +117,8 @@ pub(super) fn origin(b: &Bundle) -> &'static str {
 }
 
 /// The short names of the missing kinds, for the index.
-pub(super) fn missing_short(b: &Bundle) -> String {
-    missing_kinds(b)
-        .iter()
-        .map(|k| k.0)
-        .collect::<Vec<_>>()
-        .join(", ")
+pub(super) fn missing_short(kinds: &[(&str, &str)]) -> String {
+    kinds.iter().map(|k| k.0).collect::<Vec<_>>().join(", ")
 }
 
 /// Problems met while reading, each linked to its line.

@@ -2,7 +2,8 @@
 //! explanation from `templates/explain/` and links to its evidence lines.
 
 use super::{Link, Linker};
-use crate::diagnosis::{self, Diagnosed, Severity};
+use crate::diagnosis::{Diagnosed, Severity};
+use crate::render::explain;
 
 pub struct FindingView {
     pub severity: &'static str,
@@ -24,8 +25,8 @@ fn finding_view(d: &Diagnosed, linker: &Linker<'_>) -> FindingView {
     FindingView {
         severity: d.severity.as_str(),
         kind: d.finding.name(),
-        summary: d.summary.clone(),
-        explanation_html: markdown(diagnosis::explanation(&d.finding)),
+        summary: explain::summary(&d.finding),
+        explanation_html: markdown(explain::explanation(&d.finding)),
         evidence: d.evidence.iter().map(|s| linker.link(s)).collect(),
     }
 }

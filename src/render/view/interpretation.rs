@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Link, Linker};
 use crate::bundle::Bundle;
-use crate::diagnosis;
 use crate::evidence::measurement::{Direction, Measurement, Statistic};
+use crate::facts::NodeFacts;
+use crate::render::explain::ceiling_from;
 use crate::render::format::{bytes, gbs, secs, size_short};
 
 pub struct SeriesView {
@@ -29,7 +30,11 @@ const QUESTION_LABELS: [&str; 7] = [
     "what else was running",
 ];
 
-pub(super) fn interpretation(b: &Bundle, linker: &Linker<'_>) -> Vec<SeriesView> {
+pub(super) fn interpretation(
+    b: &Bundle,
+    facts: &NodeFacts,
+    linker: &Linker<'_>,
+) -> Vec<SeriesView> {
     type Key = (String, String, Statistic, Direction, bool);
     let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
     for m in &b.measurements {
@@ -106,20 +111,20 @@ pub(super) fn interpretation(b: &Bundle, linker: &Linker<'_>) -> Vec<SeriesView>
                 } else {
                     gbs(m.bandwidth_bytes_per_s.unwrap_or(0.0))
                 };
-                let ceiling = match (m.bandwidth_bytes_per_s, diagnosis::ceiling_for(b, m)) {
+                let ceiling = match (m.bandwidth_bytes_per_s, facts.ceiling(m)) {
                     (Some(v), Some(c)) => format!(
                         " = {:.0}% of {} ({})",
                         100.0 * v / c.bytes_per_s,
                         gbs(c.bytes_per_s),
-                        c.from
+                        ceiling_from(&c.from)
                     ),
                     _ => String::new(),
                 };
                 format!("{who}{size}{value} [printed {}]{ceiling}", m.as_printed)
             })
             .collect();
-        let ceiling = match diagnosis::ceiling_for(b, first) {
-            Some(c) if !lat => format!("{} per the path's link facts ({}); ratios below", gbs(c.bytes_per_s), c.from),
+        let ceiling = match facts.ceiling(first) {
+            Some(c) if !lat => format!("{} per the path's link facts ({}); ratios below", gbs(c.bytes_per_s), ceiling_from(&c.from)),
             _ => "not known: this bundle lacks the link facts of this path (link generation, width or port rate)".to_string(),
         };
         out.push(SeriesView {

@@ -19,8 +19,8 @@ mod models;
 mod topology;
 mod transcripts;
 
-use crate::bundle::Bundle;
-use crate::diagnosis::{self, Severity};
+use crate::diagnosis::Severity;
+use crate::render::Analysed;
 use links::Linker;
 
 pub use evidence::missing_kinds;
@@ -86,38 +86,39 @@ pub struct NodeView {
     pub bundle_href: String,
 }
 
-/// The view of one node; its slugs were decided with every other node's
-/// ([`Slugs::decide`]).
-pub fn node_view(b: &Bundle, slugs: &NodeSlugs, mode: Mode) -> NodeView {
+/// The view of one analysed node; its slugs were decided with every other
+/// node's ([`Slugs::decide`]).
+pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView {
+    let (b, facts, diagnosed) = (node.bundle, &node.facts, &node.findings);
     let linker = Linker::new(mode, slugs);
-    let (gpus, nics) = topology::device_counts(b);
-    let diagnosed = diagnosis::diagnose(b);
+    let (gpus, nics) = (facts.gpus.len(), facts.nics.len());
+    let missing = evidence::missing_kinds(b);
     NodeView {
         name: b.host.name.clone(),
         origin: evidence::origin(b),
         gpus,
         nics,
-        gpus_shown: topology::shown(b, gpus),
-        nics_shown: topology::shown(b, nics),
-        missing_short: evidence::missing_short(b),
-        shape: topology::shape(b),
-        critical: findings::count(&diagnosed, Severity::Critical),
-        warning: findings::count(&diagnosed, Severity::Warning),
-        info: findings::count(&diagnosed, Severity::Info),
-        findings: findings::finding_views(&diagnosed, &linker),
+        gpus_shown: topology::shown(facts, gpus),
+        nics_shown: topology::shown(facts, nics),
+        missing_short: evidence::missing_short(&missing),
+        shape: topology::shape(b, facts),
+        critical: findings::count(diagnosed, Severity::Critical),
+        warning: findings::count(diagnosed, Severity::Warning),
+        info: findings::count(diagnosed, Severity::Info),
+        findings: findings::finding_views(diagnosed, &linker),
         collected: evidence::collected(b),
-        missing: evidence::missing(b),
+        missing: evidence::missing(&missing),
         problems: evidence::problems(b, &linker),
         pair: b.peer.as_ref().map(evidence::pair_text),
         probes: evidence::probes(b),
-        matrix: topology::class_matrix(b),
+        matrix: topology::class_matrix(b, facts),
         diagram_svg: topology::diagram(b),
         value_matrices: figures::value_matrices(b, &linker),
         sweep_charts: figures::sweep_charts(b, &linker),
         ladder_svg: figures::ladder(b),
-        cliff: models::cliff(b),
-        models: models::model_views(b),
-        interpretation: interpretation::interpretation(b, &linker),
+        cliff: models::cliff(facts),
+        models: models::model_views(b, facts),
+        interpretation: interpretation::interpretation(b, facts, &linker),
         transcripts: transcripts::links(b, &linker),
         transcript_views: transcripts::views(b, slugs),
         bundle_href: linker.bundle_href(),

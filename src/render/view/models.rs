@@ -4,7 +4,7 @@
 
 use super::ChartView;
 use crate::bundle::Bundle;
-use crate::evidence::topology::DeviceKind;
+use crate::facts::{NodeFacts, ScaleUp};
 use crate::models::{ceiling, injection, staging};
 use crate::render::charts;
 use crate::render::format::{bytes, gbs, secs};
@@ -14,46 +14,22 @@ pub struct ModelView {
     pub lines: Vec<String>,
 }
 
-/// Adapter rate from the bundle: the fastest active RDMA port.
-fn nic_rate(b: &Bundle) -> Option<f64> {
-    b.rdma
-        .iter()
-        .flat_map(|d| d.ports.iter())
-        .filter(|p| p.active == Some(true))
-        .filter_map(|p| p.rate_bytes_per_s)
-        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.max(r))))
+/// Where the scale-up figure came from, in words.
+fn scaleup_from(s: &ScaleUp) -> String {
+    format!(
+        "{} active NVLinks x {} ({})",
+        s.active_links,
+        gbs(s.per_link_bytes_per_s),
+        s.gpu
+    )
 }
 
-/// Scale-up bandwidth per GPU from the bundle: active NVLinks x their rate
-/// of the first GPU that has any.
-fn scaleup(b: &Bundle) -> Option<(f64, String)> {
-    let t = &b.topology;
-    for g in t.gpus() {
-        let active: Vec<_> = t
-            .nvlink
-            .iter()
-            .filter(|p| p.gpu == g.id && p.active)
-            .collect();
-        if let Some(r) = active.first().and_then(|p| p.rate_bytes_per_s) {
-            return Some((
-                r * active.len() as f64,
-                format!("{} active NVLinks x {} ({})", active.len(), gbs(r), g.id),
-            ));
-        }
-    }
-    None
-}
-
-pub(super) fn cliff(b: &Bundle) -> Option<ChartView> {
-    let gpus = b.topology.gpus().count() as u32;
-    let nics = b
-        .topology
-        .devices
-        .iter()
-        .filter(|d| d.kind == DeviceKind::Nic)
-        .count() as u32;
-    let rate = nic_rate(b)?;
-    let (up, up_from) = scaleup(b)?;
+pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
+    let gpus = facts.gpus.len() as u32;
+    let nics = facts.nics.len() as u32;
+    let rate = facts.fastest_port_bytes_per_s?;
+    let scaleup = facts.scaleup.as_ref()?;
+    let (up, up_from) = (scaleup.bytes_per_s, scaleup_from(scaleup));
     if gpus == 0 || nics == 0 {
         return None;
     }
@@ -69,26 +45,22 @@ pub(super) fn cliff(b: &Bundle) -> Option<ChartView> {
     })
 }
 
-pub(super) fn model_views(b: &Bundle) -> Vec<ModelView> {
+pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     let mut out = Vec::new();
-    let gpus = b.topology.gpus().count() as u32;
-    let nics = b
-        .topology
-        .devices
-        .iter()
-        .filter(|d| d.kind == DeviceKind::Nic)
-        .count() as u32;
-    let rate = nic_rate(b);
+    let gpus = facts.gpus.len() as u32;
+    let nics = facts.nics.len() as u32;
+    let rate = facts.fastest_port_bytes_per_s;
+    let scaleup = facts.scaleup.as_ref();
     // Injection: needs GPU and adapter counts and an adapter rate.
     match (gpus, nics, rate) {
         (g, n, Some(r)) if g > 0 && n > 0 => {
-            if let Ok(i) = injection::injection(g, n, r, scaleup(b).map_or(1.0, |s| s.0)) {
+            if let Ok(i) = injection::injection(g, n, r, scaleup.map_or(1.0, |s| s.bytes_per_s)) {
                 let mut lines = vec![
                     format!("{g} GPUs, {n} adapters at {} each (from the RDMA ports).", gbs(r)),
                     format!("Node injection {}; per-GPU share {}.", gbs(i.node_injection_bytes_per_s), gbs(i.per_gpu_bytes_per_s)),
                 ];
-                if let Some((up, from)) = scaleup(b) {
-                    lines.push(format!("Ratio to scale-up ({} from {from}): {:.4}.", gbs(up), i.ratio_to_scaleup));
+                if let Some(s) = scaleup {
+                    lines.push(format!("Ratio to scale-up ({} from {}): {:.4}.", gbs(s.bytes_per_s), scaleup_from(s), i.ratio_to_scaleup));
                 }
                 out.push(ModelView { title: "Injection ceiling".into(), lines });
             }

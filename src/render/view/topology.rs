@@ -1,11 +1,12 @@
 //! The topology section: how the GPUs are joined in one sentence, the class
 //! of every GPU pair and GPU-adapter pair, and the diagram of the node.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Kind, Statistic};
 use crate::evidence::topology::{DeviceKind, LinkClass};
+use crate::facts::NodeFacts;
 use crate::render::charts::{self, NodeBox};
 use crate::render::format::gbs;
 
@@ -21,23 +22,22 @@ pub struct MatrixView {
 }
 
 /// One sentence on how the GPUs are joined.
-pub(super) fn shape(b: &Bundle) -> String {
-    let t = &b.topology;
-    let gpu_links: Vec<_> = t.gpu_links().collect();
-    if gpu_links.is_empty() {
-        return if t.gpus().count() == 1 {
+pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
+    let by = &facts.gpu_pairs_by_class;
+    if by.is_empty() {
+        return if facts.gpus.len() == 1 {
             "one GPU".into()
         } else {
             "GPU links not described".into()
         };
     }
-    let mut by: BTreeMap<LinkClass, usize> = BTreeMap::new();
-    for l in &gpu_links {
-        *by.entry(l.class).or_default() += 1;
-    }
     if by.len() == 1 {
         let (c, _) = by.iter().next().expect("one entry");
-        let codes: BTreeSet<&str> = gpu_links.iter().filter_map(|l| l.code.as_deref()).collect();
+        let codes: BTreeSet<&str> = b
+            .topology
+            .gpu_links()
+            .filter_map(|l| l.code.as_deref())
+            .collect();
         return format!(
             "every GPU pair {c} ({})",
             codes.into_iter().collect::<Vec<_>>().join(", ")
@@ -50,9 +50,9 @@ pub(super) fn shape(b: &Bundle) -> String {
         + " GPU pairs"
 }
 
-pub(super) fn class_matrix(b: &Bundle) -> Option<MatrixView> {
+pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> {
     let t = &b.topology;
-    let gpus: Vec<&str> = t.gpus().map(|d| d.id.as_str()).collect();
+    let gpus = &facts.gpus;
     if gpus.is_empty() || t.links.is_empty() {
         return None;
     }
@@ -166,21 +166,10 @@ pub(super) fn diagram(b: &Bundle) -> String {
     charts::node_diagram(&boxes, &edges)
 }
 
-/// GPUs and network adapters the topology names.
-pub(super) fn device_counts(b: &Bundle) -> (usize, usize) {
-    let t = &b.topology;
-    let nics = t
-        .devices
-        .iter()
-        .filter(|d| d.kind == DeviceKind::Nic)
-        .count();
-    (t.gpus().count(), nics)
-}
-
 /// A device count as shown: `8`, or `not described` when no topology
 /// transcript names devices.
-pub(super) fn shown(b: &Bundle, n: usize) -> String {
-    if b.topology.devices.is_empty() {
+pub(super) fn shown(facts: &NodeFacts, n: usize) -> String {
+    if !facts.described {
         "not described".into()
     } else {
         n.to_string()

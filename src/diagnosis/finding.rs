@@ -1,0 +1,181 @@
+//! What the diagnosis returns: a kind of finding with the numbers and names
+//! that make it concrete, its severity, and the lines it rests on. No
+//! sentence here: render writes the summary and picks the explanation.
+
+use serde::Serialize;
+
+use crate::evidence::Source;
+use crate::evidence::topology::LinkClass;
+use crate::facts::PathCeiling;
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    /// Costs bandwidth or correctness now.
+    Critical,
+    /// Likely costs performance, or needs a look.
+    Warning,
+    /// Worth knowing when reading the numbers.
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// A PCIe link speed as the evidence states it: a transfer rate, or only a
+/// generation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcieSpeed {
+    GtPerS(f64),
+    Generation(u32),
+}
+
+/// What was found, with the numbers that make it concrete.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Finding {
+    /// Some GPU pairs have a direct link and others do not: a group that
+    /// spans one of the others runs its collectives a tier down. The pair
+    /// named is the worst.
+    HostHopInGroup {
+        a: String,
+        b: String,
+        class: LinkClass,
+        code: String,
+        direct_pairs: usize,
+        other_pairs: usize,
+        /// Every GPU pair the topology describes.
+        gpu_pairs: usize,
+    },
+    /// P2P-enabled bandwidth of a pair is within a few percent of
+    /// P2P-disabled: the copy is staged through the host either way. The
+    /// pair named is the first; `pairs` show the same fingerprint in all.
+    SilentStaging {
+        src: String,
+        dst: String,
+        enabled_bytes_per_s: f64,
+        disabled_bytes_per_s: f64,
+        pairs: usize,
+    },
+    /// The best figure of a series far below the ceiling of its path.
+    FarBelowCeiling {
+        test: String,
+        src: Option<String>,
+        dst: Option<String>,
+        measured_bytes_per_s: f64,
+        ceiling: PathCeiling,
+    },
+    /// The closest adapter of a GPU is across the socket boundary.
+    NicOnOtherSocket {
+        gpu: String,
+        /// The adapter's id in the topology (`NIC0`) and its name.
+        nic: String,
+        nic_name: Option<String>,
+        code: String,
+    },
+    /// Fewer adapters than GPUs: each GPU gets a share of one.
+    InjectionShare {
+        gpus: usize,
+        nics: usize,
+        nic_bytes_per_s: Option<f64>,
+        per_gpu_bytes_per_s: Option<f64>,
+    },
+    /// A PCIe link runs narrower than it can.
+    PcieWidthDown {
+        address: String,
+        name: Option<String>,
+        current_lanes: u32,
+        max_lanes: u32,
+    },
+    /// A PCIe link runs slower than it can (may be idle power saving).
+    PcieSpeedDown {
+        address: String,
+        name: Option<String>,
+        current: PcieSpeed,
+        max: PcieSpeed,
+    },
+    /// NVLinks reported inactive; `total` is unknown when the tool could
+    /// not read any link.
+    NvlinksInactive {
+        gpu: String,
+        inactive: usize,
+        total: Option<usize>,
+    },
+    /// An RDMA port that is not ACTIVE / LinkUp.
+    RdmaPortDown {
+        device: String,
+        port: u32,
+        state: Option<String>,
+        physical_state: Option<String>,
+    },
+    /// An RDMA port slower than the fastest of its link layer in the node.
+    RdmaPortBelowRate {
+        device: String,
+        port: u32,
+        link_layer: Option<String>,
+        rate_bytes_per_s: f64,
+        best_bytes_per_s: f64,
+    },
+    /// A collective or a copy that reported wrong data.
+    WrongResults {
+        tool: String,
+        what: String,
+        errors: u64,
+    },
+    /// The tool itself failed (a data check, a crash, a missing device).
+    ToolFailed { tool: String, message: String },
+    /// Figures printed in bits: easy to compare against bytes by mistake.
+    BitsNotBytes {
+        tool: String,
+        example_as_printed: String,
+        example_bytes_per_s: f64,
+    },
+    /// Bidirectional figures are the sum of both directions.
+    BidirectionalSum {
+        tool: String,
+        test: String,
+        example_bytes_per_s: f64,
+    },
+    /// A transcript stops early: what is missing was not measured.
+    Truncated { file: String, message: String },
+}
+
+/// A finding with its severity and the lines it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosed {
+    pub severity: Severity,
+    pub finding: Finding,
+    pub evidence: Vec<Source>,
+}
+
+impl Finding {
+    /// The kind's name, as in `templates/explain/<name>.md`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Finding::HostHopInGroup { .. } => "host-hop-in-group",
+            Finding::SilentStaging { .. } => "silent-staging",
+            Finding::FarBelowCeiling { .. } => "far-below-ceiling",
+            Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
+            Finding::InjectionShare { .. } => "injection-share",
+            Finding::PcieWidthDown { .. } => "pcie-width-down",
+            Finding::PcieSpeedDown { .. } => "pcie-speed-down",
+            Finding::NvlinksInactive { .. } => "nvlinks-inactive",
+            Finding::RdmaPortDown { .. } => "rdma-port-down",
+            Finding::RdmaPortBelowRate { .. } => "rdma-port-below-rate",
+            Finding::WrongResults { .. } => "wrong-results",
+            Finding::ToolFailed { .. } => "tool-failed",
+            Finding::BitsNotBytes { .. } => "bits-not-bytes",
+            Finding::BidirectionalSum { .. } => "bidirectional-sum",
+            Finding::Truncated { .. } => "truncated",
+        }
+    }
+}

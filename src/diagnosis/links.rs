@@ -1,0 +1,132 @@
+//! Rules on the links themselves: PCIe links trained narrower or slower
+//! than they can, NVLinks reported inactive, RDMA ports down or slower than
+//! the fastest of their link layer.
+
+use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
+use crate::bundle::Bundle;
+use crate::facts::NodeFacts;
+
+pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    for p in &b.pcie {
+        if let (Some(c), Some(m)) = (p.current_width_lanes, p.max_width_lanes)
+            && c < m
+        {
+            push(
+                out,
+                Severity::Critical,
+                Finding::PcieWidthDown {
+                    address: p.address.clone(),
+                    name: p.name.clone(),
+                    current_lanes: c,
+                    max_lanes: m,
+                },
+                vec![p.source.clone()],
+            );
+        }
+        let speed = match (
+            p.current_speed_gt_per_s,
+            p.max_speed_gt_per_s,
+            p.current_generation,
+            p.max_generation,
+        ) {
+            (Some(c), Some(m), _, _) if c < m => Some((PcieSpeed::GtPerS(c), PcieSpeed::GtPerS(m))),
+            (_, _, Some(c), Some(m)) if c < m => {
+                Some((PcieSpeed::Generation(c), PcieSpeed::Generation(m)))
+            }
+            _ => None,
+        };
+        if let Some((current, max)) = speed {
+            push(
+                out,
+                Severity::Warning,
+                Finding::PcieSpeedDown {
+                    address: p.address.clone(),
+                    name: p.name.clone(),
+                    current,
+                    max,
+                },
+                vec![p.source.clone()],
+            );
+        }
+    }
+}
+
+pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    // No NVLink active anywhere in the node (PCIe cards): informational.
+    let any_active = facts.nvlinks.values().any(|n| n.active > 0);
+    for (gpu, n) in &facts.nvlinks {
+        let inactive = n.listed - n.active;
+        if inactive == 0 {
+            continue;
+        }
+        let severity = if any_active {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        push(
+            out,
+            severity,
+            Finding::NvlinksInactive {
+                gpu: gpu.clone(),
+                inactive,
+                // Every link unnumbered: the tool could not read any.
+                total: (n.unnumbered < n.listed).then_some(n.listed),
+            },
+            b.topology
+                .nvlink
+                .iter()
+                .filter(|p| p.gpu == *gpu && !p.active)
+                .take(3)
+                .map(|p| p.source.clone())
+                .collect(),
+        );
+    }
+}
+
+pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    for d in &b.rdma {
+        for p in &d.ports {
+            if p.active == Some(false) || p.link_up == Some(false) {
+                push(
+                    out,
+                    Severity::Warning,
+                    Finding::RdmaPortDown {
+                        device: d.name.clone(),
+                        port: p.port,
+                        state: p.state.clone(),
+                        physical_state: p.physical_state.clone(),
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+        }
+    }
+    // Below the best rate among active ports of the same link layer.
+    for d in &b.rdma {
+        for p in d.ports.iter().filter(|p| p.active == Some(true)) {
+            let Some(rate) = p.rate_bytes_per_s else {
+                continue;
+            };
+            let best = facts
+                .fastest_port_by_layer
+                .get(&p.link_layer)
+                .copied()
+                .unwrap_or(0.0);
+            if rate < best {
+                push(
+                    out,
+                    Severity::Warning,
+                    Finding::RdmaPortBelowRate {
+                        device: d.name.clone(),
+                        port: p.port,
+                        link_layer: p.link_layer.clone(),
+                        rate_bytes_per_s: rate,
+                        best_bytes_per_s: best,
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Rules on how the node is wired: GPU pairs without a direct link, GPUs
+//! whose closest adapter is across the socket boundary, and fewer adapters
+//! than GPUs.
+
+use super::{Diagnosed, Finding, Severity, push};
+use crate::bundle::Bundle;
+use crate::evidence::topology::LinkClass;
+use crate::facts::NodeFacts;
+use crate::models::injection;
+
+/// Whether a GPU pair's class is below a direct link (and known).
+fn host_hop(class: LinkClass) -> bool {
+    class > LinkClass::DirectLink && class != LinkClass::Unknown
+}
+
+pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    let by_class = &facts.gpu_pairs_by_class;
+    let direct = by_class.get(&LinkClass::DirectLink).copied().unwrap_or(0);
+    let others: usize = by_class
+        .iter()
+        .filter(|(c, _)| host_hop(**c))
+        .map(|(_, n)| n)
+        .sum();
+    // Report the worst pair; the matrix on the page shows the rest.
+    let Some(worst) = b
+        .topology
+        .gpu_links()
+        .filter(|l| host_hop(l.class))
+        .max_by_key(|l| l.class)
+    else {
+        return;
+    };
+    let severity = if direct > 0 {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    push(
+        out,
+        severity,
+        Finding::HostHopInGroup {
+            a: worst.a.clone(),
+            b: worst.b.clone(),
+            class: worst.class,
+            code: worst.code.clone().unwrap_or_default(),
+            direct_pairs: direct,
+            other_pairs: others,
+            gpu_pairs: facts.gpu_pairs(),
+        },
+        worst.sources.clone(),
+    );
+}
+
+pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    let t = &b.topology;
+    for g in &facts.gpus {
+        let best = facts
+            .nics
+            .iter()
+            .filter_map(|n| t.link(g, &n.id).map(|l| (l, n)))
+            .min_by_key(|(l, _)| l.class);
+        let Some((l, nic)) = best else { continue };
+        if l.class == LinkClass::CrossSocket {
+            push(
+                out,
+                Severity::Warning,
+                Finding::NicOnOtherSocket {
+                    gpu: g.clone(),
+                    nic: nic.id.clone(),
+                    nic_name: nic.name.clone(),
+                    code: l.code.clone().unwrap_or_default(),
+                },
+                l.sources.clone(),
+            );
+        }
+    }
+}
+
+pub(super) fn injection_share(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    let gpus = facts.gpus.len();
+    // Adapters as the topology names them.
+    let nics = facts.nics.len();
+    if gpus < 2 || nics == 0 || nics >= gpus {
+        return;
+    }
+    let rate = facts.fastest_port_bytes_per_s;
+    let per_gpu = rate
+        .and_then(|r| injection::injection(gpus as u32, nics as u32, r, 1.0).ok())
+        .map(|i| i.per_gpu_bytes_per_s);
+    push(
+        out,
+        Severity::Warning,
+        Finding::InjectionShare {
+            gpus,
+            nics,
+            nic_bytes_per_s: rate,
+            per_gpu_bytes_per_s: per_gpu,
+        },
+        facts
+            .nics
+            .iter()
+            .map(|n| n.source.clone())
+            .take(1)
+            .collect(),
+    );
+}

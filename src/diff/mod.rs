@@ -1,0 +1,236 @@
+//! `diff OLD NEW`: what changed between two collections of the same nodes,
+//! and whether it matters. Topology classes, PCIe link width and speed,
+//! RDMA port state and rate, error counters that grew, and bandwidth that
+//! moved beyond the spread the measurement itself showed (not every
+//! wiggle). Each change names its node and its device or pair.
+//!
+//! This module returns typed changes: names, numbers and enums, no words.
+//! `render::diff` writes them as text, JSON or a page.
+//!
+//! - [`devices`]: topology pairs, PCIe links, RDMA ports and their counters
+//! - [`figures`]: bandwidth figures and the spread they were measured with
+
+mod devices;
+mod figures;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::bundle::Bundle;
+use crate::evidence::measurement::{Direction, Statistic};
+use crate::evidence::topology::LinkClass;
+
+pub use figures::DEFAULT_RELATIVE_SPREAD;
+
+/// What part of a node a change is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Area {
+    Node,
+    Topology,
+    Pcie,
+    RdmaPort,
+    Counter,
+    Bandwidth,
+}
+
+impl Area {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Area::Node => "node",
+            Area::Topology => "topology",
+            Area::Pcie => "pcie",
+            Area::RdmaPort => "rdma-port",
+            Area::Counter => "counter",
+            Area::Bandwidth => "bandwidth",
+        }
+    }
+}
+
+/// One change of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub node: String,
+    pub kind: ChangeKind,
+}
+
+/// What changed, with the values before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeKind {
+    /// Collected before, not after.
+    NodeGone,
+    /// Collected after, not before.
+    NodeNew,
+    /// A pair of devices changed class or link code.
+    ClassChanged {
+        a: String,
+        b: String,
+        from: PairLink,
+        to: PairLink,
+    },
+    /// A PCIe link changed width (and maybe speed).
+    PcieWidth {
+        device: PcieDevice,
+        from: PcieState,
+        to: PcieState,
+    },
+    /// A PCIe link changed speed, same width.
+    PcieSpeed {
+        device: PcieDevice,
+        from: PcieState,
+        to: PcieState,
+    },
+    /// An RDMA port changed state, physical state or rate.
+    PortState {
+        device: String,
+        port: u32,
+        from: PortState,
+        to: PortState,
+    },
+    /// An error counter of an RDMA port grew between the collections or
+    /// while the new one ran.
+    CounterGrew {
+        device: String,
+        port: u32,
+        group: String,
+        counter: String,
+        /// Its value at the end of the old collection, when it was read.
+        before: Option<u64>,
+        after: u64,
+        /// Growth while the new collection ran.
+        delta: u64,
+    },
+    /// A bandwidth figure moved beyond its spread.
+    Bandwidth {
+        figure: Figure,
+        before_bytes_per_s: f64,
+        after_bytes_per_s: f64,
+        /// (after - before) / before.
+        relative_change: f64,
+        /// The largest relative spread either collection measured; 0 when
+        /// neither measured one.
+        spread: f64,
+        /// The relative change beyond which the figure is reported.
+        threshold: f64,
+    },
+}
+
+/// The class and code of a pair of devices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairLink {
+    pub class: LinkClass,
+    pub code: Option<String>,
+}
+
+/// A PCIe device: its address, and its name when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcieDevice {
+    pub address: String,
+    pub name: Option<String>,
+}
+
+/// A PCIe link's current width and speed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PcieState {
+    pub width_lanes: Option<u32>,
+    pub speed_gt_per_s: Option<f64>,
+    pub generation: Option<u32>,
+}
+
+/// An RDMA port's state and rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortState {
+    pub state: Option<String>,
+    pub physical_state: Option<String>,
+    pub active: Option<bool>,
+    pub link_up: Option<bool>,
+    pub rate_bytes_per_s: Option<f64>,
+    pub rate_as_printed: Option<String>,
+}
+
+/// A bandwidth figure: the same tool, test, pair, direction, size and
+/// statistic in both collections.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub tool: String,
+    pub test: String,
+    pub src: Option<String>,
+    pub dst: Option<String>,
+    pub direction: Direction,
+    pub size_bytes: Option<u64>,
+    pub statistic: Statistic,
+}
+
+impl ChangeKind {
+    pub fn area(&self) -> Area {
+        match self {
+            ChangeKind::NodeGone | ChangeKind::NodeNew => Area::Node,
+            ChangeKind::ClassChanged { .. } => Area::Topology,
+            ChangeKind::PcieWidth { .. } | ChangeKind::PcieSpeed { .. } => Area::Pcie,
+            ChangeKind::PortState { .. } => Area::RdmaPort,
+            ChangeKind::CounterGrew { .. } => Area::Counter,
+            ChangeKind::Bandwidth { .. } => Area::Bandwidth,
+        }
+    }
+}
+
+impl Change {
+    /// Whether it matters: a class or link got worse or better, a port
+    /// changed state, an error counter grew, a figure moved beyond its
+    /// spread, a node went missing. A node newly collected does not.
+    pub fn significant(&self) -> bool {
+        !matches!(self.kind, ChangeKind::NodeNew)
+    }
+}
+
+/// The outcome of a diff.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// By node, then area; within an area, in the order found.
+    pub changes: Vec<Change>,
+    /// Bandwidth figures compared, and how many moved within their spread.
+    pub figures_compared: usize,
+    pub within_spread: usize,
+}
+
+impl Diff {
+    pub fn significant(&self) -> usize {
+        self.changes.iter().filter(|c| c.significant()).count()
+    }
+}
+
+/// Compares node by node (matched by name).
+pub fn diff(old: &[Bundle], new: &[Bundle]) -> Diff {
+    let old_by: BTreeMap<&str, &Bundle> = old.iter().map(|b| (b.host.name.as_str(), b)).collect();
+    let new_by: BTreeMap<&str, &Bundle> = new.iter().map(|b| (b.host.name.as_str(), b)).collect();
+    let mut changes = Vec::new();
+    let at = |node: &str, kind| Change {
+        node: node.to_string(),
+        kind,
+    };
+    for name in old_by.keys().filter(|n| !new_by.contains_key(*n)) {
+        changes.push(at(name, ChangeKind::NodeGone));
+    }
+    for name in new_by.keys().filter(|n| !old_by.contains_key(*n)) {
+        changes.push(at(name, ChangeKind::NodeNew));
+    }
+    let (mut compared, mut within) = (0, 0);
+    for (name, nb) in &new_by {
+        let Some(ob) = old_by.get(name) else { continue };
+        let mut found = Vec::new();
+        devices::topology(ob, nb, &mut found);
+        devices::pcie(ob, nb, &mut found);
+        devices::rdma(ob, nb, &mut found);
+        let f = figures::bandwidth(ob, nb, &mut found);
+        compared += f.compared;
+        within += f.within_spread;
+        changes.extend(found.into_iter().map(|k| at(name, k)));
+    }
+    changes.sort_by(|a, b| a.node.cmp(&b.node).then(a.kind.area().cmp(&b.kind.area())));
+    Diff {
+        changes,
+        figures_compared: compared,
+        within_spread: within,
+    }
+}

@@ -1,0 +1,361 @@
+//! Facts about one node, derived from its bundle once: its GPUs and
+//! adapters, the fastest active RDMA port, the port a path through each
+//! adapter runs on, the NVLinks of each GPU, the scale-up bandwidth per GPU,
+//! how the GPU pairs are joined, and the ceiling of each copy path.
+//!
+//! [`NodeFacts::of`] is the only place these folds are written; the
+//! diagnosis, the node's views (the models' inputs among them), the fleet
+//! and the ticket summary read them from here, each node's facts computed
+//! once (`render::analyse`). Facts are numbers, ids and enums: no prose
+//! (render writes the words), no judgement (the diagnosis decides what
+//! matters). The diff compares raw observations and needs none of them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::bundle::Bundle;
+use crate::evidence::Source;
+use crate::evidence::measurement::{Direction, Kind, Measurement};
+use crate::evidence::topology::{DeviceKind, Link, LinkClass};
+
+/// What one bundle says about its node, computed once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeFacts {
+    /// Whether a topology transcript named any device; when not, device
+    /// counts are unknown rather than zero.
+    pub described: bool,
+    /// GPU ids, in topology order.
+    pub gpus: Vec<String>,
+    /// Network adapters the topology names, in its order.
+    pub nics: Vec<Nic>,
+    /// GPU pairs (both ends GPUs) the topology describes, by class.
+    pub gpu_pairs_by_class: BTreeMap<LinkClass, usize>,
+    /// The rate of every active RDMA port that states one, in bundle order.
+    pub active_port_rates_bytes_per_s: Vec<f64>,
+    /// The fastest of those: the adapter rate the models use.
+    pub fastest_port_bytes_per_s: Option<f64>,
+    /// The fastest active port of each link layer (`InfiniBand`, `Ethernet`,
+    /// or not stated).
+    pub fastest_port_by_layer: BTreeMap<Option<String>, f64>,
+    /// Per RDMA adapter name: the port a path through it runs on (the first
+    /// active one, else the first), or none when it lists no port. Of two
+    /// adapters with one name, the first.
+    pub adapters: BTreeMap<String, Option<AdapterPort>>,
+    /// NVLinks of each GPU that `nvidia-smi nvlink --status` lists.
+    pub nvlinks: BTreeMap<String, GpuNvlinks>,
+    /// Scale-up bandwidth per GPU, from NVLink.
+    pub scaleup: Option<ScaleUp>,
+    /// The ceiling of a copy from one device to another (unidirectional),
+    /// for every pair the topology links; `None` where the link facts do
+    /// not give one.
+    p2p_ceilings: BTreeMap<(String, String), Option<PathCeiling>>,
+}
+
+/// A network adapter of the topology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nic {
+    /// `NIC0`...
+    pub id: String,
+    /// The adapter name (`mlx5_0`), when the transcript gives one.
+    pub name: Option<String>,
+    pub source: Source,
+}
+
+/// The port of an RDMA adapter a path through it runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdapterPort {
+    pub port: u32,
+    pub rate_bytes_per_s: Option<f64>,
+    /// As the tool printed it, in Gb/s.
+    pub rate_as_printed: Option<String>,
+}
+
+/// One GPU's NVLinks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GpuNvlinks {
+    /// Links listed, and how many of them are active.
+    pub listed: usize,
+    pub active: usize,
+    /// Links listed without a number: the tool could not read them.
+    pub unnumbered: usize,
+    /// The rate of the first active link (none when it states none).
+    pub first_active_rate_bytes_per_s: Option<f64>,
+    /// The first rate an active link states: the per-link rate of a path.
+    pub link_rate_bytes_per_s: Option<f64>,
+}
+
+/// Scale-up bandwidth of one GPU: its active NVLinks times their rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleUp {
+    pub bytes_per_s: f64,
+    pub gpu: String,
+    pub active_links: usize,
+    pub per_link_bytes_per_s: f64,
+}
+
+/// The ceiling of the path a measurement took, when the bundle states the
+/// link facts it needs: an RDMA port's rate, or a direct link's NVLink count
+/// and per-link rate (from `nvidia-smi nvlink --status`), or an XGMI pair's
+/// maximum bandwidth (from rocm-smi / amd-smi). Bidirectional figures are
+/// compared with both directions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathCeiling {
+    pub bytes_per_s: f64,
+    /// Which link facts gave it.
+    pub from: CeilingSource,
+}
+
+/// Where a path's ceiling came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CeilingSource {
+    /// The rate of an RDMA adapter's port.
+    RdmaPort {
+        device: String,
+        port: u32,
+        rate_as_printed: Option<String>,
+    },
+    /// Bonded NVLinks times the per-link rate of the source GPU.
+    Nvlinks {
+        links: u32,
+        per_link_bytes_per_s: f64,
+    },
+    /// The XGMI maximum bandwidth the driver reports for the pair.
+    XgmiMax,
+}
+
+impl NodeFacts {
+    /// Every fact of one node, each fold written once.
+    pub fn of(b: &Bundle) -> NodeFacts {
+        let t = &b.topology;
+        let gpus: Vec<String> = t.gpus().map(|d| d.id.clone()).collect();
+        let nics = t
+            .devices
+            .iter()
+            .filter(|d| d.kind == DeviceKind::Nic)
+            .map(|d| Nic {
+                id: d.id.clone(),
+                name: d.name.clone(),
+                source: d.source.clone(),
+            })
+            .collect();
+        let mut gpu_pairs_by_class = BTreeMap::new();
+        for l in t.gpu_links() {
+            *gpu_pairs_by_class.entry(l.class).or_default() += 1;
+        }
+        let active_port_rates_bytes_per_s: Vec<f64> = b
+            .rdma
+            .iter()
+            .flat_map(|d| d.ports.iter())
+            .filter(|p| p.active == Some(true))
+            .filter_map(|p| p.rate_bytes_per_s)
+            .collect();
+        let fastest_port_bytes_per_s = active_port_rates_bytes_per_s
+            .iter()
+            .fold(None, |a: Option<f64>, &r| Some(a.map_or(r, |a| a.max(r))));
+        let nvlinks = nvlinks(b);
+        let scaleup = gpus.iter().find_map(|g| {
+            let n = nvlinks.get(g)?;
+            let r = n.first_active_rate_bytes_per_s?;
+            Some(ScaleUp {
+                bytes_per_s: r * n.active as f64,
+                gpu: g.clone(),
+                active_links: n.active,
+                per_link_bytes_per_s: r,
+            })
+        });
+        let mut p2p_ceilings = BTreeMap::new();
+        for l in &t.links {
+            for (s, d) in [(&l.a, &l.b), (&l.b, &l.a)] {
+                p2p_ceilings
+                    .entry((s.clone(), d.clone()))
+                    .or_insert_with(|| link_ceiling(l, nvlinks.get(s.as_str())));
+            }
+        }
+        NodeFacts {
+            described: !t.devices.is_empty(),
+            gpus,
+            nics,
+            gpu_pairs_by_class,
+            active_port_rates_bytes_per_s,
+            fastest_port_bytes_per_s,
+            fastest_port_by_layer: fastest_port_by_layer(b),
+            adapters: adapters(b),
+            nvlinks,
+            scaleup,
+            p2p_ceilings,
+        }
+    }
+
+    /// GPU pairs the topology describes.
+    pub fn gpu_pairs(&self) -> usize {
+        self.gpu_pairs_by_class.values().sum()
+    }
+
+    /// The ceiling of the path a measurement took, when the link facts give one.
+    pub fn ceiling(&self, m: &Measurement) -> Option<PathCeiling> {
+        let both = if m.direction == Direction::Bi {
+            2.0
+        } else {
+            1.0
+        };
+        match m.kind {
+            Kind::RdmaWrite | Kind::RdmaRead | Kind::RdmaSend | Kind::RdmaAtomic | Kind::Rdma => {
+                let dev = m.src.as_ref()?;
+                let p = self.adapters.get(dev.as_str())?.as_ref()?;
+                let r = p.rate_bytes_per_s?;
+                Some(PathCeiling {
+                    bytes_per_s: r * both,
+                    from: CeilingSource::RdmaPort {
+                        device: dev.to_string(),
+                        port: p.port,
+                        rate_as_printed: p.rate_as_printed.clone(),
+                    },
+                })
+            }
+            Kind::P2pCopy => {
+                let key = (m.src.as_ref()?.to_string(), m.dst.as_ref()?.to_string());
+                let c = self.p2p_ceilings.get(&key)?.as_ref()?;
+                Some(PathCeiling {
+                    bytes_per_s: c.bytes_per_s * both,
+                    from: c.from.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Each GPU's NVLinks, by GPU id.
+fn nvlinks(b: &Bundle) -> BTreeMap<String, GpuNvlinks> {
+    let mut out: BTreeMap<String, GpuNvlinks> = BTreeMap::new();
+    for p in &b.topology.nvlink {
+        let n = out.entry(p.gpu.clone()).or_default();
+        n.listed += 1;
+        if p.link.is_none() {
+            n.unnumbered += 1;
+        }
+        if p.active {
+            if n.active == 0 {
+                n.first_active_rate_bytes_per_s = p.rate_bytes_per_s;
+            }
+            n.active += 1;
+            if n.link_rate_bytes_per_s.is_none() {
+                n.link_rate_bytes_per_s = p.rate_bytes_per_s;
+            }
+        }
+    }
+    out
+}
+
+/// The unidirectional ceiling of a copy from one end of a link, whose
+/// NVLinks (when it has any) run at the per-link rate of `src`.
+fn link_ceiling(l: &Link, src: Option<&GpuNvlinks>) -> Option<PathCeiling> {
+    if let Some(n) = l.nvlinks {
+        let per = src?.link_rate_bytes_per_s?;
+        return Some(PathCeiling {
+            bytes_per_s: f64::from(n) * per,
+            from: CeilingSource::Nvlinks {
+                links: n,
+                per_link_bytes_per_s: per,
+            },
+        });
+    }
+    let max = l.max_bandwidth_bytes_per_s.filter(|x| *x > 0.0)?;
+    Some(PathCeiling {
+        bytes_per_s: max,
+        from: CeilingSource::XgmiMax,
+    })
+}
+
+/// The fastest active port (with a stated rate) of each link layer.
+fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
+    let mut out: BTreeMap<Option<String>, f64> = BTreeMap::new();
+    for p in b.rdma.iter().flat_map(|d| d.ports.iter()) {
+        if p.active != Some(true) {
+            continue;
+        }
+        if let Some(r) = p.rate_bytes_per_s {
+            let best = out.entry(p.link_layer.clone()).or_insert(0.0);
+            *best = best.max(r);
+        }
+    }
+    out
+}
+
+/// Per adapter name, the port a path through it runs on.
+fn adapters(b: &Bundle) -> BTreeMap<String, Option<AdapterPort>> {
+    let mut out = BTreeMap::new();
+    for d in &b.rdma {
+        out.entry(d.name.clone()).or_insert_with(|| {
+            d.ports
+                .iter()
+                .find(|p| p.active == Some(true))
+                .or(d.ports.first())
+                .map(|p| AdapterPort {
+                    port: p.port,
+                    rate_bytes_per_s: p.rate_bytes_per_s,
+                    rate_as_printed: p.rate_as_printed.clone(),
+                })
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+    use crate::evidence::measurement::Statistic;
+    use crate::evidence::topology::{Device, NvlinkPort};
+
+    fn src() -> Source {
+        Source {
+            file: "t".into(),
+            line: 1,
+        }
+    }
+
+    fn port(gpu: &str, link: u32, active: bool, rate: Option<f64>) -> NvlinkPort {
+        NvlinkPort {
+            gpu: gpu.into(),
+            link: Some(link),
+            active,
+            rate_bytes_per_s: rate,
+            as_printed: String::new(),
+            source: src(),
+        }
+    }
+
+    #[test]
+    fn nvlink_pairs_get_links_times_the_source_gpus_rate_both_ways() {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        let t = &mut b.topology;
+        t.devices.push(Device::new("GPU0", DeviceKind::Gpu, src()));
+        t.devices.push(Device::new("GPU1", DeviceKind::Gpu, src()));
+        let mut l = Link::new("GPU0", "GPU1", LinkClass::DirectLink, src());
+        l.nvlinks = Some(4);
+        t.links.push(l);
+        t.nvlink.push(port("GPU0", 0, false, Some(1e9)));
+        t.nvlink.push(port("GPU0", 1, true, Some(25e9)));
+        t.nvlink.push(port("GPU0", 2, true, Some(25e9)));
+        let f = NodeFacts::of(&b);
+        assert_eq!(f.gpus, ["GPU0", "GPU1"]);
+        assert_eq!(f.gpu_pairs(), 1);
+        let up = f.scaleup.as_ref().unwrap();
+        assert_eq!((up.bytes_per_s, up.active_links), (50e9, 2));
+        let mut m = Measurement::new("t", 1, Kind::P2pCopy, "t", Statistic::Avg);
+        m.src = Some("GPU0".into());
+        m.dst = Some("GPU1".into());
+        assert_eq!(f.ceiling(&m).unwrap().bytes_per_s, 100e9);
+        m.direction = Direction::Bi;
+        assert_eq!(f.ceiling(&m).unwrap().bytes_per_s, 200e9);
+        // GPU1 lists no NVLink rate: no ceiling from its side.
+        std::mem::swap(&mut m.src, &mut m.dst);
+        assert_eq!(f.ceiling(&m), None);
+    }
+}

@@ -1,0 +1,278 @@
+//! A diff in words: each typed change of [`crate::diff`] becomes a row
+//! (node, area, device or pair, before, after, why it matters), written as
+//! text, as JSON (`diff --json`, the rows serialised) or as one
+//! self-contained HTML page.
+
+use serde::Serialize;
+
+use crate::bundle::Bundle;
+use crate::diff::{
+    Change, ChangeKind, DEFAULT_RELATIVE_SPREAD, Diff, Figure, PairLink, PcieState, PortState,
+};
+use crate::render::explain::pcie_label;
+use crate::render::format::{gbs, size_short};
+
+pub use crate::diff::Area;
+
+/// One change as people read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangeRow {
+    pub node: String,
+    pub area: Area,
+    /// The device, pair or figure that changed.
+    pub what: String,
+    pub before: String,
+    pub after: String,
+    /// Whether it matters (see [`Change::significant`]).
+    pub significant: bool,
+    pub why: String,
+}
+
+impl ChangeRow {
+    pub fn area_str(&self) -> &'static str {
+        self.area.as_str()
+    }
+}
+
+/// A diff as people read it: its rows by node, area and device, and the
+/// count of figures compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiffView {
+    pub changes: Vec<ChangeRow>,
+    /// Bandwidth figures compared, and how many moved within their spread.
+    pub figures_compared: usize,
+    pub within_spread: usize,
+}
+
+/// Compares two collections and writes the outcome in words.
+pub fn diff_view(old: &[Bundle], new: &[Bundle]) -> DiffView {
+    DiffView::of(&crate::diff::diff(old, new))
+}
+
+fn pair_link(l: &PairLink) -> String {
+    format!("{} ({})", l.class, l.code.as_deref().unwrap_or_default())
+}
+
+fn pcie_state(p: &PcieState) -> String {
+    let speed = p
+        .speed_gt_per_s
+        .map(|s| format!("{s} GT/s"))
+        .or(p.generation.map(|g| format!("Gen{g}")))
+        .unwrap_or_else(|| "?".into());
+    format!(
+        "x{} {speed}",
+        p.width_lanes.map_or("?".into(), |w| w.to_string())
+    )
+}
+
+fn port_state(p: &PortState) -> String {
+    format!(
+        "{} / {} / {}",
+        p.state.as_deref().unwrap_or_default(),
+        p.physical_state.as_deref().unwrap_or_default(),
+        p.rate_as_printed.as_deref().unwrap_or_default()
+    )
+}
+
+/// `tool test GPU0->GPU1 at 8 MiB (avg)`.
+fn figure(f: &Figure) -> String {
+    let pair = match (&f.src, &f.dst) {
+        (Some(s), Some(d)) => format!(" {s}->{d}"),
+        (Some(s), None) => format!(" {s}"),
+        _ => String::new(),
+    };
+    let size = f
+        .size_bytes
+        .map(|s| format!(" at {}", size_short(s as f64)))
+        .unwrap_or_default();
+    let stat = format!("{:?}", f.statistic).to_lowercase();
+    format!("{} {}{pair}{size} ({stat})", f.tool, f.test)
+}
+
+/// What, before, after and why, for one change.
+fn words(k: &ChangeKind) -> (String, String, String, String) {
+    match k {
+        ChangeKind::NodeGone => (
+            "node".into(),
+            "present".into(),
+            "absent".into(),
+            "no longer collected".into(),
+        ),
+        ChangeKind::NodeNew => (
+            "node".into(),
+            "absent".into(),
+            "present".into(),
+            "newly collected".into(),
+        ),
+        ChangeKind::ClassChanged { a, b, from, to } => {
+            let why = if to.class > from.class {
+                "the pair moved down the ladder"
+            } else if to.class < from.class {
+                "the pair moved up the ladder"
+            } else {
+                "same class, different link count or code"
+            };
+            (
+                format!("{a}-{b}"),
+                pair_link(from),
+                pair_link(to),
+                why.into(),
+            )
+        }
+        ChangeKind::PcieWidth { device, from, to } | ChangeKind::PcieSpeed { device, from, to } => {
+            let why = match k {
+                ChangeKind::PcieWidth { .. } if to.width_lanes < from.width_lanes => {
+                    "the link lost lanes"
+                }
+                ChangeKind::PcieWidth { .. } => "the link gained lanes",
+                _ => "the link speed changed (GPUs slow their links when idle: compare under load)",
+            };
+            (
+                pcie_label(&device.address, device.name.as_deref()),
+                pcie_state(from),
+                pcie_state(to),
+                why.into(),
+            )
+        }
+        ChangeKind::PortState {
+            device,
+            port,
+            from,
+            to,
+        } => (
+            format!("{device} port {port}"),
+            port_state(from),
+            port_state(to),
+            "port state or rate changed".into(),
+        ),
+        ChangeKind::CounterGrew {
+            device,
+            port,
+            group,
+            counter,
+            before,
+            after,
+            delta,
+        } => (
+            format!("{device} port {port} {group}/{counter}"),
+            before.map_or("not read".into(), |b| b.to_string()),
+            after.to_string(),
+            if *delta > 0 {
+                format!("grew by {delta} while the new collection ran")
+            } else {
+                "grew between the two collections".into()
+            },
+        ),
+        ChangeKind::Bandwidth {
+            figure: f,
+            before_bytes_per_s,
+            after_bytes_per_s,
+            relative_change,
+            spread,
+            threshold,
+        } => (
+            figure(f),
+            gbs(*before_bytes_per_s),
+            gbs(*after_bytes_per_s),
+            format!(
+                "{:+.1}%, beyond the {:.1}% {}",
+                relative_change * 100.0,
+                threshold * 100.0,
+                if *spread > 0.0 {
+                    "spread the repetitions showed"
+                } else {
+                    "default threshold (the tool reports no spread)"
+                }
+            ),
+        ),
+    }
+}
+
+fn row(c: &Change) -> ChangeRow {
+    let (what, before, after, why) = words(&c.kind);
+    ChangeRow {
+        node: c.node.clone(),
+        area: c.kind.area(),
+        what,
+        before,
+        after,
+        significant: c.significant(),
+        why,
+    }
+}
+
+#[derive(askama::Template)]
+#[template(path = "diff.html")]
+struct DiffPage<'a> {
+    title: &'a str,
+    css_href: &'a str,
+    inline_css: &'a str,
+    home_href: &'a str,
+    version: &'a str,
+    old: &'a str,
+    new: &'a str,
+    default_pct: f64,
+    diff: &'a DiffView,
+}
+
+impl DiffView {
+    /// The rows of a diff, by node, area and device or figure.
+    pub fn of(d: &Diff) -> DiffView {
+        let mut changes: Vec<ChangeRow> = d.changes.iter().map(row).collect();
+        changes.sort_by(|a, b| {
+            a.node
+                .cmp(&b.node)
+                .then(a.area.cmp(&b.area))
+                .then(a.what.cmp(&b.what))
+        });
+        DiffView {
+            changes,
+            figures_compared: d.figures_compared,
+            within_spread: d.within_spread,
+        }
+    }
+
+    pub fn significant(&self) -> usize {
+        self.changes.iter().filter(|c| c.significant).count()
+    }
+
+    /// One self-contained HTML page (styles inline, nothing fetched).
+    pub fn to_html(&self, old: &str, new: &str) -> anyhow::Result<String> {
+        use askama::Template;
+        let page = DiffPage {
+            title: "diff",
+            css_href: "",
+            inline_css: crate::render::CSS,
+            home_href: "#",
+            version: env!("CARGO_PKG_VERSION"),
+            old,
+            new,
+            default_pct: DEFAULT_RELATIVE_SPREAD * 100.0,
+            diff: self,
+        };
+        Ok(page.render()?)
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for c in &self.changes {
+            s.push_str(&format!(
+                "{}{} {} {}: {} -> {} ({})\n",
+                if c.significant { "" } else { "(info) " },
+                c.node,
+                c.area.as_str(),
+                c.what,
+                c.before,
+                c.after,
+                c.why
+            ));
+        }
+        s.push_str(&format!(
+            "{} significant change(s); {} bandwidth figure(s) compared, {} within their spread\n",
+            self.significant(),
+            self.figures_compared,
+            self.within_spread
+        ));
+        s
+    }
+}

@@ -1,0 +1,322 @@
+//! Findings in words: the one-sentence summary of each finding with its
+//! numbers, and its explanation (what it means, what to do) from
+//! `templates/explain/<kind>.md`. Both are chosen by an exhaustive match,
+//! so a new kind of finding without words does not compile. The node page
+//! and the ticket summary both read them from here.
+
+use crate::diagnosis::{Finding, PcieSpeed};
+use crate::evidence::topology::LinkClass;
+use crate::facts::{CeilingSource, PathCeiling};
+use crate::render::format::gbs_fixed;
+
+/// Bandwidth in a finding's sentence: two decimals.
+fn gbs(bytes_per_s: f64) -> String {
+    gbs_fixed(bytes_per_s, 2)
+}
+
+/// A PCIe device as named in sentences: `address (name)`, or the address.
+pub fn pcie_label(address: &str, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{address} ({n})"),
+        None => address.to_string(),
+    }
+}
+
+fn pcie_speed(s: PcieSpeed) -> String {
+    match s {
+        PcieSpeed::GtPerS(v) => format!("{v} GT/s"),
+        PcieSpeed::Generation(g) => format!("Gen{g}"),
+    }
+}
+
+/// Which link facts gave a path's ceiling, in words.
+pub fn ceiling_from(c: &CeilingSource) -> String {
+    match c {
+        CeilingSource::RdmaPort {
+            device,
+            port,
+            rate_as_printed,
+        } => format!(
+            "{device} port {port} rate {} Gb/s",
+            rate_as_printed.as_deref().unwrap_or_default()
+        ),
+        CeilingSource::Nvlinks {
+            links,
+            per_link_bytes_per_s,
+        } => format!(
+            "{links} NVLinks x {} (nvidia-smi nvlink --status)",
+            gbs_fixed(*per_link_bytes_per_s, 3)
+        ),
+        CeilingSource::XgmiMax => "XGMI max bandwidth reported by the driver".into(),
+    }
+}
+
+/// The file name of a path.
+fn short(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `direct` of `total` GPU pairs have a direct link, `others` go through the host.
+fn host_hop(
+    (a, b): (&str, &str),
+    class: LinkClass,
+    code: &str,
+    (direct, others, total): (usize, usize, usize),
+) -> String {
+    if direct > 0 {
+        format!(
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
+        )
+    } else {
+        format!(
+            "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
+        )
+    }
+}
+
+fn silent_staging((src, dst): (&str, &str), enabled: f64, disabled: f64, pairs: usize) -> String {
+    let mut s = format!(
+        "{src} to {dst}: {} with P2P enabled against {} with it disabled. The enabled copy is staged through host memory too.",
+        gbs(enabled),
+        gbs(disabled)
+    );
+    if pairs > 1 {
+        s.push_str(&format!(" {pairs} pairs in all show the same fingerprint."));
+    }
+    s
+}
+
+fn far_below(
+    test: &str,
+    (src, dst): (Option<&str>, Option<&str>),
+    bw: f64,
+    ceiling: &PathCeiling,
+) -> String {
+    format!(
+        "{test} {}{}: best {} is {:.0}% of the path's ceiling {} ({}).",
+        src.unwrap_or_default(),
+        dst.map(|d| format!("->{d}")).unwrap_or_default(),
+        gbs(bw),
+        100.0 * bw / ceiling.bytes_per_s,
+        gbs(ceiling.bytes_per_s),
+        ceiling_from(&ceiling.from)
+    )
+}
+
+fn injection_share(gpus: usize, nics: usize, per_gpu_bytes_per_s: Option<f64>) -> String {
+    match per_gpu_bytes_per_s {
+        Some(p) => format!(
+            "{gpus} GPUs share {nics} adapter(s): each GPU can inject {} (MODEL) into the network.",
+            gbs(p)
+        ),
+        None => format!(
+            "{gpus} GPUs share {nics} adapter(s): each GPU gets {nics}/{gpus} of one adapter's rate (MODEL)."
+        ),
+    }
+}
+
+fn port_down(device: &str, port: u32, state: Option<&str>, physical: Option<&str>) -> String {
+    format!(
+        "{device} port {port}: state {}, physical state {}. No number measured through it means anything until it is Active / LinkUp.",
+        state.unwrap_or("not stated"),
+        physical.unwrap_or("not stated")
+    )
+}
+
+fn nvlinks_inactive(gpu: &str, inactive: usize, total: Option<usize>) -> String {
+    match total {
+        Some(t) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
+        None => format!("{gpu}: every NVLink inactive (NVML could not read any link)."),
+    }
+}
+
+/// One sentence with the numbers, for people (escaped where shown).
+pub fn summary(f: &Finding) -> String {
+    match f {
+        Finding::HostHopInGroup {
+            a,
+            b,
+            class,
+            code,
+            direct_pairs,
+            other_pairs,
+            gpu_pairs,
+        } => host_hop(
+            (a, b),
+            *class,
+            code,
+            (*direct_pairs, *other_pairs, *gpu_pairs),
+        ),
+        Finding::SilentStaging {
+            src,
+            dst,
+            enabled_bytes_per_s,
+            disabled_bytes_per_s,
+            pairs,
+        } => silent_staging(
+            (src, dst),
+            *enabled_bytes_per_s,
+            *disabled_bytes_per_s,
+            *pairs,
+        ),
+        Finding::FarBelowCeiling {
+            test,
+            src,
+            dst,
+            measured_bytes_per_s: bw,
+            ceiling,
+        } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
+        Finding::NicOnOtherSocket {
+            gpu,
+            nic,
+            nic_name,
+            code,
+        } => format!(
+            "{gpu}'s closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
+            nic_name.as_deref().unwrap_or(nic)
+        ),
+        Finding::InjectionShare {
+            gpus,
+            nics,
+            per_gpu_bytes_per_s,
+            ..
+        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::PcieWidthDown {
+            address,
+            name,
+            current_lanes: c,
+            max_lanes: m,
+        } => format!(
+            "{} runs at x{c} of x{m} lanes: at most {}% of its PCIe bandwidth.",
+            pcie_label(address, name.as_deref()),
+            c * 100 / m
+        ),
+        Finding::PcieSpeedDown {
+            address,
+            name,
+            current,
+            max,
+        } => format!(
+            "{} links at {} of {}. GPUs drop speed when idle; check again under load before replacing anything.",
+            pcie_label(address, name.as_deref()),
+            pcie_speed(*current),
+            pcie_speed(*max)
+        ),
+        Finding::NvlinksInactive {
+            gpu,
+            inactive,
+            total,
+        } => nvlinks_inactive(gpu, *inactive, *total),
+        Finding::RdmaPortDown {
+            device,
+            port,
+            state,
+            physical_state,
+        } => port_down(device, *port, state.as_deref(), physical_state.as_deref()),
+        Finding::RdmaPortBelowRate {
+            device,
+            port,
+            link_layer,
+            rate_bytes_per_s,
+            best_bytes_per_s,
+        } => format!(
+            "{device} port {port} is active at {} while other {} ports run at {}.",
+            gbs(*rate_bytes_per_s),
+            link_layer.as_deref().unwrap_or_default(),
+            gbs(*best_bytes_per_s)
+        ),
+        Finding::WrongResults { tool, what, errors } => format!(
+            "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
+        ),
+        Finding::ToolFailed { tool, message } => format!("{tool}: {message}"),
+        Finding::BitsNotBytes {
+            tool,
+            example_as_printed,
+            example_bytes_per_s,
+        } => format!(
+            "{tool} reports bits: {example_as_printed} is {} (bytes). Compare like with like.",
+            gbs(*example_bytes_per_s)
+        ),
+        Finding::BidirectionalSum {
+            test,
+            example_bytes_per_s,
+            ..
+        } => format!(
+            "`{test}` figures are bidirectional (up to {} here): the sum of both directions, twice what one direction carries.",
+            gbs(*example_bytes_per_s)
+        ),
+        Finding::Truncated { file, message } => format!("{}: {message}", short(file)),
+    }
+}
+
+/// The markdown explaining a kind: what it means and what to do.
+pub fn explanation(f: &Finding) -> &'static str {
+    match f {
+        Finding::HostHopInGroup { .. } => {
+            include_str!("../../templates/explain/host-hop-in-group.md")
+        }
+        Finding::SilentStaging { .. } => include_str!("../../templates/explain/silent-staging.md"),
+        Finding::FarBelowCeiling { .. } => {
+            include_str!("../../templates/explain/far-below-ceiling.md")
+        }
+        Finding::NicOnOtherSocket { .. } => {
+            include_str!("../../templates/explain/nic-on-other-socket.md")
+        }
+        Finding::InjectionShare { .. } => {
+            include_str!("../../templates/explain/injection-share.md")
+        }
+        Finding::PcieWidthDown { .. } => include_str!("../../templates/explain/pcie-width-down.md"),
+        Finding::PcieSpeedDown { .. } => include_str!("../../templates/explain/pcie-speed-down.md"),
+        Finding::NvlinksInactive { .. } => {
+            include_str!("../../templates/explain/nvlinks-inactive.md")
+        }
+        Finding::RdmaPortDown { .. } => include_str!("../../templates/explain/rdma-port-down.md"),
+        Finding::RdmaPortBelowRate { .. } => {
+            include_str!("../../templates/explain/rdma-port-below-rate.md")
+        }
+        Finding::WrongResults { .. } => include_str!("../../templates/explain/wrong-results.md"),
+        Finding::ToolFailed { .. } => include_str!("../../templates/explain/tool-failed.md"),
+        Finding::BitsNotBytes { .. } => include_str!("../../templates/explain/bits-not-bytes.md"),
+        Finding::BidirectionalSum { .. } => {
+            include_str!("../../templates/explain/bidirectional-sum.md")
+        }
+        Finding::Truncated { .. } => include_str!("../../templates/explain/truncated.md"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_an_explanation_with_what_to_do() {
+        let kinds = [
+            Finding::Truncated {
+                file: String::new(),
+                message: String::new(),
+            },
+            Finding::ToolFailed {
+                tool: String::new(),
+                message: String::new(),
+            },
+        ];
+        for k in kinds {
+            let md = explanation(&k);
+            assert!(md.contains("What to do"), "{}", k.name());
+        }
+    }
+
+    #[test]
+    fn a_finding_reads_with_its_numbers() {
+        let f = Finding::PcieWidthDown {
+            address: "0000:17:00.0".into(),
+            name: Some("GPU0".into()),
+            current_lanes: 8,
+            max_lanes: 16,
+        };
+        assert_eq!(
+            summary(&f),
+            "0000:17:00.0 (GPU0) runs at x8 of x16 lanes: at most 50% of its PCIe bandwidth."
+        );
+    }
+}
