@@ -3,20 +3,16 @@
 //! link trained down and one narrow switch uplink), and fake vendor tools
 //! on PATH that hang, fail and print junk.
 
+use crate::common::wr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use wire_report::bundle::ProbeStatus;
 use wire_report::bundle::{Bundle, ProblemKind};
 use wire_report::collect::live::{self, Options};
 use wire_report::diagnosis::{self, Finding};
 use wire_report::evidence::topology::LinkClass;
-
-fn wr() -> Command {
-    Command::cargo_bin("wire-report").unwrap()
-}
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel.trim_start_matches('/'));

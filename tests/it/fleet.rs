@@ -3,6 +3,7 @@
 //! (those edits are SYNTHETIC and named so in the file name). The outlier
 //! check, the fleet index and `diff` must find exactly the edited device.
 
+use crate::common::wr;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -119,10 +120,6 @@ fn fleet_index_groups_by_topology_and_names_the_outlier() {
     for n in ["node01", "node05", "dgx03"] {
         assert!(site.join("nodes").join(n).join("index.html").is_file());
     }
-}
-
-fn wr() -> Command {
-    Command::cargo_bin("wire-report").unwrap()
 }
 
 #[test]

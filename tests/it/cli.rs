@@ -1,12 +1,8 @@
 //! The real binary, driven as a user or a launcher would: exit codes and
 //! the text of every error.
 
-use assert_cmd::Command;
+use crate::common::wr;
 use predicates::prelude::*;
-
-fn wr() -> Command {
-    Command::cargo_bin("wire-report").unwrap()
-}
 
 const TOPO_A6000: &str = "captures/rtx-a6000-3gpu-nvlink-bridge/nvidia-topo-006-3x-rtx-a6000-nvlink-bridge-pair-tabs.txt";
 const TOPO_DGX1V: &str =

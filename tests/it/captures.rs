@@ -112,7 +112,12 @@ fn detection_uses_content_not_names() {
 #[test]
 fn topology_snapshots() {
     for n in nodes() {
-        insta::assert_json_snapshot!(n.bundle.host.name.clone(), n.bundle.topology);
+        crate::common::in_snapshots(|| {
+            insta::assert_json_snapshot!(
+                format!("captures__{}", n.bundle.host.name),
+                n.bundle.topology
+            );
+        });
     }
 }
 

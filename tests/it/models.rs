@@ -1,16 +1,12 @@
 //! Models against the seed's examples, the real sweeps in `captures/`, and
 //! the CLI (banner, JSON, error texts).
 
+use crate::common::wr;
 use std::path::Path;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use wire_report::evidence::measurement::Kind;
 use wire_report::models::fit;
-
-fn wr() -> Command {
-    Command::cargo_bin("wire-report").unwrap()
-}
 
 fn sweep_fits(dir: &str, kind: Kind, test_contains: &str) -> fit::SegmentedFit {
     let b = wire_report::inputs::load_source(&Path::new("captures").join(dir)).unwrap();

@@ -611,11 +611,13 @@ fn evidence_snapshots() {
             .iter()
             .filter(|m| seen.insert(m.source.file.clone()))
             .collect();
-        insta::assert_snapshot!(format!("evidence__{}", b.host.name), s);
-        insta::assert_json_snapshot!(
-            format!("evidence_detail__{}", b.host.name),
-            serde_json::json!({ "first_cells": firsts, "rdma": b.rdma, "pcie": b.pcie, "problems": b.problems })
-        );
+        crate::common::in_snapshots(|| {
+            insta::assert_snapshot!(format!("measurements__evidence__{}", b.host.name), s);
+            insta::assert_json_snapshot!(
+                format!("measurements__evidence_detail__{}", b.host.name),
+                serde_json::json!({ "first_cells": firsts, "rdma": b.rdma, "pcie": b.pcie, "problems": b.problems })
+            );
+        });
     }
 }
 

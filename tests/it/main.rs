@@ -1,0 +1,17 @@
+//! The integration tests, as one binary (one link, one process start):
+//! each file drives one part of wire-report from the outside, on the real
+//! captures under `captures/` unless a fixture says it is synthetic.
+
+mod common;
+
+mod captures;
+mod cli;
+mod fake_cuda;
+mod fleet;
+mod live;
+mod measurements;
+mod models;
+mod never_panics;
+mod pair;
+mod site;
+mod ticket;
