@@ -196,6 +196,7 @@ fn collect(root: &Path) -> Bundle {
         progress: false,
         tool_timeout: Duration::from_secs(2),
         sweep: None,
+        announce_plans: false,
         benchmarks: None,
         pair: None,
     };
@@ -385,7 +386,13 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
         .to_string();
     wr().env("SLURM_JOB_ID", "4242")
         .args([
-            "collect", "--sizes", "4K,64K", "--budget", "2", "--redact", "--out",
+            "collect",
+            "--sizes",
+            "4K,64K",
+            "--repeats",
+            "3",
+            "--redact",
+            "--out",
         ])
         .arg(out.path().join("{host}-{job}"))
         .assert()
@@ -412,7 +419,7 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
     assert!(
         cells
             .iter()
-            .all(|m| m.questions.warm_up.contains("untimed"))
+            .all(|m| m.questions.warm_up.contains("untimed") && m.iterations == Some(3))
     );
 }
 
@@ -425,6 +432,10 @@ fn cli_live_collect_refuses_an_unwritable_out_before_running() {
             "error: failed to create directory `/proc/wire-report-cannot-write-here`",
         ));
     wr().args(["collect", "--sizes", "4X"]).assert().code(2);
+    wr().args(["collect", "--repeats", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 is not in 1..=10000"));
     wr().args(["collect", "--sysfs-root", "/nonexistent-root"])
         .assert()
         .code(2)
