@@ -3,8 +3,8 @@
 //! catching a corrupted byte, and cleanup on every path including injected
 //! failures. The fake's numbers are meaningless and never reach a report;
 //! what is tested is the logic. Every run fixes its sizes and repetitions
-//! and passes no time budget, so what is measured never depends on how
-//! fast or busy the machine is.
+//! and passes no time budget, and the fake's clock is virtual, so what is
+//! measured never depends on how fast or busy the machine is.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -144,6 +144,22 @@ fn enumerates_devices_pairs_and_every_copy_kind() {
             .ends_with("; ran 3 sizes x 3 repetitions; 9 cells"),
         "{}",
         host.message
+    );
+    assert_clean(&r.report);
+}
+
+#[test]
+fn slow_copies_change_nothing_that_is_measured() {
+    // Every third copy takes a thousand times as long (virtual time).
+    let r = run(&[("FAKE_CUDA_DEVICES", "2"), ("FAKE_CUDA_SLOW_EVERY", "3")]);
+    let cells = cuda_cells(&r.bundle);
+    assert_eq!(cells.len(), (2 * 5 + 2 * 2) * 3 * 3);
+    assert!(cells.iter().all(|m| m.iterations == Some(3)));
+    let p = probe(&r.bundle, "cuda copy sweeps");
+    assert!(
+        p.message.contains("ran 14 of 14 paths as planned"),
+        "{}",
+        p.message
     );
     assert_clean(&r.report);
 }
