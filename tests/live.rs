@@ -152,41 +152,43 @@ fn synthetic_tree(root: &Path) {
                             cpus,
                         },
                     );
-                    let name = format!("mlx5_{nic}");
-                    std::fs::create_dir_all(
-                        root.join(format!("sys/devices/{dev}/infiniband/{name}")),
-                    )
-                    .unwrap();
-                    let port = format!("/sys/class/infiniband/{name}/ports/1");
-                    write(root, &format!("{port}/state"), "4: ACTIVE");
-                    write(root, &format!("{port}/phys_state"), "5: LinkUp");
-                    write(
-                        root,
-                        &format!("{port}/rate"),
-                        if nic == 3 {
-                            "200 Gb/sec (4X HDR)"
-                        } else {
-                            "400 Gb/sec (4X NDR)"
-                        },
-                    );
-                    write(root, &format!("{port}/link_layer"), "InfiniBand");
-                    write(root, &format!("{port}/counters/port_rcv_errors"), "3");
-                    write(root, &format!("{port}/hw_counters/rnr_nak_retry_err"), "0");
-                    write(
-                        root,
-                        &format!("/sys/class/infiniband/{name}/node_guid"),
-                        &format!("a088:c203:00da:634{nic}"),
-                    );
-                    write(
-                        root,
-                        &format!("/sys/class/infiniband/{name}/fw_ver"),
-                        "28.41.1000",
-                    );
+                    add_ib_port(root, &dev, nic);
                     nic += 1;
                 }
             }
         }
     }
+}
+
+/// The InfiniBand port of NIC `nic` at `dev`: active, NDR (HDR for NIC 3).
+fn add_ib_port(root: &Path, dev: &str, nic: usize) {
+    let name = format!("mlx5_{nic}");
+    std::fs::create_dir_all(root.join(format!("sys/devices/{dev}/infiniband/{name}"))).unwrap();
+    let port = format!("/sys/class/infiniband/{name}/ports/1");
+    write(root, &format!("{port}/state"), "4: ACTIVE");
+    write(root, &format!("{port}/phys_state"), "5: LinkUp");
+    write(
+        root,
+        &format!("{port}/rate"),
+        if nic == 3 {
+            "200 Gb/sec (4X HDR)"
+        } else {
+            "400 Gb/sec (4X NDR)"
+        },
+    );
+    write(root, &format!("{port}/link_layer"), "InfiniBand");
+    write(root, &format!("{port}/counters/port_rcv_errors"), "3");
+    write(root, &format!("{port}/hw_counters/rnr_nak_retry_err"), "0");
+    write(
+        root,
+        &format!("/sys/class/infiniband/{name}/node_guid"),
+        &format!("a088:c203:00da:634{nic}"),
+    );
+    write(
+        root,
+        &format!("/sys/class/infiniband/{name}/fw_ver"),
+        "28.41.1000",
+    );
 }
 
 fn collect(root: &Path) -> Bundle {
