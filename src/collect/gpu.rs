@@ -462,97 +462,94 @@ impl<A: GpuApi> Backend for GpuCopy<'_, A> {
     }
 }
 
-/// Everything one runtime's sweeps produced.
-pub(crate) struct GpuResult {
-    pub cells: Vec<Measurement>,
-    /// One line per sweep: what ran, what the budget trimmed, what failed.
+/// Every sweep of one runtime, built before any runs, so that one plan
+/// covers them all.
+pub(crate) struct Jobs<'a, A: GpuApi> {
+    pub copies: Vec<GpuCopy<'a, A>>,
+    /// Pairs whose peer access is not possible (only their staged copy is measured).
     pub log: Vec<String>,
+    /// `can access peer` questions that failed.
     pub errors: Vec<String>,
 }
 
-/// Runs every sweep on every device and ordered pair. `id_of` gives the
-/// topology's id of a device. The budget is shared out between the sweeps.
-pub(crate) fn run_all<A: GpuApi>(
-    api: &A,
+/// The sweeps of every device and ordered pair: per device H2D and D2H
+/// from pinned and from pageable memory and D2D; per ordered pair, the
+/// peer copy with peer access enabled (when possible) and disabled. `id_of`
+/// gives the topology's id of a device. Nothing is opened or allocated yet.
+pub(crate) fn jobs<'a, A: GpuApi>(
+    api: &'a A,
     gpus: &[Gpu],
-    plan: &Plan,
     id_of: &dyn Fn(&Gpu) -> String,
-    context: &str,
-) -> GpuResult {
-    let mut jobs: Vec<GpuCopy<'_, A>> = Vec::new();
+) -> Jobs<'a, A> {
+    let mut jobs = Jobs {
+        copies: Vec::new(),
+        log: Vec::new(),
+        errors: Vec::new(),
+    };
     for g in gpus {
         let me = (g.ordinal, id_of(g));
-        for pinned in [true, false] {
-            jobs.push(GpuCopy::new(
-                api,
-                CopyKind::H2d { pinned },
-                me.clone(),
-                me.clone(),
-                None,
-            ));
-            jobs.push(GpuCopy::new(
-                api,
-                CopyKind::D2h { pinned },
-                me.clone(),
-                me.clone(),
-                None,
-            ));
-        }
-        jobs.push(GpuCopy::new(
-            api,
+        for kind in [
+            CopyKind::H2d { pinned: true },
+            CopyKind::D2h { pinned: true },
+            CopyKind::H2d { pinned: false },
+            CopyKind::D2h { pinned: false },
             CopyKind::D2d,
-            me.clone(),
-            me.clone(),
-            None,
-        ));
+        ] {
+            let copy = GpuCopy::new(api, kind, me.clone(), me.clone(), None);
+            jobs.copies.push(copy);
+        }
     }
-    let mut log = Vec::new();
-    let mut errors = Vec::new();
     for a in gpus {
-        for b in gpus {
-            if a.ordinal == b.ordinal {
-                continue;
-            }
+        for b in gpus.iter().filter(|b| b.ordinal != a.ordinal) {
+            let (sa, sb) = ((a.ordinal, id_of(a)), (b.ordinal, id_of(b)));
             let can = match api.can_access_peer(a.ordinal, b.ordinal) {
                 Ok(c) => Some(c),
                 Err(e) => {
-                    errors.push(format!("{} -> {}: {e}", id_of(a), id_of(b)));
+                    jobs.errors.push(format!("{} -> {}: {e}", sa.1, sb.1));
                     None
                 }
             };
-            let (sa, sb) = ((a.ordinal, id_of(a)), (b.ordinal, id_of(b)));
             if can == Some(true) {
-                jobs.push(GpuCopy::new(
-                    api,
-                    CopyKind::Peer { peer_access: true },
-                    sa.clone(),
-                    sb.clone(),
-                    can,
-                ));
+                let on = CopyKind::Peer { peer_access: true };
+                let copy = GpuCopy::new(api, on, sa.clone(), sb.clone(), can);
+                jobs.copies.push(copy);
             } else {
-                log.push(format!(
+                jobs.log.push(format!(
                     "{} -> {}: peer access not possible; only the staged copy is measured",
                     sa.1, sb.1
                 ));
             }
-            jobs.push(GpuCopy::new(
-                api,
-                CopyKind::Peer { peer_access: false },
-                sa,
-                sb,
-                can,
-            ));
+            let off = CopyKind::Peer { peer_access: false };
+            jobs.copies.push(GpuCopy::new(api, off, sa, sb, can));
         }
     }
-    let share =
-        Duration::from_secs_f64((plan.budget.as_secs_f64() / jobs.len().max(1) as f64).max(0.25));
+    jobs
+}
+
+/// Everything one runtime's sweeps produced.
+pub(crate) struct GpuResult {
+    pub cells: Vec<Measurement>,
+    /// `ran 27 of 27 paths as planned`.
+    pub ran: String,
+    /// The jobs' log, then one line per sweep that did not run as planned
+    /// or copied wrong bytes.
+    pub log: Vec<String>,
+    pub errors: Vec<String>,
+}
+
+/// Runs `plan` on every job, one after the other. An error stops only the
+/// sweep it happened in; it is recorded, and the next sweep runs.
+pub(crate) fn run_jobs<A: GpuApi>(jobs: Jobs<'_, A>, plan: &Plan, context: &str) -> GpuResult {
+    let Jobs {
+        copies,
+        mut log,
+        mut errors,
+    } = jobs;
+    let paths = copies.len();
+    let mut complete = 0;
     let mut cells = Vec::new();
-    for mut job in jobs {
-        let p = Plan {
-            budget: share,
-            ..plan.clone()
-        };
-        let r = sweep::run(&mut job, &p);
+    for mut job in copies {
+        let r = sweep::run(&mut job, plan);
         let label = format!(
             "{} {} {}->{}",
             A::NAME,
@@ -564,22 +561,25 @@ pub(crate) fn run_all<A: GpuApi>(
             errors.push(format!("{label}: {e}"));
         }
         let bad: u64 = r.points.iter().map(|p| p.mismatched_bytes).sum();
-        log.push(format!(
-            "{label}: {} sizes{}{}",
-            r.points.len(),
-            if bad > 0 {
+        if r.as_planned() {
+            complete += 1;
+        }
+        if !r.as_planned() || bad > 0 {
+            let wrong = if bad > 0 {
                 format!(", {bad} bytes wrong")
             } else {
                 String::new()
-            },
-            r.trimmed
-                .iter()
-                .map(|t| format!("; {t}"))
-                .collect::<String>()
-        ));
+            };
+            log.push(format!("{label}: {}{wrong}", r.ran()));
+        }
         cells.extend(sweep::cells(&r, A::NAME, context));
     }
-    GpuResult { cells, log, errors }
+    GpuResult {
+        cells,
+        ran: format!("ran {complete} of {paths} paths as planned"),
+        log,
+        errors,
+    }
 }
 
 #[cfg(test)]

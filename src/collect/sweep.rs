@@ -1,12 +1,29 @@
 //! The copy sweep shared by every backend (host memory now; CUDA and HIP
 //! devices through the same [`Backend`] trait): message sizes from small to
 //! large, warm-up outside the timed window, several timed repetitions,
-//! median and spread, every copied byte verified against a
+//! median and spread, and every copied byte verified against a
 //! position-dependent pattern (so a copy that lands one byte off cannot
-//! pass), and a time budget that trims repetitions and the largest sizes
-//! rather than overrun.
+//! pass).
+//!
+//! What a sweep measures is a [`Plan`], decided before any copy is timed:
+//! the sizes, the warm-up and the timed repetitions of every size, for all
+//! the paths of one runtime at once. A time budget may lower the
+//! repetitions, evenly across sizes and paths and never below
+//! [`MIN_REPEATS`]; it never drops a size. The cost behind that is
+//! arithmetic on the plan's bytes at an assumed rate
+//! ([`ASSUMED_BYTES_PER_S`]), not a measurement, so the same settings give
+//! the same plan on every machine and in every run. Once decided, the plan
+//! runs as it is: no time is read to decide anything, and only an error
+//! stops a sweep early. The result keeps the plan beside what ran.
+
+mod plan;
 
 use std::time::{Duration, Instant};
+
+pub use plan::{
+    ASSUMED_BYTES_PER_S, ASSUMED_SECONDS_PER_COPY, MIN_REPEATS, Plan, Settings, default_sizes,
+};
+use plan::{count, seconds, short_size};
 
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, GB, Kind, Measurement, P2p, Statistic, Verification,
@@ -95,32 +112,6 @@ pub fn count_mismatches(buf: &[u8], seed: u64) -> u64 {
     bad
 }
 
-/// Sweep settings.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub sizes: Vec<usize>,
-    pub warmup: u32,
-    pub repeats: u32,
-    /// Wall-clock budget for the whole sweep, fills and checks included.
-    pub budget: Duration,
-}
-
-/// Sizes from 4 KiB to 256 MiB by factors of four.
-pub fn default_sizes() -> Vec<usize> {
-    (0..=8).map(|i| 4096usize << (2 * i)).collect()
-}
-
-impl Default for Plan {
-    fn default() -> Plan {
-        Plan {
-            sizes: default_sizes(),
-            warmup: 2,
-            repeats: 7,
-            budget: Duration::from_secs(3),
-        }
-    }
-}
-
 /// The times of one size.
 #[derive(Debug, Clone)]
 pub struct PointResult {
@@ -129,89 +120,110 @@ pub struct PointResult {
     pub mismatched_bytes: u64,
 }
 
-/// A sweep's outcome.
+/// A sweep's outcome: the plan, and what of it ran.
 #[derive(Debug, Clone)]
 pub struct SweepResult {
     pub path: Path,
+    pub plan: Plan,
+    /// The sizes that ran, in the plan's order; the last one short of
+    /// repetitions when an error stopped it.
     pub points: Vec<PointResult>,
-    pub warmup: u32,
-    /// What the budget cut, for the record.
-    pub trimmed: Vec<String>,
     /// The error that stopped the sweep, if one did.
     pub error: Option<String>,
 }
 
-/// Runs `plan` on `backend`. Never panics on a backend error: the error is
-/// returned in the result with the points measured before it.
+impl SweepResult {
+    /// Every planned size ran every planned repetition.
+    pub fn as_planned(&self) -> bool {
+        self.error.is_none()
+            && self.points.len() == self.plan.sizes.len()
+            && self
+                .points
+                .iter()
+                .all(|p| p.times_s.len() == self.plan.repeats as usize)
+    }
+
+    /// `ran 9 sizes x 7 repetitions`, or how far it got:
+    /// `ran 2 of 9 sizes x 7 repetitions, then 3 of 16 MiB`.
+    pub fn ran(&self) -> String {
+        let reps = self.plan.repeats as usize;
+        let full = self
+            .points
+            .iter()
+            .filter(|p| p.times_s.len() == reps)
+            .count();
+        let planned = self.plan.sizes.len();
+        let mut s = if full == planned {
+            format!(
+                "ran {} x {}",
+                count(full, "size"),
+                count(reps, "repetition")
+            )
+        } else {
+            format!(
+                "ran {full} of {} x {}",
+                count(planned, "size"),
+                count(reps, "repetition")
+            )
+        };
+        if let Some(p) = self.points.iter().find(|p| p.times_s.len() < reps) {
+            s.push_str(&format!(
+                ", then {} of {}",
+                p.times_s.len(),
+                short_size(p.size)
+            ));
+        }
+        s
+    }
+}
+
+/// Runs `plan` on `backend`, exactly: every size, its warm-up and its
+/// repetitions, with no clock read to decide anything. Never panics on a
+/// backend error: the error stops the sweep and is returned in the result
+/// with the points measured before it. `release` is always called.
 pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
-    let path = backend.path();
-    let mut sizes = plan.sizes.clone();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes.retain(|s| *s > 0);
     let mut result = SweepResult {
-        path,
+        path: backend.path(),
+        plan: plan.clone(),
         points: Vec::new(),
-        warmup: plan.warmup,
-        trimmed: Vec::new(),
         error: None,
     };
-    let Some(&max) = sizes.last() else {
+    let Some(&max) = plan.sizes.last() else {
         return result;
     };
-    let start = Instant::now();
-    if let Err(e) = backend.prepare(max) {
-        result.error = Some(format!(
+    result.error = match backend.prepare(max) {
+        Ok(()) => run_sizes(backend, plan, &mut result.points).err(),
+        Err(e) => Some(format!(
             "allocation of {} failed: {e}",
             describe_size(max as u64)
-        ));
-        backend.release();
-        return result;
-    }
-    // Wall time of one repetition (fill + copy + check) per byte, learnt as we go.
-    let mut secs_per_byte: Option<f64> = None;
-    'sizes: for (si, &size) in sizes.iter().enumerate() {
-        let left = plan.budget.as_secs_f64() - start.elapsed().as_secs_f64();
-        let mut repeats = plan.repeats.max(1);
-        if let Some(spb) = secs_per_byte {
-            let per_rep = spb * size as f64;
-            let afford = (left / per_rep).floor() as i64 - i64::from(plan.warmup);
-            if afford < 3 {
-                result.trimmed.push(format!(
-                    "sizes from {} up were skipped: the {:.1} s budget was spent",
-                    describe_size(size as u64),
-                    plan.budget.as_secs_f64()
-                ));
-                break;
-            }
-            if (afford as u32) < repeats {
-                result.trimmed.push(format!(
-                    "{}: {} repetitions instead of {} (budget)",
-                    describe_size(size as u64),
-                    afford,
-                    repeats
-                ));
-                repeats = afford as u32;
-            }
-        }
+        )),
+    };
+    backend.release();
+    result
+}
+
+/// The plan's sizes in order, into `points`, until the first error.
+fn run_sizes(
+    backend: &mut dyn Backend,
+    plan: &Plan,
+    points: &mut Vec<PointResult>,
+) -> Result<(), String> {
+    for (si, &size) in plan.sizes.iter().enumerate() {
+        let at = describe_size(size as u64);
         // Warm-up: outside the timed window (first touch, path setup).
         for w in 0..plan.warmup {
             let seed = 1_000_000 + u64::from(w);
-            if let Err(e) = backend
+            backend
                 .fill(size, seed)
-                .and_then(|_| backend.copy_timed(size).map(|_| ()))
-            {
-                result.error = Some(format!("warm-up at {}: {e}", describe_size(size as u64)));
-                break 'sizes;
-            }
+                .and_then(|_| backend.copy_timed(size))
+                .map_err(|e| format!("warm-up at {at}: {e}"))?;
         }
         let mut point = PointResult {
             size,
-            times_s: Vec::new(),
+            times_s: Vec::with_capacity(plan.repeats as usize),
             mismatched_bytes: 0,
         };
-        for r in 0..repeats {
-            let rep_start = Instant::now();
+        for r in 0..plan.repeats {
             let seed = (si as u64) << 32 | u64::from(r);
             let outcome = backend
                 .fill(size, seed)
@@ -223,20 +235,16 @@ pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
                     point.mismatched_bytes += bad;
                 }
                 Err(e) => {
-                    result.error = Some(format!("{}: {e}", describe_size(size as u64)));
                     if !point.times_s.is_empty() {
-                        result.points.push(point);
+                        points.push(point);
                     }
-                    break 'sizes;
+                    return Err(format!("{at}: {e}"));
                 }
             }
-            let spb = rep_start.elapsed().as_secs_f64() / size as f64;
-            secs_per_byte = Some(secs_per_byte.map_or(spb, |old| old.max(spb * 0.5).max(spb)));
         }
-        result.points.push(point);
+        points.push(point);
     }
-    backend.release();
-    result
+    Ok(())
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -282,7 +290,7 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurem
             m.buffers = r.path.buffers;
             m.copy_engine = r.path.copy_engine;
             m.iterations = Some(p.times_s.len() as u64);
-            m.warmup_iterations = Some(u64::from(r.warmup));
+            m.warmup_iterations = Some(u64::from(r.plan.warmup));
             m.verification = Verification::Checked {
                 errors: p.mismatched_bytes,
             };
@@ -296,16 +304,39 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurem
             q.message_size = describe_size(p.size as u64);
             q.warm_up = format!(
                 "{} untimed copies of this size before the timed ones",
-                r.warmup
+                r.plan.warmup
             )
             .into();
-            q.outstanding = format!("one copy at a time; {} timed repetitions, each filled with a new pattern and checked byte by byte", p.times_s.len()).into();
+            q.outstanding = format!(
+                "one copy at a time; {}, each filled with a new pattern and checked byte by byte",
+                repetitions(&r.plan, p.times_s.len())
+            )
+            .into();
             q.path = r.path.description.clone().into();
             q.context = context.to_string().into();
             out.push(m);
         }
     }
     out
+}
+
+/// `7 timed repetitions as planned`, with what the budget or an error did.
+fn repetitions(plan: &Plan, ran: usize) -> String {
+    let planned = plan.repeats as usize;
+    if ran < planned {
+        return format!(
+            "{ran} of {planned} planned timed repetitions (an error stopped the sweep)"
+        );
+    }
+    let mut s = format!("{} as planned", count(ran, "timed repetition"));
+    if let Some(b) = plan.budget.filter(|_| plan.repeats < plan.asked_repeats) {
+        s.push_str(&format!(
+            " (the {} budget lowered them from {})",
+            seconds(b.as_secs_f64()),
+            plan.asked_repeats
+        ));
+    }
+    s
 }
 
 /// Host memory to host memory through `memcpy` (`copy_from_slice`).
@@ -343,21 +374,22 @@ impl Backend for HostBackend {
         }
     }
 
-    fn prepare(&mut self, _max_bytes: usize) -> Result<(), String> {
-        // Buffers grow with the sizes actually reached: a sweep the budget
-        // stops early never touches memory it will not copy.
+    fn prepare(&mut self, max_bytes: usize) -> Result<(), String> {
+        // Both buffers whole and touched before any copy is timed.
+        for v in [&mut self.src, &mut self.dst] {
+            v.try_reserve_exact(max_bytes)
+                .map_err(|e| format!("cannot allocate {max_bytes} bytes: {e}"))?;
+            v.resize(max_bytes, 0);
+        }
         Ok(())
     }
 
     fn fill(&mut self, size: usize, seed: u64) -> Result<(), String> {
-        for v in [&mut self.src, &mut self.dst] {
-            if v.len() < size {
-                v.try_reserve_exact(size - v.len())
-                    .map_err(|e| format!("cannot allocate {size} bytes: {e}"))?;
-                v.resize(size, 0);
-            }
-        }
-        fill_pattern(&mut self.src[..size], seed);
+        let src = self
+            .src
+            .get_mut(..size)
+            .ok_or("fill beyond the prepared buffer")?;
+        fill_pattern(src, seed);
         Ok(())
     }
 
@@ -379,92 +411,4 @@ impl Backend for HostBackend {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A backend that copies one byte off, to prove verification catches it.
-    struct OffByOne(HostBackend);
-
-    impl Backend for OffByOne {
-        fn path(&self) -> Path {
-            self.0.path()
-        }
-        fn prepare(&mut self, m: usize) -> Result<(), String> {
-            self.0.prepare(m)
-        }
-        fn fill(&mut self, s: usize, seed: u64) -> Result<(), String> {
-            self.0.fill(s, seed)
-        }
-        fn copy_timed(&mut self, s: usize) -> Result<Duration, String> {
-            let t = Instant::now();
-            self.0.dst[1..s].copy_from_slice(&self.0.src[..s - 1]);
-            Ok(t.elapsed())
-        }
-        fn verify(&mut self, s: usize, seed: u64) -> Result<u64, String> {
-            self.0.verify(s, seed)
-        }
-        fn release(&mut self) {
-            self.0.release()
-        }
-    }
-
-    #[test]
-    fn pattern_depends_on_position_and_seed() {
-        let mut a = vec![0u8; 1000];
-        fill_pattern(&mut a, 7);
-        assert_eq!(count_mismatches(&a, 7), 0);
-        assert!(count_mismatches(&a, 8) > 900);
-        let shifted: Vec<u8> = std::iter::once(0).chain(a[..999].iter().copied()).collect();
-        assert!(count_mismatches(&shifted, 7) > 900);
-    }
-
-    #[test]
-    fn host_sweep_verifies_every_copy() {
-        let plan = Plan {
-            sizes: vec![4096, 65536, 1 << 20],
-            warmup: 1,
-            repeats: 3,
-            budget: Duration::from_secs(5),
-        };
-        let r = run(&mut HostBackend::new("test"), &plan);
-        assert!(r.error.is_none());
-        assert_eq!(r.points.len(), 3);
-        assert!(
-            r.points
-                .iter()
-                .all(|p| p.mismatched_bytes == 0 && p.times_s.len() == 3)
-        );
-        let c = cells(&r, "host", "test");
-        assert_eq!(c.len(), 9);
-        assert!(
-            c.iter()
-                .all(|m| m.verification == Verification::Checked { errors: 0 })
-        );
-    }
-
-    #[test]
-    fn an_offset_copy_is_caught() {
-        let plan = Plan {
-            sizes: vec![4096],
-            warmup: 0,
-            repeats: 2,
-            budget: Duration::from_secs(5),
-        };
-        let r = run(&mut OffByOne(HostBackend::new("test")), &plan);
-        assert!(r.points[0].mismatched_bytes > 2 * 4000);
-    }
-
-    #[test]
-    fn the_budget_trims_rather_than_overruns() {
-        let plan = Plan {
-            sizes: vec![1 << 20, 1 << 28],
-            warmup: 1,
-            repeats: 100,
-            budget: Duration::from_millis(50),
-        };
-        let t = Instant::now();
-        let r = run(&mut HostBackend::new("test"), &plan);
-        assert!(!r.trimmed.is_empty());
-        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-    }
-}
+mod tests;

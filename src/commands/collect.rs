@@ -44,12 +44,20 @@ pub struct Args {
     /// Seconds each vendor tool may run before it is killed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub tool_timeout: f64,
-    /// Copy sizes for the host sweep, in bytes (`4096,1048576` or `4K,1M,256M`).
+    /// Copy sizes of the sweeps, in bytes (`4096,1048576` or `4K,1M,256M`;
+    /// default 4K to 256M by factors of four). Every size is measured.
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
-    /// Wall-clock budget of the host copy sweep, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
-    pub budget: f64,
+    /// Timed repetitions of every size on every copy path.
+    #[arg(long, value_name = "N", default_value_t = 7,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeats: u32,
+    /// Seconds each copy sweep (the host's; each GPU runtime's, all its paths
+    /// together) should plan for: its estimate lowers the repetitions evenly,
+    /// never below 3, and never drops a size. Absent or 0: no budget, the
+    /// sweeps run --repeats. The plan is printed before each sweep runs.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
     /// Skip the host copy sweep.
     #[arg(long)]
     pub no_sweep: bool,
@@ -163,10 +171,17 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
             a.sysfs_root.display()
         );
     }
-    let usable = |x: f64| x.is_finite() && x > 0.0;
-    if !usable(a.tool_timeout) || !usable(a.budget) {
-        anyhow::bail!("--tool-timeout and --budget must be positive numbers of seconds");
+    if !(a.tool_timeout.is_finite() && a.tool_timeout > 0.0) {
+        anyhow::bail!("--tool-timeout must be a positive number of seconds");
     }
+    // Absent or 0: no budget.
+    let budget = match a.budget.map(std::time::Duration::try_from_secs_f64) {
+        None => None,
+        Some(Ok(d)) => (!d.is_zero()).then_some(d),
+        Some(Err(_)) => {
+            anyhow::bail!("--budget must be a number of seconds, 0 (no budget) or more")
+        }
+    };
     let host = live::hostname(&root);
     let out = match &a.out {
         Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &host)),
@@ -177,12 +192,13 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     if !to_stdout {
         crate::fs::check_writable_dir(&out)?;
     }
-    let mut plan = crate::collect::sweep::Plan {
-        budget: std::time::Duration::from_secs_f64(a.budget),
+    let mut settings = crate::collect::sweep::Settings {
+        repeats: a.repeats,
+        budget,
         ..Default::default()
     };
     if let Some(s) = &a.sizes {
-        plan.sizes = parse_sizes(s)?;
+        settings.sizes = parse_sizes(s)?;
     }
     let pair = pair_plan(a)?;
     let started = std::time::Instant::now();
@@ -191,7 +207,8 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         redact: a.redact,
         progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         tool_timeout: std::time::Duration::from_secs_f64(a.tool_timeout),
-        sweep: (!a.no_sweep).then_some(plan),
+        sweep: (!a.no_sweep).then_some(settings),
+        announce_plans: !a.quiet,
         benchmarks: a
             .benchmarks_budget_s()
             .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),

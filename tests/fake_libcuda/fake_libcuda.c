@@ -11,14 +11,20 @@
  *   FAKE_CUDA_ALLOC_FAIL=n     the n-th cuMemAlloc (1-based) fails with OUT_OF_MEMORY
  *   FAKE_CUDA_CORRUPT=1        every copy flips one byte of its destination
  *   FAKE_CUDA_PEER_REFUSED=1   no pair can access each other as peers
+ *   FAKE_CUDA_SLOW_EVERY=n     every n-th copy takes 1000 times as long
+ *   FAKE_CUDA_BYTES_PER_MS=x   the fake's copy rate (default 1e7: 10 GB/s)
  *   FAKE_CUDA_REPORT=path      at exit, write what is still allocated,
  *                              enabled or retained (leak check)
+ *
+ * Time is virtual: every copy advances a clock by 0.01 ms plus its bytes
+ * at the fake's rate, and events read that clock. No wall clock is read,
+ * so the times the fake reports never depend on the machine's speed or
+ * load.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -48,10 +54,16 @@ static int env_int(const char *k, int dflt) {
     return v && *v ? atoi(v) : dflt;
 }
 static int ndev(void) { int n = env_int("FAKE_CUDA_DEVICES", 2); return n < 0 ? 0 : (n > 64 ? 64 : n); }
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+static double clock_ms;
+static long copies;
+/* Advances the virtual clock by one copy of n bytes. */
+static void elapse(size_t n) {
+    const char *r = getenv("FAKE_CUDA_BYTES_PER_MS");
+    double rate = r && *r ? atof(r) : 1e7;
+    double t = 0.01 + (rate > 0 ? (double)n / rate : 0);
+    int slow = env_int("FAKE_CUDA_SLOW_EVERY", 0);
+    if (slow > 0 && ++copies % slow == 0) t *= 1000;
+    clock_ms += t;
 }
 
 static void report(void) {
@@ -125,7 +137,7 @@ CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
 
 CUresult cuEventCreate(CUevent *e, unsigned int flags) { (void)flags; *e = calloc(1, sizeof(**e)); live_events++; return CUDA_SUCCESS; }
 CUresult cuEventDestroy_v2(CUevent e) { free(e); live_events--; return CUDA_SUCCESS; }
-CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; e->t_ms = now_ms(); e->recorded = 1; return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; e->t_ms = clock_ms; e->recorded = 1; return CUDA_SUCCESS; }
 CUresult cuEventSynchronize(CUevent e) { (void)e; return CUDA_SUCCESS; }
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
     if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_VALUE;
@@ -144,13 +156,16 @@ CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); live_allocs--
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) { (void)flags; *p = malloc(n ? n : 1); if (!*p) return CUDA_ERROR_OUT_OF_MEMORY; live_host_allocs++; return CUDA_SUCCESS; }
 CUresult cuMemFreeHost(void *p) { free(p); live_host_allocs--; return CUDA_SUCCESS; }
 
-static void corrupt(void *dst, size_t n) {
+/* A copy into device memory of n bytes: the clock advances, and the
+ * destination is corrupted when asked. */
+static void copied(void *dst, size_t n) {
+    elapse(n);
     if (n && env_int("FAKE_CUDA_CORRUPT", 0)) ((unsigned char *)dst)[n / 2] ^= 0x5a;
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s) { (void)s; memcpy((void *)(uintptr_t)d, h, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)(uintptr_t)d, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) { (void)s; memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s) { (void)s; memcpy((void *)(uintptr_t)d, h, n); copied((void *)(uintptr_t)d, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)(uintptr_t)d, n); elapse(n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) { (void)s; memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); copied((void *)(uintptr_t)d, n); return CUDA_SUCCESS; }
 CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s) {
     (void)dc; (void)sc; (void)s;
-    memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS;
+    memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); copied((void *)(uintptr_t)d, n); return CUDA_SUCCESS;
 }

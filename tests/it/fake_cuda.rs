@@ -2,7 +2,9 @@
 //! with the system C compiler): enumeration, pairs, sweeps, verification
 //! catching a corrupted byte, and cleanup on every path including injected
 //! failures. The fake's numbers are meaningless and never reach a report;
-//! what is tested is the logic.
+//! what is tested is the logic. Every run fixes its sizes and repetitions
+//! and passes no time budget, and the fake's clock is virtual, so what is
+//! measured never depends on how fast or busy the machine is.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -48,7 +50,7 @@ fn run(env: &[(&str, &str)]) -> Run {
             "--quiet",
             "--sizes",
             "4K,64K,1M",
-            "--budget",
+            "--repeats",
             "3",
             "--out",
         ])
@@ -85,6 +87,10 @@ fn assert_clean(report: &str) {
     );
 }
 
+fn probe<'a>(b: &'a Bundle, name: &str) -> &'a wire_report::bundle::Probe {
+    b.probes.iter().find(|p| p.name == name).unwrap()
+}
+
 #[test]
 fn enumerates_devices_pairs_and_every_copy_kind() {
     let r = run(&[("FAKE_CUDA_DEVICES", "3")]);
@@ -92,6 +98,12 @@ fn enumerates_devices_pairs_and_every_copy_kind() {
     // 3 devices x (H2D pinned, H2D pageable, D2H pinned, D2H pageable, D2D)
     // + 6 ordered pairs x (peer on, peer off); 3 sizes x 3 statistics each.
     assert_eq!(cells.len(), (3 * 5 + 6 * 2) * 3 * 3);
+    assert_eq!(cells.len(), 243);
+    assert!(
+        cells
+            .iter()
+            .all(|m| m.iterations == Some(3) && m.warmup_iterations == Some(2))
+    );
     assert!(
         cells
             .iter()
@@ -111,14 +123,44 @@ fn enumerates_devices_pairs_and_every_copy_kind() {
             .iter()
             .all(|m| m.questions.unit.contains("CUDA events"))
     );
-    let p = r
-        .bundle
-        .probes
-        .iter()
-        .find(|p| p.name == "cuda copy sweeps")
-        .unwrap();
+    let p = probe(&r.bundle, "cuda copy sweeps");
     assert_eq!(p.status, ProbeStatus::Ok);
     assert!(p.message.contains("FAKE libcuda device 2"));
+    assert!(
+        p.message.contains(
+            "planned 27 paths x 3 sizes (4 KiB to 1 MiB) x 3 repetitions (+2 warm-up), about "
+        ),
+        "{}",
+        p.message
+    );
+    assert!(p.message.contains("ran 27 of 27 paths as planned"));
+    // The host sweep, on the same settings.
+    let host = probe(&r.bundle, "host memcpy sweep");
+    assert!(
+        host.message.starts_with(
+            "planned 1 path x 3 sizes (4 KiB to 1 MiB) x 3 repetitions (+2 warm-up), about "
+        ) && host
+            .message
+            .ends_with("; ran 3 sizes x 3 repetitions; 9 cells"),
+        "{}",
+        host.message
+    );
+    assert_clean(&r.report);
+}
+
+#[test]
+fn slow_copies_change_nothing_that_is_measured() {
+    // Every third copy takes a thousand times as long (virtual time).
+    let r = run(&[("FAKE_CUDA_DEVICES", "2"), ("FAKE_CUDA_SLOW_EVERY", "3")]);
+    let cells = cuda_cells(&r.bundle);
+    assert_eq!(cells.len(), (2 * 5 + 2 * 2) * 3 * 3);
+    assert!(cells.iter().all(|m| m.iterations == Some(3)));
+    let p = probe(&r.bundle, "cuda copy sweeps");
+    assert!(
+        p.message.contains("ran 14 of 14 paths as planned"),
+        "{}",
+        p.message
+    );
     assert_clean(&r.report);
 }
 
@@ -175,6 +217,15 @@ fn an_allocation_failure_is_recorded_and_everything_is_released() {
             .any(|p| p.kind == ProblemKind::Probe && p.message.contains("out of memory (FAKE)"))
     );
     assert!(!cuda_cells(&r.bundle).is_empty());
+    // One of the 14 paths stopped before its first size; the others ran whole.
+    let p = probe(&r.bundle, "cuda copy sweeps");
+    assert!(
+        p.message.contains("ran 13 of 14 paths as planned")
+            && p.message
+                .contains("cuda H2D pageable host->GPU0: ran 0 of 3 sizes x 3 repetitions"),
+        "{}",
+        p.message
+    );
     assert_clean(&r.report);
 }
 
@@ -204,7 +255,13 @@ fn no_device_and_no_library_are_recorded_and_collect_goes_on() {
         .unwrap()
         .env_remove("LD_LIBRARY_PATH")
         .args([
-            "collect", "--quiet", "--sizes", "4K", "--budget", "1", "--out",
+            "collect",
+            "--quiet",
+            "--sizes",
+            "4K",
+            "--repeats",
+            "3",
+            "--out",
         ])
         .arg(out.path())
         .assert()

@@ -148,41 +148,43 @@ fn synthetic_tree(root: &Path) {
                             cpus,
                         },
                     );
-                    let name = format!("mlx5_{nic}");
-                    std::fs::create_dir_all(
-                        root.join(format!("sys/devices/{dev}/infiniband/{name}")),
-                    )
-                    .unwrap();
-                    let port = format!("/sys/class/infiniband/{name}/ports/1");
-                    write(root, &format!("{port}/state"), "4: ACTIVE");
-                    write(root, &format!("{port}/phys_state"), "5: LinkUp");
-                    write(
-                        root,
-                        &format!("{port}/rate"),
-                        if nic == 3 {
-                            "200 Gb/sec (4X HDR)"
-                        } else {
-                            "400 Gb/sec (4X NDR)"
-                        },
-                    );
-                    write(root, &format!("{port}/link_layer"), "InfiniBand");
-                    write(root, &format!("{port}/counters/port_rcv_errors"), "3");
-                    write(root, &format!("{port}/hw_counters/rnr_nak_retry_err"), "0");
-                    write(
-                        root,
-                        &format!("/sys/class/infiniband/{name}/node_guid"),
-                        &format!("a088:c203:00da:634{nic}"),
-                    );
-                    write(
-                        root,
-                        &format!("/sys/class/infiniband/{name}/fw_ver"),
-                        "28.41.1000",
-                    );
+                    add_ib_port(root, &dev, nic);
                     nic += 1;
                 }
             }
         }
     }
+}
+
+/// The InfiniBand port of NIC `nic` at `dev`: active, NDR (HDR for NIC 3).
+fn add_ib_port(root: &Path, dev: &str, nic: usize) {
+    let name = format!("mlx5_{nic}");
+    std::fs::create_dir_all(root.join(format!("sys/devices/{dev}/infiniband/{name}"))).unwrap();
+    let port = format!("/sys/class/infiniband/{name}/ports/1");
+    write(root, &format!("{port}/state"), "4: ACTIVE");
+    write(root, &format!("{port}/phys_state"), "5: LinkUp");
+    write(
+        root,
+        &format!("{port}/rate"),
+        if nic == 3 {
+            "200 Gb/sec (4X HDR)"
+        } else {
+            "400 Gb/sec (4X NDR)"
+        },
+    );
+    write(root, &format!("{port}/link_layer"), "InfiniBand");
+    write(root, &format!("{port}/counters/port_rcv_errors"), "3");
+    write(root, &format!("{port}/hw_counters/rnr_nak_retry_err"), "0");
+    write(
+        root,
+        &format!("/sys/class/infiniband/{name}/node_guid"),
+        &format!("a088:c203:00da:634{nic}"),
+    );
+    write(
+        root,
+        &format!("/sys/class/infiniband/{name}/fw_ver"),
+        "28.41.1000",
+    );
 }
 
 fn collect(root: &Path) -> Bundle {
@@ -192,6 +194,7 @@ fn collect(root: &Path) -> Bundle {
         progress: false,
         tool_timeout: Duration::from_secs(2),
         sweep: None,
+        announce_plans: false,
         benchmarks: None,
         pair: None,
     };
@@ -381,7 +384,13 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
         .to_string();
     wr().env("SLURM_JOB_ID", "4242")
         .args([
-            "collect", "--sizes", "4K,64K", "--budget", "2", "--redact", "--out",
+            "collect",
+            "--sizes",
+            "4K,64K",
+            "--repeats",
+            "3",
+            "--redact",
+            "--out",
         ])
         .arg(out.path().join("{host}-{job}"))
         .assert()
@@ -408,7 +417,7 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
     assert!(
         cells
             .iter()
-            .all(|m| m.questions.warm_up.contains("untimed"))
+            .all(|m| m.questions.warm_up.contains("untimed") && m.iterations == Some(3))
     );
 }
 
@@ -421,6 +430,10 @@ fn cli_live_collect_refuses_an_unwritable_out_before_running() {
             "error: failed to create directory `/proc/wire-report-cannot-write-here`",
         ));
     wr().args(["collect", "--sizes", "4X"]).assert().code(2);
+    wr().args(["collect", "--repeats", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 is not in 1..=10000"));
     wr().args(["collect", "--sysfs-root", "/nonexistent-root"])
         .assert()
         .code(2)

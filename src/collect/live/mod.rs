@@ -19,7 +19,7 @@ mod tree;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::sweep::Plan;
+use super::sweep::Settings;
 use super::sysfs::{self, Root};
 use crate::bundle::Bundle;
 use crate::evidence::tools::{Stage, live_commands};
@@ -31,8 +31,11 @@ pub struct Options {
     pub redact: bool,
     pub progress: bool,
     pub tool_timeout: Duration,
-    /// `None`: no copy sweep.
-    pub sweep: Option<Plan>,
+    /// What the copy sweeps measure; `None`: no copy sweep.
+    pub sweep: Option<Settings>,
+    /// Print each copy sweep's plan (what it measures, about how long it
+    /// takes) to stderr before it runs.
+    pub announce_plans: bool,
     /// Run the vendor benchmarks that are installed, within this budget.
     pub benchmarks: Option<Duration>,
     /// The two-node check's side, when a peer is given or Slurm pairs us.
@@ -85,25 +88,27 @@ pub fn collect(opts: &Options) -> Collected {
 
     // Host memory copies: the host tier, and what a staged copy pays.
     rec.step("host memcpy sweep");
-    if let Some(plan) = &opts.sweep {
-        sweeps::host(&mut rec, plan, &sys);
+    if let Some(settings) = &opts.sweep {
+        sweeps::host(&mut rec, settings, &sys, opts.announce_plans);
     }
 
     // GPU copies through the CUDA driver (and HIP, feature `rocm`), when there is one.
     rec.step("CUDA copy sweeps");
-    if let Some(plan) = &opts.sweep {
+    if let Some(settings) = &opts.sweep {
         sweeps::gpu(
             &mut rec,
-            plan,
+            settings,
             &sys,
+            opts.announce_plans,
             &super::cuda::Cuda,
             super::cuda::inventory(),
         );
         #[cfg(feature = "rocm")]
         sweeps::gpu(
             &mut rec,
-            plan,
+            settings,
             &sys,
+            opts.announce_plans,
             &super::hip::Hip,
             super::hip::inventory(),
         );

@@ -6,13 +6,27 @@ use super::recorder::Recorder;
 use crate::bundle::ProbeStatus;
 use crate::bundle::{Bundle, ProblemKind, System};
 use crate::collect::gpu::{self, Gpu, GpuApi, Unavailable};
-use crate::collect::sweep::{self, HostBackend, Plan};
+use crate::collect::sweep::{self, HostBackend, Plan, Settings};
 use crate::evidence::measurement::Verification;
 use crate::evidence::text::Text;
 
-/// Host memory copies over the plan's sizes, within its budget.
-pub(super) fn host(rec: &mut Recorder, plan: &Plan, sys: &System) {
+/// Says before a sweep runs what it will measure and about how long it
+/// takes, on stderr, when `announce`.
+fn announce(announce: bool, name: &str, plan: &Plan) {
+    if announce {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            // Clears the progress bar's line, as the bar's own println does.
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("{name}: {}", plan.describe());
+    }
+}
+
+/// Host memory copies: one path, planned from `settings` before it runs.
+pub(super) fn host(rec: &mut Recorder, settings: &Settings, sys: &System, announce_plan: bool) {
     const NAME: &str = "host memcpy sweep";
+    let plan = Plan::new(settings, 1);
+    announce(announce_plan, NAME, &plan);
     rec.timed(NAME, |rec| {
         let placement = format!(
             "process allowed on CPUs {} and NUMA nodes {}",
@@ -23,12 +37,14 @@ pub(super) fn host(rec: &mut Recorder, plan: &Plan, sys: &System) {
             "load average at the start {}; other processes were not controlled",
             sys.load_average.as_deref().unwrap_or("not readable")
         );
-        let r = sweep::run(&mut HostBackend::new(&placement), plan);
+        let r = sweep::run(&mut HostBackend::new(&placement), &plan);
         let cells = sweep::cells(&r, "host", &context);
-        let mut message = format!("{} sizes, {} cells", r.points.len(), cells.len());
-        for tr in &r.trimmed {
-            message.push_str(&format!("; {tr}"));
-        }
+        let message = format!(
+            "planned {}; {}; {} cells",
+            plan.describe(),
+            r.ran(),
+            cells.len()
+        );
         let status = match &r.error {
             Some(e) => {
                 rec.problem(NAME, ProblemKind::Probe, e.clone());
@@ -53,17 +69,27 @@ pub(super) fn host(rec: &mut Recorder, plan: &Plan, sys: &System) {
 }
 
 /// One runtime's copy sweeps (CUDA, or HIP with feature `rocm`) over the
-/// devices its `inventory` found.
+/// devices its `inventory` found: every path planned together from
+/// `settings` before the first runs.
 pub(super) fn gpu<A: GpuApi>(
     rec: &mut Recorder,
-    plan: &Plan,
+    settings: &Settings,
     sys: &System,
+    announce_plan: bool,
     api: &A,
     inventory: Result<Vec<Gpu>, Unavailable>,
 ) {
     let name = format!("{} copy sweeps", A::NAME);
     rec.timed(&name, |rec| match inventory {
-        Ok(gpus) => gpu_sweeps(rec, &name, plan, sys, api, &gpus),
+        Ok(gpus) => {
+            let how = How {
+                name: &name,
+                settings,
+                sys,
+                announce: announce_plan,
+            };
+            gpu_sweeps(rec, &how, api, &gpus)
+        }
         Err(why) => {
             let (status, message) = match why {
                 Unavailable::NoLibrary => (
@@ -85,14 +111,21 @@ pub(super) fn gpu<A: GpuApi>(
     });
 }
 
+/// What a runtime's sweeps are run with.
+struct How<'a> {
+    name: &'a str,
+    settings: &'a Settings,
+    sys: &'a System,
+    announce: bool,
+}
+
 fn gpu_sweeps<A: GpuApi>(
     rec: &mut Recorder,
-    name: &str,
-    plan: &Plan,
-    sys: &System,
+    how: &How<'_>,
     api: &A,
     gpus: &[Gpu],
 ) -> (ProbeStatus, String) {
+    let name = how.name;
     let ids = name_gpus(&mut rec.b, gpus);
     let id_of = |g: &Gpu| {
         ids.iter()
@@ -102,7 +135,7 @@ fn gpu_sweeps<A: GpuApi>(
     };
     let context = format!(
         "load average at the start {}; other GPU work on the node was not controlled",
-        sys.load_average.as_deref().unwrap_or("not readable")
+        how.sys.load_average.as_deref().unwrap_or("not readable")
     );
     let summary: Vec<String> = gpus
         .iter()
@@ -116,7 +149,10 @@ fn gpu_sweeps<A: GpuApi>(
             )
         })
         .collect();
-    let r = gpu::run_all(api, gpus, plan, &id_of, &context);
+    let jobs = gpu::jobs(api, gpus, &id_of);
+    let plan = Plan::new(how.settings, jobs.copies.len());
+    announce(how.announce, name, &plan);
+    let r = gpu::run_jobs(jobs, &plan, &context);
     for e in &r.errors {
         rec.problem(name, ProblemKind::Probe, e.clone());
     }
@@ -144,7 +180,13 @@ fn gpu_sweeps<A: GpuApi>(
     };
     (
         status,
-        format!("{}; {}", summary.join(", "), r.log.join("; ")),
+        format!(
+            "{}; planned {}; {}{}",
+            summary.join(", "),
+            plan.describe(),
+            r.ran,
+            r.log.iter().map(|l| format!("; {l}")).collect::<String>()
+        ),
     )
 }
 

@@ -1,0 +1,160 @@
+//! The sweep run against backends that copy one byte off, are slow in
+//! reported (never real) time, or fail on a given copy.
+
+use super::plan::tests::settings;
+use super::*;
+
+/// A backend that copies one byte off, to prove verification catches it.
+struct OffByOne(HostBackend);
+
+impl Backend for OffByOne {
+    fn path(&self) -> Path {
+        self.0.path()
+    }
+    fn prepare(&mut self, m: usize) -> Result<(), String> {
+        self.0.prepare(m)
+    }
+    fn fill(&mut self, s: usize, seed: u64) -> Result<(), String> {
+        self.0.fill(s, seed)
+    }
+    fn copy_timed(&mut self, s: usize) -> Result<Duration, String> {
+        self.0.dst[1..s].copy_from_slice(&self.0.src[..s - 1]);
+        Ok(Duration::from_micros(1))
+    }
+    fn verify(&mut self, s: usize, seed: u64) -> Result<u64, String> {
+        self.0.verify(s, seed)
+    }
+    fn release(&mut self) {
+        self.0.release()
+    }
+}
+
+#[test]
+fn pattern_depends_on_position_and_seed() {
+    let mut a = vec![0u8; 1000];
+    fill_pattern(&mut a, 7);
+    assert_eq!(count_mismatches(&a, 7), 0);
+    assert!(count_mismatches(&a, 8) > 900);
+    let shifted: Vec<u8> = std::iter::once(0).chain(a[..999].iter().copied()).collect();
+    assert!(count_mismatches(&shifted, 7) > 900);
+}
+
+#[test]
+fn host_sweep_verifies_every_copy() {
+    let plan = Plan::new(&settings(&[4096, 65536, 1 << 20], 1, 3, None), 1);
+    let r = run(&mut HostBackend::new("test"), &plan);
+    assert!(r.error.is_none());
+    assert!(r.as_planned());
+    assert_eq!(r.ran(), "ran 3 sizes x 3 repetitions");
+    assert_eq!(r.points.len(), 3);
+    assert!(
+        r.points
+            .iter()
+            .all(|p| p.mismatched_bytes == 0 && p.times_s.len() == 3)
+    );
+    let c = cells(&r, "host", "test");
+    assert_eq!(c.len(), 9);
+    assert!(
+        c.iter()
+            .all(|m| m.verification == Verification::Checked { errors: 0 })
+    );
+    assert!(c.iter().all(|m| {
+        m.iterations == Some(3)
+            && m.warmup_iterations == Some(1)
+            && m.questions
+                .outstanding
+                .contains("3 timed repetitions as planned")
+    }));
+}
+
+#[test]
+fn an_offset_copy_is_caught() {
+    let plan = Plan::new(&settings(&[4096], 0, 2, None), 1);
+    let r = run(&mut OffByOne(HostBackend::new("test")), &plan);
+    assert!(r.points[0].mismatched_bytes > 2 * 4000);
+}
+
+/// A backend that does no work and reports times it never waited for:
+/// every third copy "takes" 100 s. Counts every call.
+#[derive(Default)]
+struct Sluggish {
+    prepared: Vec<usize>,
+    fills: usize,
+    copies: usize,
+    verifies: usize,
+    releases: usize,
+    fail_at_copy: Option<usize>,
+}
+
+impl Backend for Sluggish {
+    fn path(&self) -> Path {
+        HostBackend::new("test").path()
+    }
+    fn prepare(&mut self, m: usize) -> Result<(), String> {
+        self.prepared.push(m);
+        Ok(())
+    }
+    fn fill(&mut self, _: usize, _: u64) -> Result<(), String> {
+        self.fills += 1;
+        Ok(())
+    }
+    fn copy_timed(&mut self, _: usize) -> Result<Duration, String> {
+        self.copies += 1;
+        if self.fail_at_copy == Some(self.copies) {
+            return Err("injected".into());
+        }
+        Ok(if self.copies.is_multiple_of(3) {
+            Duration::from_secs(100)
+        } else {
+            Duration::from_micros(1)
+        })
+    }
+    fn verify(&mut self, _: usize, _: u64) -> Result<u64, String> {
+        self.verifies += 1;
+        Ok(0)
+    }
+    fn release(&mut self) {
+        self.releases += 1;
+    }
+}
+
+#[test]
+fn a_plan_runs_exactly_as_planned_however_slow_the_copies() {
+    let plan = Plan::new(&settings(&default_sizes(), 2, 7, Some(10.0)), 1);
+    assert_eq!(plan.repeats, 7, "{}", plan.describe());
+    let mut b = Sluggish::default();
+    let r = run(&mut b, &plan);
+    assert!(r.as_planned(), "{}", r.ran());
+    assert_eq!(r.ran(), "ran 9 sizes x 7 repetitions");
+    assert_eq!(
+        r.points.iter().map(|p| p.size).collect::<Vec<_>>(),
+        default_sizes()
+    );
+    assert!(r.points.iter().all(|p| p.times_s.len() == 7));
+    assert_eq!(b.prepared, vec![256 << 20]);
+    assert_eq!((b.fills, b.copies, b.verifies, b.releases), (81, 81, 63, 1));
+    assert_eq!(cells(&r, "fake", "test").len(), 27);
+}
+
+#[test]
+fn an_error_stops_the_sweep_and_says_how_far_it_got() {
+    let plan = Plan::new(&settings(&[4096, 65536, 1 << 20], 1, 4, None), 1);
+    // Sizes take 5 copies each (1 warm-up, 4 timed): the 13th copy is
+    // the 2nd timed one of 1 MiB.
+    let mut b = Sluggish {
+        fail_at_copy: Some(13),
+        ..Default::default()
+    };
+    let r = run(&mut b, &plan);
+    assert!(!r.as_planned());
+    assert_eq!(r.error.as_deref(), Some("1048576 bytes (1 MiB): injected"));
+    assert_eq!(r.ran(), "ran 2 of 3 sizes x 4 repetitions, then 1 of 1 MiB");
+    assert_eq!(b.releases, 1);
+    let c = cells(&r, "fake", "test");
+    assert_eq!(c.len(), 9);
+    assert!(
+        c.iter()
+            .filter(|m| m.size_bytes == Some(1 << 20))
+            .all(|m| m.iterations == Some(1) && m.questions.outstanding.contains("1 of 4 planned"))
+    );
+}
