@@ -4,6 +4,7 @@
 
 mod common;
 
+mod bundle_v1;
 mod captures;
 mod cli;
 mod fake_cuda;

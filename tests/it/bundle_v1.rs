@@ -1,0 +1,62 @@
+//! Bundles written by schema version 1 (pretty JSON, one object per cell,
+//! full paths in every source) still load. The fixtures are real: written
+//! by `collect --from` of this repository before version 2, from
+//! `captures/dgx1v-v100-8gpu-1nic` and `captures/rtx3090-4gpu`.
+
+use std::path::Path;
+
+use wire_report::bundle::Bundle;
+use wire_report::evidence::measurement::{Direction, Kind, P2p};
+
+fn load(name: &str) -> Bundle {
+    let path = Path::new("tests/fixtures").join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    Bundle::from_json(&text, &path).unwrap()
+}
+
+#[test]
+fn loads_a_version_1_topology_bundle() {
+    let b = load("v1-dgx1v-bundle.json");
+    assert_eq!(b.host.name, "dgx1v-v100-8gpu-1nic");
+    assert_eq!(b.topology.devices.len(), 9);
+    assert_eq!(b.topology.links.len(), 36);
+    let l = &b.topology.links[0];
+    assert_eq!(
+        (l.a.as_str(), l.b.as_str(), l.nvlinks),
+        ("GPU0", "GPU1", Some(1))
+    );
+    assert_eq!(
+        l.sources[0].file.as_str(),
+        "captures/dgx1v-v100-8gpu-1nic/nvidia-topo-009-dgx1v-v100-sxm2-hybrid-cube-mesh-mlx5.txt"
+    );
+    assert_eq!((l.sources[0].line, l.sources[1].line), (2, 3));
+    assert_eq!(b.transcripts.len(), 1);
+    assert!(b.transcripts[0].text.contains("GPU0"));
+}
+
+#[test]
+fn loads_a_version_1_measurement_bundle_cell_by_cell() {
+    let b = load("v1-rtx3090-bundle.json");
+    assert_eq!(b.measurements.len(), 128);
+    let m = &b.measurements[5];
+    assert_eq!(
+        (m.src.as_deref(), m.dst.as_deref()),
+        (Some("GPU1"), Some("GPU1"))
+    );
+    assert_eq!(m.bandwidth_bytes_per_s, Some(829_350_000_000.0));
+    assert_eq!(m.as_printed, "829.35 GB/s");
+    assert_eq!(m.source.line, 31);
+    assert!(m.source.file.ends_with("no-trailing-note.txt"));
+    assert_eq!(
+        (m.kind, m.direction, m.p2p),
+        (Kind::D2d, Direction::Uni, P2p::Disabled)
+    );
+    assert_eq!(m.questions.path, "within one GPU's memory");
+    assert_eq!(
+        b.measurements
+            .iter()
+            .filter(|m| m.latency_s.is_some())
+            .count(),
+        64
+    );
+}
