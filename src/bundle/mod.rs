@@ -37,6 +37,7 @@ mod absorb;
 mod peer;
 mod probe;
 pub mod redact;
+pub mod wire;
 
 use std::path::Path;
 
@@ -53,12 +54,15 @@ pub use absorb::{Absorbed, merge_rdma};
 pub use peer::{PeerLink, Role};
 pub use probe::{Probe, ProbeStatus};
 
-/// The version of the bundle format this build writes and reads. Readers
-/// refuse a newer version rather than misread it.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the bundle format this build writes. Readers refuse a
+/// newer version rather than misread it.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest version this build reads (version 1 is migrated on read).
+pub const OLDEST_READ: u32 = 1;
 
 /// One node's evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 pub struct Bundle {
     /// Always [`SCHEMA_VERSION`] when written by this build. Example: `1`.
     pub schema_version: u32,
@@ -74,6 +78,7 @@ pub struct Bundle {
     /// "p2p-copy", "src": "GPU0", "dst": "GPU1", "direction": "uni",
     /// "bandwidth_bytes_per_s": 370900000000.0, "statistic": "avg",
     /// "as_printed": "370.90 GB/s", ... }`.
+    #[schemars(with = "wire::Measurements")]
     pub measurements: Vec<Measurement>,
     /// RDMA adapters and ports (ibstat, ibv_devinfo, ...). Example:
     /// `{ "name": "mlx5_0", "ports": [{ "port": 1, "state": "Active",
@@ -250,30 +255,26 @@ impl Bundle {
         }
     }
 
-    /// Serialises with stable formatting (pretty, trailing newline).
+    /// Serialises as version 2: compact JSON (see [`wire`]), trailing newline.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("a bundle always serialises");
-        s.push('\n');
-        s
+        String::from_utf8(self.to_json_bytes()).expect("serde_json writes UTF-8")
     }
 
-    /// Reads a bundle, checking `schema_version` before anything else so a
-    /// newer bundle gets advice instead of a confusing field error.
+    /// [`Bundle::to_json`] as bytes, as written to a file.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        wire::write(self)
+    }
+
+    /// Reads a bundle of version 1 or 2, in one pass straight into
+    /// [`Bundle`]; version 1 is migrated (its `schema_version` becomes
+    /// [`SCHEMA_VERSION`]). When it does not read, the version is checked
+    /// first so a newer bundle gets advice instead of a confusing field error.
     pub fn from_json(text: &str, path: &Path) -> anyhow::Result<Bundle> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| anyhow::anyhow!("`{}`:{}: not JSON: {e}", path.display(), e.line()))?;
-        let version = value
-            .get("schema_version")
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "`{}`: no `schema_version`; this is not a wire-report bundle",
-                    path.display()
-                )
-            })?
-            .as_u64()
-            .ok_or_else(|| {
-                anyhow::anyhow!("`{}`: `schema_version` is not a number", path.display())
-            })?;
+        let read = wire::read(text);
+        let version = match &read {
+            Ok(b) => u64::from(b.schema_version),
+            Err(_) => schema_version(text, path)?,
+        };
         if version > u64::from(SCHEMA_VERSION) {
             anyhow::bail!(
                 "`{}` has schema_version {version}, newer than this wire-report reads ({SCHEMA_VERSION}); \
@@ -281,21 +282,59 @@ impl Bundle {
                 path.display()
             );
         }
-        if version < u64::from(SCHEMA_VERSION) {
+        if version < u64::from(OLDEST_READ) {
             anyhow::bail!(
                 "`{}` has schema_version {version}, which this wire-report no longer reads; \
                  re-run `collect` to write version {SCHEMA_VERSION}",
                 path.display()
             );
         }
-        serde_json::from_value(value)
-            .map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))
+        let mut b =
+            read.map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))?;
+        b.schema_version = SCHEMA_VERSION;
+        Ok(b)
     }
+}
+
+/// The `schema_version` of a document that did not read as a bundle, or
+/// why it has none.
+fn schema_version(text: &str, path: &Path) -> anyhow::Result<u64> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema_version: Option<serde_json::Value>,
+    }
+    let head: Head = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!("`{}`:{}: not JSON: {e}", path.display(), e.line()))?;
+    head.schema_version
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}`: no `schema_version`; this is not a wire-report bundle",
+                path.display()
+            )
+        })?
+        .as_u64()
+        .ok_or_else(|| anyhow::anyhow!("`{}`: `schema_version` is not a number", path.display()))
 }
 
 /// The JSON Schema of [`Bundle`], pretty-printed.
 pub fn json_schema() -> String {
-    let schema = schemars::schema_for!(Bundle);
+    let mut schema = schemars::schema_for!(Bundle);
+    // `files` exists only in the wire form (see `wire`): every source of a
+    // version 2 bundle is `[index into files, line]`.
+    if let Some(props) = schema
+        .as_object_mut()
+        .and_then(|o| o.get_mut("properties"))
+        .and_then(|p| p.as_object_mut())
+    {
+        props.insert(
+            "files".into(),
+            serde_json::json!({
+                "description": "Version 2: every transcript path a source names, once; a source is `[index into files, line]`. Example: `[\"captures/dgx1-p100/topo.txt\"]`.",
+                "type": "array",
+                "items": { "type": "string" }
+            }),
+        );
+    }
     let mut s = serde_json::to_string_pretty(&schema).expect("a schema always serialises");
     s.push('\n');
     s
@@ -307,11 +346,11 @@ mod tests {
 
     #[test]
     fn rejects_bundle_from_newer_schema() {
-        let text = r#"{"schema_version": 2, "whatever": true}"#;
+        let text = r#"{"schema_version": 3, "whatever": true}"#;
         let err = Bundle::from_json(text, Path::new("b.json"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("schema_version 2"), "{err}");
+        assert!(err.contains("schema_version 3"), "{err}");
         assert!(err.contains("upgrade wire-report"), "{err}");
     }
 

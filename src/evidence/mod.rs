@@ -25,8 +25,10 @@ use rdma::RdmaDevice;
 pub use tools::{TOOLS, ToolSpec};
 use topology::Topology;
 
-/// A transcript line that a fact came from. `line` is 1-based.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// A transcript line that a fact came from. `line` is 1-based. Its serde
+/// form (`[file_index, line]` inside a version 2 bundle, `{file, line}`
+/// elsewhere) is in `bundle::wire`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Source {
     /// The transcript's path as recorded in `transcripts[].path`.
     pub file: text::Text,

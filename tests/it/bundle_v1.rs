@@ -60,3 +60,47 @@ fn loads_a_version_1_measurement_bundle_cell_by_cell() {
         64
     );
 }
+
+#[test]
+fn a_migrated_version_1_bundle_writes_as_version_2_and_reads_back_equal() {
+    for name in ["v1-dgx1v-bundle.json", "v1-rtx3090-bundle.json"] {
+        let b = load(name);
+        assert_eq!(b.schema_version, wire_report::bundle::SCHEMA_VERSION);
+        let text = b.to_json();
+        assert!(text.starts_with("{\"schema_version\":2,"), "{name}");
+        assert!(text.contains("\"series\":["), "{name}");
+        assert_eq!(
+            Bundle::from_json(&text, Path::new(name)).unwrap(),
+            b,
+            "{name}"
+        );
+    }
+}
+
+/// Every capture node: version 2 loses nothing (every cell, every source,
+/// every question's answer comes back), and stays within 4x the bytes of
+/// the transcripts it holds over the corpus.
+#[test]
+fn every_capture_round_trips_through_version_2() {
+    let nodes = wire_report::inputs::ingest(&["captures".into()]).unwrap();
+    assert!(nodes.len() > 50);
+    let (mut transcript_bytes, mut bundle_bytes) = (0, 0);
+    for n in nodes {
+        let text = n.bundle.to_json();
+        let back = Bundle::from_json(&text, Path::new("b.json")).unwrap();
+        let name = &n.bundle.host.name;
+        for (a, b) in back.measurements.iter().zip(&n.bundle.measurements) {
+            assert_eq!(a, b, "{name}");
+        }
+        assert_eq!(back, n.bundle, "{name}");
+        transcript_bytes += n
+            .bundle
+            .transcripts
+            .iter()
+            .map(|t| t.text.len())
+            .sum::<usize>();
+        bundle_bytes += text.len();
+    }
+    let ratio = bundle_bytes as f64 / transcript_bytes as f64;
+    assert!(ratio <= 4.0, "bundles are {ratio:.2}x their transcripts");
+}

@@ -91,19 +91,22 @@ fn server_and_client_each_keep_their_side_and_name_the_pair() {
     assert!(a.join("ib_write_bw-pair-server.txt").is_file());
     assert!(b.join("ib_write_bw-pair-client.txt").is_file());
     // The client's transcript is parsed: a size sweep in Gb/s (converted once).
-    let rows: Vec<&serde_json::Value> = sb["measurements"]
-        .as_array()
+    let client_bundle = b.join("bundle.json");
+    let text = std::fs::read_to_string(&client_bundle).unwrap();
+    let cells = wire_report::bundle::Bundle::from_json(&text, &client_bundle)
         .unwrap()
+        .measurements;
+    let rows: Vec<_> = cells
         .iter()
-        .filter(|m| m["tool"] == "perftest" && m["statistic"] == "avg")
+        .filter(|m| {
+            m.tool == "perftest"
+                && m.statistic == wire_report::evidence::measurement::Statistic::Avg
+        })
         .collect();
     assert!(rows.len() > 10, "{rows:?}");
-    let biggest = rows
-        .iter()
-        .max_by_key(|m| m["size_bytes"].as_u64().unwrap())
-        .unwrap();
-    assert_eq!(biggest["size_bytes"], 8388608);
-    assert!(biggest["as_printed"].as_str().unwrap().contains("Gb/sec"));
+    let biggest = rows.iter().max_by_key(|m| m.size_bytes).unwrap();
+    assert_eq!(biggest.size_bytes, Some(8388608));
+    assert!(biggest.as_printed.contains("Gb/sec"));
     // The node pages say who paired with whom.
     let site = d.path().join("site");
     let r = Command::new(env!("CARGO_BIN_EXE_wire-report"))
@@ -125,7 +128,7 @@ fn server_and_client_each_keep_their_side_and_name_the_pair() {
     assert!(page.contains("Two-node check: this node ran the ib_write_bw client against 127.0.0.1 (paired by --peer); completed"), "{page}");
     // The server prints only its last row.
     assert!(
-        sa["measurements"]
+        sa["measurements"]["cells"]
             .as_array()
             .unwrap()
             .iter()
