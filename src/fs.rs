@@ -31,6 +31,40 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write_file(path, bytes, true)
 }
 
+/// Writes `bytes` to `path` atomically (temporary file, then rename) but
+/// does not flush it: a run that writes many files calls [`sync_dirs`] once
+/// at the end instead of paying one `fsync` per file. `-` means standard
+/// output.
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_file(path, bytes, false)
+}
+
+/// Makes everything written so far under each of `dirs` durable: one
+/// `syncfs` per directory's filesystem (Linux), or one `sync` elsewhere.
+/// The end of a run of [`write_unsynced`] calls.
+pub fn sync_dirs(dirs: &[&Path]) -> anyhow::Result<()> {
+    for dir in dirs {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let d = std::fs::File::open(dir)
+                .with_context(|| format!("failed to open `{}` to sync it", dir.display()))?;
+            // SAFETY: syncfs takes any open descriptor and only flushes.
+            if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error())
+                    .with_context(|| format!("failed to sync `{}` to disk", dir.display()));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = dir;
+            // SAFETY: sync takes no arguments and only flushes.
+            unsafe { libc::sync() };
+        }
+    }
+    Ok(())
+}
+
 /// A rendered site is thousands of small files that can be rendered again:
 /// each is still replaced atomically, but not flushed one by one.
 fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {

@@ -39,6 +39,42 @@ pub fn ingest(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
 
 /// [`ingest`], leaving out the files directly inside `skip_dirs`.
 fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
+    let mut out = Vec::new();
+    for node in plan(paths, skip_dirs)? {
+        out.extend(read_node(node));
+    }
+    Ok(out)
+}
+
+/// [`ingest`] one node at a time: each node's files are read and parsed,
+/// its bundle handed to `each`, and dropped before the next node's files
+/// are read, so memory holds one node whatever the corpus. Returns how
+/// many nodes there were; stops at the first error `each` returns.
+pub fn ingest_each(
+    paths: &[PathBuf],
+    mut each: impl FnMut(NodeBundle) -> anyhow::Result<()>,
+) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for node in plan(paths, &[])? {
+        if let Some(b) = read_node(node) {
+            n += 1;
+            each(b)?;
+        }
+    }
+    Ok(n)
+}
+
+/// One node directory to read: its files in name order, and its name.
+struct NodePlan {
+    dir: PathBuf,
+    name: String,
+    files: Vec<PathBuf>,
+}
+
+/// Every file under `paths` grouped by directory (walked in name order so
+/// the result does not depend on the filesystem), with the node names;
+/// nothing is read yet. Fails only when a given path does not exist.
+fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan>> {
     let mut files: Vec<PathBuf> = Vec::new();
     for p in paths {
         if !p.exists() {
@@ -65,47 +101,47 @@ fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec
         }
     }
     files.dedup();
-
-    // Per directory: (path as shown, bytes, why it could not be read).
-    type FileRead = (String, Vec<u8>, Option<String>);
-    let mut by_dir: BTreeMap<PathBuf, Vec<FileRead>> = BTreeMap::new();
+    let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for f in files {
         let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
-        let shown = f.display().to_string();
-        let (bytes, err) = match std::fs::read(&f) {
-            Ok(b) => (b, None),
-            Err(e) => (Vec::new(), Some(format!("cannot be read: {e}"))),
-        };
-        by_dir.entry(dir).or_default().push((shown, bytes, err));
+        by_dir.entry(dir).or_default().push(f);
     }
-
     let names = node_names(by_dir.keys());
-    let mut out = Vec::new();
-    for ((dir, files), name) in by_dir.into_iter().zip(names) {
-        let mut bundle = Bundle::new(Host {
-            name,
-            origin: Origin::Ingested,
-        });
-        for (path, bytes, err) in files {
-            match err {
-                Some(e) => bundle.problems.push(Problem {
-                    file: path,
-                    line: None,
-                    kind: ProblemKind::Unreadable,
-                    message: e,
-                }),
-                None => {
-                    bundle.absorb(read_transcript(&path, &bytes));
-                }
+    Ok(by_dir
+        .into_iter()
+        .zip(names)
+        .map(|((dir, files), name)| NodePlan { dir, name, files })
+        .collect())
+}
+
+/// Reads and parses one node's files; `None` when the directory held
+/// nothing but wire-report's own bundles (not a node).
+fn read_node(node: NodePlan) -> Option<NodeBundle> {
+    let mut bundle = Bundle::new(Host {
+        name: node.name,
+        origin: Origin::Ingested,
+    });
+    for f in node.files {
+        let path = f.display().to_string();
+        match std::fs::read(&f) {
+            Err(e) => bundle.problems.push(Problem {
+                file: path,
+                line: None,
+                kind: ProblemKind::Unreadable,
+                message: format!("cannot be read: {e}"),
+            }),
+            Ok(bytes) => {
+                bundle.absorb(read_transcript(&path, &bytes));
             }
         }
-        // Nothing but wire-report's own bundles in the directory: not a node.
-        if bundle.transcripts.is_empty() && bundle.problems.is_empty() {
-            continue;
-        }
-        out.push(NodeBundle { dir, bundle });
     }
-    Ok(out)
+    if bundle.transcripts.is_empty() && bundle.problems.is_empty() {
+        return None;
+    }
+    Some(NodeBundle {
+        dir: node.dir,
+        bundle,
+    })
 }
 
 /// Directory names as node names; a name used twice gets its parent's name

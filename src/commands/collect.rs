@@ -35,6 +35,11 @@ pub struct Args {
     /// Do not print warnings or progress (problems stay in the bundle).
     #[arg(long)]
     pub quiet: bool,
+    /// Flush every file to disk as it is written (one `fsync` per file).
+    /// Without it each file is still replaced atomically, and the run
+    /// flushes everything once at the end.
+    #[arg(long)]
+    pub fsync: bool,
     /// Replace hostnames, serials and GUIDs by stable placeholders (for external tickets).
     #[arg(long)]
     pub redact: bool,
@@ -97,51 +102,116 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return collect_live(&a);
     }
     match &a.out {
-        Some(out) => collect_from(&a.from, out, a.quiet),
+        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync),
         None => super::usage("collect --from needs --out (a .json file, `-`, or a directory)"),
     }
 }
 
-/// `collect --from`: ingest, warn, write atomically.
-fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
+/// `collect --from`: ingest, warn, write atomically; one node at a time
+/// into a directory (each bundle written when its node is read, then
+/// dropped), and one sync at the end unless `fsync` asks for one per file.
+fn collect_from(
+    from: &[PathBuf],
+    out: &Path,
+    quiet: bool,
+    fsync: bool,
+) -> anyhow::Result<ExitCode> {
     let to_file = out.as_os_str() == "-" || out.extension().is_some_and(|e| e == "json");
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
-    let nodes = inputs::ingest(from)?;
-    if nodes.is_empty() {
+    let mut w = Writer {
+        out,
+        to_file,
+        quiet,
+        fsync,
+        first: None,
+        written: 0,
+        parsed: 0,
+    };
+    let nodes = inputs::ingest_each(from, |n| w.node(n))?;
+    if nodes == 0 {
         eprintln!("warning: no files found under {}", super::show_paths(from));
         return Ok(ExitCode::from(1));
     }
-    if to_file && nodes.len() > 1 {
-        anyhow::bail!(
-            "the input holds transcripts of {} nodes (one per directory: {}); give --out a directory to write one bundle per node",
-            nodes.len(),
-            nodes
-                .iter()
-                .map(|n| n.bundle.host.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    w.finish()?;
+    Ok(if w.parsed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Where `collect --from` puts each node's bundle as it comes.
+struct Writer<'a> {
+    out: &'a Path,
+    to_file: bool,
+    quiet: bool,
+    fsync: bool,
+    /// The first node, held until a second shows whether `out` holds one
+    /// bundle (`out/bundle.json`) or one per node (`out/<node>/bundle.json`).
+    first: Option<inputs::NodeBundle>,
+    written: usize,
+    parsed: usize,
+}
+
+impl Writer<'_> {
+    fn node(&mut self, n: inputs::NodeBundle) -> anyhow::Result<()> {
+        if let Some(first) = self.first.take() {
+            if self.to_file {
+                anyhow::bail!(
+                    "the input holds transcripts of more than one node (one per directory: {}, {}, ...); give --out a directory to write one bundle per node",
+                    first.bundle.host.name,
+                    n.bundle.host.name
+                );
+            }
+            self.write(&first, false)?;
+            return self.write(&n, false);
+        }
+        if self.written == 0 {
+            self.first = Some(n);
+            return Ok(());
+        }
+        self.write(&n, false)
     }
-    if !quiet {
-        for n in &nodes {
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        if let Some(first) = self.first.take() {
+            self.write(&first, true)?;
+        }
+        if !self.fsync && self.out.as_os_str() != "-" {
+            let dir = if self.to_file {
+                self.out.parent().filter(|p| !p.as_os_str().is_empty())
+            } else {
+                Some(self.out)
+            };
+            crate::fs::sync_dirs(&[dir.unwrap_or(Path::new("."))])?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, n: &inputs::NodeBundle, single: bool) -> anyhow::Result<()> {
+        if !self.quiet {
             for p in &n.bundle.problems {
                 eprintln!("warning: {}", p.one_line());
             }
         }
-    }
-    let single = nodes.len() == 1;
-    for n in &nodes {
-        let path = if to_file {
-            out.to_path_buf()
+        let path = if self.to_file {
+            self.out.to_path_buf()
         } else if single {
-            out.join("bundle.json")
+            self.out.join("bundle.json")
         } else {
-            out.join(&n.bundle.host.name).join("bundle.json")
+            self.out.join(&n.bundle.host.name).join("bundle.json")
         };
-        crate::fs::write_atomic(&path, n.bundle.to_json().as_bytes())?;
-        if !quiet && path.as_os_str() != "-" {
+        let bytes = n.bundle.to_json_bytes();
+        if self.fsync {
+            crate::fs::write_atomic(&path, &bytes)?;
+        } else {
+            crate::fs::write_unsynced(&path, &bytes)?;
+        }
+        self.written += 1;
+        self.parsed += n.parsed();
+        if !self.quiet && path.as_os_str() != "-" {
             eprintln!(
                 "wrote {} ({}: {} transcripts, {} devices, {} links, {} problems)",
                 path.display(),
@@ -152,13 +222,8 @@ fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<Exi
                 n.bundle.problems.len()
             );
         }
+        Ok(())
     }
-    let parsed: usize = nodes.iter().map(|n| n.parsed()).sum();
-    Ok(if parsed > 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }
 
 /// `collect` on this machine.
@@ -220,10 +285,18 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         crate::fs::write_atomic(&out, c.bundle.to_json().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let write = if a.fsync {
+        crate::fs::write_atomic
+    } else {
+        crate::fs::write_unsynced
+    };
     for (name, bytes) in &c.raw {
-        crate::fs::write_atomic(&out.join(name), bytes)?;
+        write(&out.join(name), bytes)?;
     }
-    crate::fs::write_atomic(&out.join("bundle.json"), c.bundle.to_json().as_bytes())?;
+    write(&out.join("bundle.json"), &c.bundle.to_json_bytes())?;
+    if !a.fsync {
+        crate::fs::sync_dirs(&[&out])?;
+    }
     if !a.quiet {
         for p in &c.bundle.problems {
             eprintln!("warning: {}", p.one_line());

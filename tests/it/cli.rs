@@ -38,7 +38,10 @@ fn collect_one_node_to_stdout() {
     assert_eq!(v["host"]["name"], "rtx-a6000-3gpu-nvlink-bridge");
     assert_eq!(v["transcripts"].as_array().unwrap().len(), 2);
     assert_eq!(v["topology"]["links"][0]["code"], "NV4");
-    assert_eq!(v["measurements"], serde_json::json!([]));
+    assert_eq!(
+        v["measurements"],
+        serde_json::json!({"series": [], "cells": []})
+    );
 }
 
 #[test]
@@ -51,6 +54,33 @@ fn collect_every_node_into_a_directory() {
     let b = d.path().join("mi300a-4apu/bundle.json");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(b).unwrap()).unwrap();
     assert_eq!(v["topology"]["links"][0]["class"], "direct-link");
+}
+
+#[test]
+fn collect_with_fsync_per_file_writes_the_same_bundles() {
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let from = ["captures/rtx3090-4gpu", "captures/mi300a-4apu"];
+    wr().args(["collect", "--quiet", "--from"])
+        .args(from)
+        .arg("--out")
+        .arg(&a)
+        .assert()
+        .success();
+    wr().args(["collect", "--quiet", "--fsync", "--from"])
+        .args(from)
+        .arg("--out")
+        .arg(&b)
+        .assert()
+        .success();
+    for node in ["rtx3090-4gpu", "mi300a-4apu"] {
+        let one = std::fs::read(a.join(node).join("bundle.json")).unwrap();
+        assert!(one.len() > 1000, "{node}");
+        assert_eq!(
+            one,
+            std::fs::read(b.join(node).join("bundle.json")).unwrap()
+        );
+    }
 }
 
 #[test]
