@@ -360,15 +360,17 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     if let Some(cmd) = after_prompt(t) {
         return Some(cmd.trim());
     }
-    // `# ./bandwidthTest` or `# ibstat`: a root prompt, only when a
-    // command follows (tools print `# ` comment lines of their own).
-    for p in ["# ", "$ "] {
-        if let Some(rest) = t.strip_prefix(p)
-            && is_command(rest.trim())
-        {
-            return Some(rest.trim());
-        }
+    // `$ cmd`: no tool prints a line that starts so.
+    if let Some(rest) = t.strip_prefix("$ ") {
+        return Some(rest.trim());
     }
+    if let Some(rest) = t.strip_prefix("# ")
+        && is_command(rest.trim())
+    {
+        return Some(rest.trim());
+    }
+    // `# ./bandwidthTest` or `# ibstat` (above): a root prompt, only when a
+    // known command follows (tools print `# ` comment lines of their own).
     if t == "$" {
         return Some("");
     }
@@ -379,9 +381,7 @@ pub fn prompt_command(t: &str) -> Option<&str> {
 fn after_prompt(t: &str) -> Option<&str> {
     let at = t.find('@')?;
     // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
-    let head_end = t[at..]
-        .find(['$', '#'])
-        .map(|k| at + k)?;
+    let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
     let head = &t[..head_end];
     if head.contains("  ") || head.len() > 120 {
         return None;
