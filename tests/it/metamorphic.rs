@@ -76,8 +76,11 @@ fn per_line(text: &str, f: impl Fn(&str) -> String) -> String {
     s
 }
 
+/// A way of pasting: its name, the lines it adds in front, the paste.
+type Transform = (&'static str, usize, Box<dyn Fn(&str) -> String>);
+
 /// The transformations that keep every line where it was (`+ shift`).
-fn transforms() -> Vec<(&'static str, usize, Box<dyn Fn(&str) -> String>)> {
+fn transforms() -> Vec<Transform> {
     vec![
         (
             "prompt",
@@ -130,7 +133,7 @@ fn transforms() -> Vec<(&'static str, usize, Box<dyn Fn(&str) -> String>)> {
         (
             "crlf",
             0,
-            Box::new(|t: &str| per_line(t, |l| format!("{l}\r")).replace("\r\n", "\r\n")),
+            Box::new(|t: &str| per_line(t, |l| format!("{l}\r"))),
         ),
         (
             "quoted fence with prompt",
