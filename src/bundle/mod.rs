@@ -231,6 +231,28 @@ pub struct LineAccount {
     pub not_understood_lines: Vec<usize>,
 }
 
+impl LineAccount {
+    /// `40 lines read, 3 skipped (2 blank, 1 shell prompt or command
+    /// line), 0 not understood`.
+    pub fn summary(&self) -> String {
+        let reasons = self
+            .skipped_by_reason
+            .iter()
+            .map(|(r, n)| format!("{n} {r}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let skipped = if reasons.is_empty() {
+            format!("{} skipped", self.skipped)
+        } else {
+            format!("{} skipped ({reasons})", self.skipped)
+        };
+        format!(
+            "{} lines read, {skipped}, {} not understood",
+            self.read, self.not_understood
+        )
+    }
+}
+
 /// What went wrong with one input. Example: `{ "file": "x.txt", "line": 3,
 /// "kind": "parse", "message": "4 cells after `GPU1` ..." }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -126,6 +126,18 @@ fn collect_from(from: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<Exi
     }
     if !quiet {
         for n in &nodes {
+            for t in &n.bundle.transcripts {
+                let tools: Vec<&str> = match t.blocks.as_slice() {
+                    [] => vec![t.tool.as_str()],
+                    b => b.iter().map(|b| b.tool.as_str()).collect(),
+                };
+                eprintln!(
+                    "read {}: {}; {}",
+                    t.path,
+                    tools.join(" + "),
+                    t.lines.summary()
+                );
+            }
             for p in &n.bundle.problems {
                 eprintln!("warning: {}", p.one_line());
             }
