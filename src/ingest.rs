@@ -10,13 +10,13 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::bundle::{Problem, ProblemKind, Transcript};
+use crate::bundle::{Block, LineAccount, Problem, ProblemKind, Transcript};
 use crate::evidence::measurement::Measurement;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
 use crate::evidence::topology::Topology;
-use crate::evidence::{self, IssueKind, Tool};
+use crate::evidence::{self, IssueKind, Tool, scan};
 
 /// What one file yielded: its transcript and evidence when a parser read
 /// it, and its problems either way.
@@ -91,23 +91,246 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
             "expected text; found a NUL byte (binary file?)".into(),
         );
     }
-    let Some(tool) = evidence::detect(text) else {
-        return Reading::failed(
-            path,
-            Some(1),
-            ProblemKind::Unrecognized,
-            format!("expected a transcript of a known tool ({})", known_tools()),
-        );
-    };
-    match evidence::parse(tool, text) {
-        Ok(parsed) => read_parsed(path, bytes, text, tool, parsed),
-        Err(e) => Reading::failed(
-            path,
-            Some(e.line),
-            ProblemKind::Parse,
-            format!("{}: expected {}", tool.as_str(), e.expected),
-        ),
+    read_blocks(path, bytes, text)
+}
+
+/// What one line of a file was used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Not yet assigned (a blank line between blocks ends up here).
+    Unset,
+    Read,
+    Skipped(&'static str),
+    NotUnderstood,
+}
+
+/// The blocks of one file as they are read: facts, problems, lines.
+struct Blocks<'p> {
+    path: &'p str,
+    all: evidence::Parsed,
+    blocks: Vec<Block>,
+    problems: Vec<Problem>,
+    uses: Vec<Use>,
+}
+
+impl Blocks<'_> {
+    fn set(&mut self, line: usize, u: Use) {
+        if let Some(x) = line.checked_sub(1).and_then(|i| self.uses.get_mut(i)) {
+            *x = u;
+        }
     }
+
+    /// A block its tool's parser read (or rejected).
+    fn take(
+        &mut self,
+        seg: &scan::Segment,
+        tool: Tool,
+        parsed: Result<evidence::Parsed, evidence::ParseError>,
+    ) {
+        let mut p = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                self.problems.push(Problem {
+                    file: self.path.to_string(),
+                    line: Some(seg.original(e.line)),
+                    kind: ProblemKind::Parse,
+                    message: format!("{}: expected {}", tool.as_str(), e.expected),
+                });
+                self.unread(seg);
+                return;
+            }
+        };
+        p.map_lines(|l| seg.original(l));
+        let noted: std::collections::BTreeSet<usize> = p.notes.iter().map(|n| n.line).collect();
+        for (i, l) in seg.text.lines().enumerate() {
+            let n = seg.lines.get(i).copied().unwrap_or(0);
+            let u = if l.trim().is_empty() {
+                Use::Skipped("blank")
+            } else if noted.contains(&n) {
+                Use::Skipped("passed over by the parser (see notes)")
+            } else {
+                Use::Read
+            };
+            self.set(n, u);
+        }
+        let (first_line, last_line) = seg.range();
+        self.blocks.push(Block {
+            tool,
+            first_line,
+            last_line,
+            command: seg.command.clone(),
+        });
+        merge_parsed(&mut self.all, p, self.path, &mut self.problems);
+    }
+
+    /// Lines no parser read: not understood, unless already accounted.
+    fn unread(&mut self, seg: &scan::Segment) {
+        for (i, l) in seg.text.lines().enumerate() {
+            let n = seg.lines.get(i).copied().unwrap_or(0);
+            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !l.trim().is_empty() {
+                self.set(n, Use::NotUnderstood);
+            }
+        }
+    }
+}
+
+/// Scans `text` into blocks, parses each recognised one, and merges what
+/// they yield, every line renumbered to the file's.
+///
+/// Neighbouring segments of the same tool are read as one block, with the
+/// command lines between them (a session of several `osu_bw` runs, each
+/// after its `export CUDA_VISIBLE_DEVICES=a,b`); text no tool recognises
+/// goes with the block after it. When the tool's parser rejects such a
+/// block, each segment is read alone and the rest is not understood.
+fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
+    let scan = scan::scan(text);
+    let mut b = Blocks {
+        path,
+        all: evidence::Parsed::default(),
+        blocks: Vec::new(),
+        problems: Vec::new(),
+        uses: vec![Use::Unset; text.lines().count()],
+    };
+    for s in &scan.skipped {
+        b.set(s.line, Use::Skipped(s.reason.as_str()));
+    }
+    let tools: Vec<Option<Tool>> = scan
+        .segments
+        .iter()
+        .map(|s| evidence::detect(&s.text))
+        .collect();
+    for group in groups(&tools) {
+        let tool = group.iter().find_map(|&i| tools[i]);
+        let Some(tool) = tool else {
+            group.iter().for_each(|&i| b.unread(&scan.segments[i]));
+            continue;
+        };
+        if let [i] = group[..] {
+            let seg = &scan.segments[i];
+            b.take(seg, tool, evidence::parse(tool, &seg.text));
+            continue;
+        }
+        let mut joined = scan.segments[group[0]].clone();
+        for &i in &group[1..] {
+            joined = scan.segments[i].after(&joined);
+        }
+        if evidence::detect(&joined.text) == Some(tool)
+            && let Ok(parsed) = evidence::parse(tool, &joined.text)
+        {
+            b.take(&joined, tool, Ok(parsed));
+            continue;
+        }
+        for &i in &group {
+            let seg = &scan.segments[i];
+            match tools[i] {
+                Some(t) => b.take(seg, t, evidence::parse(t, &seg.text)),
+                None => b.unread(seg),
+            }
+        }
+    }
+    if b.blocks.is_empty() {
+        if b.problems.is_empty() {
+            return Reading::failed(
+                path,
+                Some(1),
+                ProblemKind::Unrecognized,
+                format!("expected a transcript of a known tool ({})", known_tools()),
+            );
+        }
+        return Reading {
+            problems: b.problems,
+            ..Reading::default()
+        };
+    }
+    let account = line_account(&b.uses, text);
+    let mut r = read_parsed(path, bytes, text, b.blocks[0].tool, b.all);
+    b.problems.append(&mut r.problems);
+    r.problems = b.problems;
+    if let Some(t) = &mut r.transcript {
+        t.blocks = b.blocks;
+        t.lines = account;
+    }
+    r
+}
+
+/// Runs of segment indices read together: neighbours of one tool, with
+/// the unrecognised segments before them.
+fn groups(tools: &[Option<Tool>]) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    let mut cur_tool: Option<Tool> = None;
+    let mut waiting: Vec<usize> = Vec::new();
+    for (i, t) in tools.iter().enumerate() {
+        match *t {
+            None => waiting.push(i),
+            Some(t) if cur_tool.is_none() || cur_tool == Some(t) => {
+                cur.append(&mut waiting);
+                cur.push(i);
+                cur_tool = Some(t);
+            }
+            Some(t) => {
+                out.push(std::mem::take(&mut cur));
+                cur.append(&mut waiting);
+                cur.push(i);
+                cur_tool = Some(t);
+            }
+        }
+    }
+    cur.append(&mut waiting);
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Counts the lines' uses; an unassigned line is blank or not understood.
+fn line_account(uses: &[Use], text: &str) -> LineAccount {
+    let mut a = LineAccount::default();
+    for (i, (u, l)) in uses.iter().zip(text.lines()).enumerate() {
+        let u = match *u {
+            Use::Unset if l.trim().is_empty() => Use::Skipped("blank"),
+            Use::Unset => Use::NotUnderstood,
+            u => u,
+        };
+        match u {
+            Use::Read => a.read += 1,
+            Use::Skipped(reason) => {
+                a.skipped += 1;
+                match a.skipped_by_reason.iter_mut().find(|x| x.0 == reason) {
+                    Some(x) => x.1 += 1,
+                    None => a.skipped_by_reason.push((reason.to_string(), 1)),
+                }
+            }
+            _ => {
+                a.not_understood += 1;
+                a.not_understood_lines.push(i + 1);
+            }
+        }
+    }
+    a.skipped_by_reason.sort();
+    a
+}
+
+/// Folds another block's facts into the file's.
+fn merge_parsed(
+    into: &mut evidence::Parsed,
+    p: evidence::Parsed,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) {
+    for c in into.topology.merge(p.topology) {
+        problems.push(Problem {
+            file: path.to_string(),
+            line: Some(c.other.line),
+            kind: ProblemKind::Conflict,
+            message: format!("disagrees with line {}: {}", c.kept.line, c.what),
+        });
+    }
+    into.measurements.extend(p.measurements);
+    crate::bundle::merge_rdma(&mut into.rdma, p.rdma);
+    into.pcie.extend(p.pcie);
+    into.notes.extend(p.notes);
+    into.issues.extend(p.issues);
 }
 
 /// A parser's output as a reading: the file named on every fact.
@@ -119,19 +342,7 @@ fn read_parsed(
     mut parsed: evidence::Parsed,
 ) -> Reading {
     let file = Text::from(path.to_string());
-    parsed.topology.set_file(&file);
-    for m in &mut parsed.measurements {
-        m.source.file = file.clone();
-    }
-    for d in &mut parsed.rdma {
-        d.source.file = file.clone();
-        for p in &mut d.ports {
-            p.source.file = file.clone();
-        }
-    }
-    for p in &mut parsed.pcie {
-        p.source.file = file.clone();
-    }
+    parsed.for_each_source(|s| s.file = file.clone());
     let problems = parsed
         .issues
         .iter()
@@ -152,6 +363,8 @@ fn read_parsed(
             sha256: sha256_hex(bytes),
             text: text.to_string(),
             notes: parsed.notes,
+            blocks: Vec::new(),
+            lines: LineAccount::default(),
         }),
         topology: parsed.topology,
         measurements: parsed.measurements,

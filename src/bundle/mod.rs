@@ -194,6 +194,68 @@ pub struct Transcript {
     /// Lines the parser recognised and deliberately skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// The tool blocks found in the file, in order: one for a plain
+    /// transcript, several for a paste of several commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<Block>,
+    /// Every line of the file, accounted for.
+    #[serde(default)]
+    pub lines: LineAccount,
+}
+
+/// One tool's output inside a transcript file. Example: `{ "tool":
+/// "ibstat", "first_line": 2, "last_line": 40, "command": "sudo ibstat" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Block {
+    pub tool: Tool,
+    /// 1-based lines of the file, inclusive.
+    pub first_line: usize,
+    pub last_line: usize,
+    /// The command line pasted before it (prompt removed), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// How the lines of a transcript were used. `read + skipped +
+/// not_understood` is the file's line count. Read: lines of a recognised
+/// tool block that its parser accepted (rows, headers, the tool's own
+/// banners). Skipped: blank lines, prompts and command lines, fences,
+/// lines the parser noted and passed over; by reason. Not understood:
+/// lines outside any recognised block, and the lines of a block its
+/// parser rejected; listed by number.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LineAccount {
+    pub read: usize,
+    pub skipped: usize,
+    pub not_understood: usize,
+    /// `(reason, lines)`, in a fixed order of reasons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_by_reason: Vec<(String, usize)>,
+    /// 1-based numbers of the lines not understood.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_understood_lines: Vec<usize>,
+}
+
+impl LineAccount {
+    /// `40 lines read, 3 skipped (2 blank, 1 shell prompt or command
+    /// line), 0 not understood`.
+    pub fn summary(&self) -> String {
+        let reasons = self
+            .skipped_by_reason
+            .iter()
+            .map(|(r, n)| format!("{n} {r}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let skipped = if reasons.is_empty() {
+            format!("{} skipped", self.skipped)
+        } else {
+            format!("{} skipped ({reasons})", self.skipped)
+        };
+        format!(
+            "{} lines read, {skipped}, {} not understood",
+            self.read, self.not_understood
+        )
+    }
 }
 
 /// What went wrong with one input. Example: `{ "file": "x.txt", "line": 3,

@@ -192,6 +192,18 @@ impl Writer<'_> {
 
     fn write(&mut self, n: &inputs::NodeBundle, single: bool) -> anyhow::Result<()> {
         if !self.quiet {
+            for t in &n.bundle.transcripts {
+                let tools: Vec<&str> = match t.blocks.as_slice() {
+                    [] => vec![t.tool.as_str()],
+                    b => b.iter().map(|b| b.tool.as_str()).collect(),
+                };
+                eprintln!(
+                    "read {}: {}; {}",
+                    t.path,
+                    tools.join(" + "),
+                    t.lines.summary()
+                );
+            }
             for p in &n.bundle.problems {
                 eprintln!("warning: {}", p.one_line());
             }

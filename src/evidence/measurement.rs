@@ -298,6 +298,9 @@ pub struct Ids {
 }
 
 impl Ids {
+    /// More devices than any node has; ids past it are not cached.
+    pub const SHARED: usize = 1024;
+
     pub fn new(prefix: &'static str) -> Ids {
         Ids {
             prefix,
@@ -305,7 +308,14 @@ impl Ids {
         }
     }
 
+    /// The id of device `i`. Ids up to [`Ids::SHARED`] are made once and
+    /// shared; a larger index (only a damaged or hostile transcript prints
+    /// one) is made on its own, so memory never grows with a number read
+    /// from the text.
     pub fn get(&mut self, i: usize) -> Text {
+        if i >= Self::SHARED {
+            return format!("{}{i}", self.prefix).into();
+        }
         while self.made.len() <= i {
             self.made
                 .push(format!("{}{}", self.prefix, self.made.len()).into());

@@ -12,6 +12,7 @@ pub mod measurement;
 pub mod mpi;
 pub mod pcie;
 pub mod rdma;
+pub mod scan;
 pub mod text;
 pub mod tools;
 pub mod topology;
@@ -182,6 +183,25 @@ impl Parsed {
             kind: IssueKind::ToolError,
             message: message.into(),
         });
+    }
+
+    /// Calls `f` on every fact's source (its file and line).
+    pub fn for_each_source(&mut self, mut f: impl FnMut(&mut Source)) {
+        self.topology.for_each_source(&mut f);
+        self.measurements.iter_mut().for_each(|m| f(&mut m.source));
+        for d in &mut self.rdma {
+            f(&mut d.source);
+            d.ports.iter_mut().for_each(|p| f(&mut p.source));
+        }
+        self.pcie.iter_mut().for_each(|p| f(&mut p.source));
+    }
+
+    /// Renumbers every line this reading names (facts, notes, issues)
+    /// with `map`: from a scanned segment's lines to the original file's.
+    pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
+        self.for_each_source(|s| s.line = map(s.line));
+        self.notes.iter_mut().for_each(|n| n.line = map(n.line));
+        self.issues.iter_mut().for_each(|i| i.line = map(i.line));
     }
 
     pub fn note(&mut self, line: usize, text: impl Into<String>) {

@@ -11,6 +11,7 @@ mod fake_cuda;
 mod fleet;
 mod live;
 mod measurements;
+mod metamorphic;
 mod models;
 mod never_panics;
 mod pair;

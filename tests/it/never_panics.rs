@@ -92,3 +92,40 @@ proptest! {
         run_all(&s);
     }
 }
+
+/// Synthetic hostile inputs (`tests/fixtures/hostile/`): an index read from
+/// the text (`4294967295`, `GPU[100000]`) never sizes memory or a loop.
+/// Each is read alone; what comes out is bounded by the text's size.
+#[test]
+fn hostile_indices_are_bounded_by_the_text() {
+    for (dir, cells, problem_line) in [
+        ("01-oom-nvbandwidth-row-index/nvbandwidth.txt", 3, None),
+        ("02-oom-p2p-row-index/p2p.txt", 2, Some(3)),
+        ("03-abort-rocm-smi-gpu-index/rocm.txt", 0, Some(3)),
+        ("04-cpu-rocm-smi-gpu-index/rocm.txt", 0, Some(3)),
+    ] {
+        let path = format!("tests/fixtures/hostile/{dir}");
+        let text = std::fs::read(&path).unwrap();
+        let r = wire_report::ingest::read_transcript(&path, &text);
+        assert_eq!(r.measurements.len(), cells, "{path}: {:?}", r.measurements);
+        assert!(r.topology.devices.len() <= 2, "{path}");
+        assert!(r.topology.links.len() <= 1, "{path}");
+        assert_eq!(
+            r.problems.first().and_then(|p| p.line),
+            problem_line,
+            "{path}: {:?}",
+            r.problems
+        );
+    }
+}
+
+/// A perftest latency header whose `BW average` column has a time unit
+/// (synthetic: the shape a fuzzer found) once hit an `expect`; the row's
+/// latency is read and the unknown column is not.
+#[test]
+fn perftest_bw_column_in_an_unknown_unit_does_not_panic() {
+    let text = " #bytes #iterations    t_min[usec]    BW average[usec]\n 2       1000          1.00           2.00\n---\n";
+    let p = evidence::parse(Tool::Perftest, text).unwrap();
+    assert_eq!(p.measurements.len(), 1, "{:?}", p.measurements);
+    assert_eq!(p.measurements[0].latency_s, Some(1e-6));
+}

@@ -379,10 +379,15 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
             }),
         }
     }
-    let count = pairs
-        .labels
-        .len()
-        .max(pairs.numa.keys().map(|k| k + 1).max().unwrap_or(0));
+    // GPUs are counted by the lines that name them, never by an index
+    // read from the text (`GPU[4294967295]` would size every pair list).
+    let count = pairs.labels.len().max(pairs.numa.len());
+    if let Some((&idx, &(_, n))) = pairs.numa.iter().find(|(k, _)| **k >= count) {
+        return Err(ParseError::new(
+            n,
+            format!("GPU indices below the number of GPUs listed ({count}); found GPU[{idx}]"),
+        ));
+    }
     if count == 0 {
         return Err(ParseError::new(
             lines.len().max(1),

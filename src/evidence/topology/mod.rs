@@ -307,6 +307,11 @@ impl Topology {
 
     /// Points every source at `file` (parsers only know line numbers).
     pub fn set_file(&mut self, file: &Text) {
+        self.for_each_source(|s| s.file = file.clone());
+    }
+
+    /// Calls `f` on the source of every device, link, p2p and NVLink fact.
+    pub fn for_each_source(&mut self, mut f: impl FnMut(&mut Source)) {
         let all = self
             .devices
             .iter_mut()
@@ -315,7 +320,7 @@ impl Topology {
             .chain(self.p2p.iter_mut().map(|p| &mut p.source))
             .chain(self.nvlink.iter_mut().map(|n| &mut n.source));
         for s in all {
-            s.file = file.clone();
+            f(s);
         }
     }
 

@@ -3,6 +3,8 @@
 
 use super::{Linker, NodeSlugs};
 use crate::bundle::Bundle;
+use crate::evidence::Source;
+use crate::evidence::text::Text;
 
 pub struct TranscriptLink {
     pub name: String,
@@ -10,7 +12,16 @@ pub struct TranscriptLink {
     pub href: String,
     pub lines: usize,
     pub notes: Vec<String>,
+    /// "40 lines read, 3 skipped (2 blank, 1 shell prompt or command
+    /// line), 0 not understood".
+    pub accounting: String,
+    /// The lines not understood: number and link, at most
+    /// [`UNREAD_SHOWN`] (the rest are counted in `accounting`).
+    pub unread: Vec<(usize, String)>,
 }
+
+/// How many not-understood lines the node page links one by one.
+const UNREAD_SHOWN: usize = 50;
 
 pub struct TranscriptView {
     pub anchor: String,
@@ -40,6 +51,20 @@ pub(super) fn links(b: &Bundle, linker: &Linker<'_>) -> Vec<TranscriptLink> {
                 .notes
                 .iter()
                 .map(|n| format!("line {}: {}", n.line, n.text))
+                .collect(),
+            accounting: tr.lines.summary(),
+            unread: tr
+                .lines
+                .not_understood_lines
+                .iter()
+                .take(UNREAD_SHOWN)
+                .map(|&line| {
+                    let s = Source {
+                        file: Text::from(&tr.path),
+                        line,
+                    };
+                    (line, linker.href(&s))
+                })
                 .collect(),
         })
         .collect()

@@ -1,0 +1,526 @@
+//! The scanner: any pasted text in, the tool blocks in it out, each with the
+//! original line number of every line it hands a parser.
+//!
+//! People paste transcripts with shell prompts and command lines, MPI and
+//! launcher prefixes (`[rank 0] `, `[1,0]<stdout>:`), quoting (`> `),
+//! markdown fences, timestamps (kubectl `--timestamps`), common
+//! indentation, CRLF, and several commands in one paste. The scanner takes
+//! those off, line by line, and remembers for every line it keeps where it
+//! came from, so every fact still names the line of the file the user
+//! gave. Lines it takes out are [`Skip`]s with a reason; a prompt's command
+//! is kept on its block (it says which collective, which GPU, which flags).
+//!
+//! Blocks are separated by command lines: each run of text between two
+//! commands is one candidate block, and the tool is recognised from the
+//! block's own content ([`detect`](super::detect)). A block no tool
+//! recognises is left to the caller to account as not understood.
+//!
+//! Pure and allocation-bounded: the output is never larger than the input
+//! plus one line map entry per line.
+
+use std::borrow::Cow;
+
+/// A line the scanner took out of the text a parser sees, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// A shell prompt, with or without a command after it.
+    Prompt,
+    /// A markdown code fence (```` ``` ```` or `~~~`).
+    Fence,
+    /// `[sudo] password for ...`
+    Password,
+}
+
+impl SkipReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Prompt => "shell prompt or command line",
+            SkipReason::Fence => "markdown code fence",
+            SkipReason::Password => "sudo password prompt",
+        }
+    }
+}
+
+/// One line taken out, by its 1-based line number in the original text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skip {
+    pub line: usize,
+    pub reason: SkipReason,
+}
+
+/// A run of lines between two command lines: what a parser is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment<'a> {
+    /// The command line that introduced it (prompt removed), if any.
+    pub command: Option<String>,
+    /// That line as pasted (prefixes off, prompt kept), and its number.
+    pub prompt_line: Option<(usize, &'a str)>,
+    /// The text with prefixes, quotes, common indentation and `\r` taken
+    /// off; borrowed when nothing had to change.
+    pub text: Cow<'a, str>,
+    /// `lines[i]` is the original 1-based line number of line `i + 1` of
+    /// `text`.
+    pub lines: Vec<usize>,
+}
+
+impl<'a> Segment<'a> {
+    /// The original line of `line` (1-based in [`Segment::text`]); a line
+    /// past the end (a parser naming "the end") maps to the last line.
+    pub fn original(&self, line: usize) -> usize {
+        let i = line
+            .saturating_sub(1)
+            .min(self.lines.len().saturating_sub(1));
+        self.lines.get(i).copied().unwrap_or(line)
+    }
+
+    /// `context`, this segment's prompt line and this segment as one
+    /// text: what preceded a command (`export CUDA_VISIBLE_DEVICES=0,1`,
+    /// a launcher's banner) read with its output.
+    pub fn after(&self, context: &Segment<'a>) -> Segment<'a> {
+        let mut text = String::with_capacity(context.text.len() + self.text.len() + 80);
+        let mut lines = context.lines.clone();
+        text.push_str(&context.text);
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if let Some((n, l)) = self.prompt_line {
+            text.push_str(l.trim());
+            text.push('\n');
+            lines.push(n);
+        }
+        text.push_str(&self.text);
+        lines.extend(&self.lines);
+        Segment {
+            command: context.command.clone().or_else(|| self.command.clone()),
+            prompt_line: context.prompt_line,
+            text: Cow::Owned(text),
+            lines,
+        }
+    }
+
+    /// Original line numbers of the segment's first and last lines.
+    pub fn range(&self) -> (usize, usize) {
+        (
+            self.lines.first().copied().unwrap_or(0),
+            self.lines.last().copied().unwrap_or(0),
+        )
+    }
+}
+
+/// What the scanner made of a text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scan<'a> {
+    pub segments: Vec<Segment<'a>>,
+    pub skipped: Vec<Skip>,
+}
+
+/// Splits `text` into segments at command lines, with every line's prefix
+/// taken off and its original number kept.
+pub fn scan(text: &str) -> Scan<'_> {
+    let mut out = Scan::default();
+    let mut cur: Vec<(usize, &str)> = Vec::new();
+    let mut command: Option<(String, usize, &str)> = None;
+    let mut changed = text.contains('\r');
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
+        if line.len() != raw.len() {
+            changed = true;
+        }
+        let t = line.trim();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            out.skipped.push(Skip {
+                line: n,
+                reason: SkipReason::Fence,
+            });
+            changed = true;
+            continue;
+        }
+        if t.starts_with("[sudo] password for") {
+            out.skipped.push(Skip {
+                line: n,
+                reason: SkipReason::Password,
+            });
+            changed = true;
+            continue;
+        }
+        if let Some(cmd) = prompt_command(t) {
+            out.skipped.push(Skip {
+                line: n,
+                reason: SkipReason::Prompt,
+            });
+            // The text is no longer one segment: nothing is borrowed whole.
+            changed = true;
+            flush(&mut out, &mut cur, command.take(), text, changed);
+            command = Some((cmd.to_string(), n, line));
+            continue;
+        }
+        cur.push((n, line));
+    }
+    flush(&mut out, &mut cur, command, text, changed);
+    out
+}
+
+/// Ends the current segment (if it holds any non-blank line).
+fn flush<'a>(
+    out: &mut Scan<'a>,
+    cur: &mut Vec<(usize, &'a str)>,
+    command: Option<(String, usize, &'a str)>,
+    whole: &'a str,
+    changed: bool,
+) {
+    if cur.iter().all(|(_, l)| l.trim().is_empty()) {
+        cur.clear();
+        return;
+    }
+    let indent = common_indent(cur.iter().map(|(_, l)| *l));
+    let lines: Vec<usize> = cur.iter().map(|(n, _)| *n).collect();
+    let text = if !changed && indent == 0 && out.segments.is_empty() {
+        Cow::Borrowed(whole)
+    } else {
+        let mut s = String::with_capacity(cur.iter().map(|(_, l)| l.len() + 1).sum());
+        for (_, l) in cur.iter() {
+            if l.trim().is_empty() {
+                s.push('\n');
+                continue;
+            }
+            s.push_str(&l[indent.min(l.len())..]);
+            s.push('\n');
+        }
+        Cow::Owned(s)
+    };
+    cur.clear();
+    let (command, prompt_line) = match command {
+        Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, l))),
+        None => (None, None),
+    };
+    out.segments.push(Segment {
+        command,
+        prompt_line,
+        text,
+        lines,
+    });
+}
+
+/// Bytes of leading whitespace that every non-blank line shares.
+fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    let mut common: Option<&str> = None;
+    for l in lines {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let ws = &l[..l.len() - l.trim_start().len()];
+        common = Some(match common {
+            None => ws,
+            Some(c) => {
+                let k = c
+                    .bytes()
+                    .zip(ws.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                &c[..k]
+            }
+        });
+        if common == Some("") {
+            return 0;
+        }
+    }
+    common.map_or(0, str::len)
+}
+
+/// Takes off, repeatedly, the prefixes launchers, loggers and quoting put
+/// in front of a line: `[rank 3] `, `[1,0]<stdout>:`, `> `, an ISO
+/// timestamp.
+pub fn strip_prefixes(mut line: &str) -> &str {
+    loop {
+        let before = line.len();
+        line = strip_rank(line);
+        line = strip_mpi_tag(line);
+        line = strip_quote(line);
+        line = strip_timestamp(line);
+        if line.len() == before {
+            return line;
+        }
+    }
+}
+
+/// `[rank 12] ` or `[rank12]: `.
+fn strip_rank(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix("[rank") else {
+        return line;
+    };
+    let rest = rest.trim_start_matches(' ');
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return line;
+    }
+    let Some(rest) = rest[digits..].strip_prefix(']') else {
+        return line;
+    };
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    rest.strip_prefix(' ').unwrap_or(rest)
+}
+
+/// Open MPI's `--tag-output`: `[1,0]<stdout>:` (also `<stderr>`).
+fn strip_mpi_tag(line: &str) -> &str {
+    let Some(rest) = line.strip_prefix('[') else {
+        return line;
+    };
+    let Some(close) = rest.find("]<") else {
+        return line;
+    };
+    let ids = &rest[..close];
+    if ids.is_empty() || !ids.bytes().all(|b| b.is_ascii_digit() || b == b',') {
+        return line;
+    }
+    let rest = &rest[close + 1..];
+    for tag in ["<stdout>:", "<stderr>:", "<stddiag>:"] {
+        if let Some(r) = rest.strip_prefix(tag) {
+            return r;
+        }
+    }
+    line
+}
+
+/// A markdown or e-mail quote: `> ` or a lone `>`.
+fn strip_quote(line: &str) -> &str {
+    if line == ">" {
+        return "";
+    }
+    line.strip_prefix("> ").unwrap_or(line)
+}
+
+/// `2024-05-01T12:00:00.123456789Z ` (kubectl logs `--timestamps`), also
+/// with a space for the `T` and a numeric offset.
+fn strip_timestamp(line: &str) -> &str {
+    let b = line.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let is = |i: usize, c: u8| b.get(i) == Some(&c);
+    let date = (0..4).all(digit) && is(4, b'-') && digit(5) && digit(6) && is(7, b'-');
+    let time = digit(8) && digit(9) && (is(10, b'T') || is(10, b' '));
+    let clock = digit(11) && digit(12) && is(13, b':') && digit(14) && digit(15) && is(16, b':');
+    if !(date && time && clock && digit(17) && digit(18)) {
+        return line;
+    }
+    let mut i = 19;
+    if is(i, b'.') || is(i, b',') {
+        i += 1;
+        while digit(i) {
+            i += 1;
+        }
+    }
+    if is(i, b'Z') {
+        i += 1;
+    } else if (is(i, b'+') || is(i, b'-')) && digit(i + 1) && digit(i + 2) {
+        i += 3;
+        if is(i, b':') {
+            i += 1;
+        }
+        while digit(i) {
+            i += 1;
+        }
+    }
+    match b.get(i) {
+        Some(b' ') => &line[i + 1..],
+        None => "",
+        _ => line,
+    }
+}
+
+/// Programs whose command line starts a transcript people paste.
+const PROGRAMS: &[&str] = &[
+    "nvidia-smi",
+    "rocm-smi",
+    "amd-smi",
+    "ibstat",
+    "ibstatus",
+    "ibv_devinfo",
+    "ibv_devices",
+    "show_gids",
+    "lspci",
+    "nvbandwidth",
+    "p2pBandwidthLatencyTest",
+    "bandwidthTest",
+    "rocm-bandwidth-test",
+    "TransferBench",
+    "dcgmi",
+    "mpirun",
+    "mpiexec",
+    "srun",
+    "numactl",
+    "sudo",
+    "kubectl",
+    "docker",
+    "cat",
+];
+
+/// If `t` (a trimmed line) is a shell prompt or a bare command line, the
+/// command (possibly empty).
+pub fn prompt_command(t: &str) -> Option<&str> {
+    if let Some(cmd) = after_prompt(t) {
+        return Some(cmd.trim());
+    }
+    // `$ cmd`: no tool prints a line that starts so.
+    if let Some(rest) = t.strip_prefix("$ ") {
+        return Some(rest.trim());
+    }
+    if let Some(rest) = t.strip_prefix("# ")
+        && is_command(rest.trim())
+    {
+        return Some(rest.trim());
+    }
+    // `# ./bandwidthTest` or `# ibstat` (above): a root prompt, only when a
+    // known command follows (tools print `# ` comment lines of their own).
+    if t == "$" {
+        return Some("");
+    }
+    is_command(t).then_some(t)
+}
+
+/// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
+fn after_prompt(t: &str) -> Option<&str> {
+    let at = t.find('@')?;
+    // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
+    let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
+    let head = &t[..head_end];
+    if head.contains("  ") || head.len() > 120 {
+        return None;
+    }
+    let user = head[..at].rsplit([' ', '(', ')', '[']).next()?;
+    if user.is_empty()
+        || !user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    {
+        return None;
+    }
+    let host = &head[at + 1..];
+    let host_ok = host
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && (host.contains(':') || host.ends_with(']') || !host.contains(' '));
+    if !host_ok {
+        return None;
+    }
+    let rest = &t[head_end + 1..];
+    if rest.is_empty() || rest.starts_with(' ') {
+        Some(rest)
+    } else {
+        None
+    }
+}
+
+/// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
+/// followed by nothing, a flag or a subcommand word.
+fn is_command(t: &str) -> bool {
+    let mut words = t.split_whitespace();
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let prog = first.rsplit('/').next().unwrap_or(first);
+    let known = PROGRAMS.contains(&prog)
+        || prog.ends_with("_perf")
+        || prog.starts_with("osu_")
+        || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
+        || (first.starts_with("./") && prog.len() > 1);
+    if !known {
+        return false;
+    }
+    match words.next() {
+        None => true,
+        Some(w) => {
+            w.starts_with('-')
+                || (prog == "sudo" || prog == "numactl" || prog == "mpirun" || prog == "srun")
+                || matches!(
+                    w,
+                    "topo" | "nvlink" | "topology" | "static" | "metric" | "|"
+                )
+                || first.starts_with("./")
+                || w.starts_with('/')
+                || w.contains('=')
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_one_borrowed_segment() {
+        let s = scan("a\nb\n");
+        assert_eq!(s.segments.len(), 1);
+        assert!(matches!(s.segments[0].text, Cow::Borrowed(_)));
+        assert_eq!(s.segments[0].lines, vec![1, 2]);
+    }
+
+    #[test]
+    fn prompts_split_segments_and_keep_commands() {
+        let s = scan(
+            "harry@foo:~$ sudo ibstat\nCA 'mlx5_0'\n[root@pit101 release]# ./bandwidthTest --memory=pageable\nX\n",
+        );
+        assert_eq!(s.segments.len(), 2);
+        assert_eq!(s.segments[0].command.as_deref(), Some("sudo ibstat"));
+        assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
+        assert_eq!(s.segments[0].lines, vec![2]);
+        assert_eq!(
+            s.segments[1].command.as_deref(),
+            Some("./bandwidthTest --memory=pageable")
+        );
+        assert_eq!(s.segments[1].lines, vec![4]);
+        assert_eq!(s.skipped.len(), 2);
+    }
+
+    #[test]
+    fn a_segment_before_a_command_holds_only_its_lines() {
+        let s = scan("export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
+        assert_eq!(s.segments[0].text, "export A=1\n");
+        assert_eq!(s.segments[1].text, "# OSU\n");
+        let j = s.segments[1].after(&s.segments[0]);
+        assert_eq!(j.text, "export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
+        assert_eq!(j.lines, vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn prefixes_quotes_fences_and_indent_come_off() {
+        let s = scan("```\r\n> [rank 0]     a  b\r\n> [rank 0]       c\r\n```\r\n");
+        assert_eq!(s.segments.len(), 1);
+        assert_eq!(s.segments[0].text, "a  b\n  c\n");
+        assert_eq!(s.segments[0].lines, vec![2, 3]);
+        assert_eq!(s.segments[0].original(2), 3);
+    }
+
+    #[test]
+    fn tool_comment_lines_are_not_prompts() {
+        for l in [
+            "# OSU MPI Bandwidth Test v5.6",
+            "#  Rank  0 Group  0 Pid 1 on host device  0 [0x07] NVIDIA",
+            "#bytes #iterations",
+            "nvbandwidth Version: v0.4",
+            "# Collective test starting: all_reduce_perf",
+        ] {
+            assert_eq!(prompt_command(l), None, "{l}");
+        }
+        assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
+        assert_eq!(
+            prompt_command("$ nvidia-smi topo -m"),
+            Some("nvidia-smi topo -m")
+        );
+        assert_eq!(
+            prompt_command("nvidia-smi nvlink -R"),
+            Some("nvidia-smi nvlink -R")
+        );
+    }
+
+    #[test]
+    fn launcher_prefixes() {
+        assert_eq!(strip_prefixes("[1,0]<stdout>:# nThread 1"), "# nThread 1");
+        assert_eq!(
+            strip_prefixes("2024-05-01T12:00:00.123456789Z   8  2  float"),
+            "  8  2  float"
+        );
+        assert_eq!(strip_prefixes("[rank12]: x"), "x");
+        assert_eq!(strip_prefixes("[0x07] x"), "[0x07] x");
+    }
+}

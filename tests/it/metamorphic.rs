@@ -1,0 +1,245 @@
+//! Metamorphic tests over every real capture: the same transcript pasted
+//! the ways people paste it (after a prompt and a command line, indented,
+//! quoted with `> `, in a markdown fence, with `[rank 0] ` on every line,
+//! in CRLF, next to another tool's output, cut short) yields the same
+//! facts, with line numbers mapped back to the original's.
+
+use serde_json::Value;
+use wire_report::ingest::{Reading, read_transcript};
+
+/// Every capture: its path and text.
+fn captures() -> Vec<(String, String)> {
+    walkdir::WalkDir::new("captures")
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name() != "SOURCES.tsv")
+        .map(|e| {
+            let p = e.path().display().to_string();
+            let t = std::fs::read_to_string(e.path()).unwrap();
+            (p, t)
+        })
+        .collect()
+}
+
+/// Renumbers every `{"file", "line"}` source in a JSON value.
+fn map_sources(v: &mut Value, map: &dyn Fn(usize) -> usize) {
+    match v {
+        Value::Object(m) => {
+            if m.contains_key("file")
+                && let Some(Value::Number(n)) = m.get("line")
+            {
+                let l = map(n.as_u64().unwrap() as usize);
+                m.insert("line".into(), Value::from(l));
+            }
+            m.values_mut().for_each(|x| map_sources(x, map));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| map_sources(x, map)),
+        _ => {}
+    }
+}
+
+/// The facts of a reading, lines mapped by `map`, as comparable JSON:
+/// topology, cells, adapters, PCIe links, notes, problems (line and kind;
+/// a message may quote a line number of its own).
+fn facts(r: &Reading, map: &dyn Fn(usize) -> usize) -> Value {
+    let problems: Vec<(Option<usize>, String)> = r
+        .problems
+        .iter()
+        .map(|p| (p.line.map(map), format!("{:?}", p.kind)))
+        .collect();
+    let notes: Vec<(usize, String)> = r
+        .transcript
+        .iter()
+        .flat_map(|t| &t.notes)
+        .map(|n| (map(n.line), n.text.clone()))
+        .collect();
+    let mut v = serde_json::json!({
+        "topology": r.topology,
+        "measurements": r.measurements,
+        "rdma": r.rdma,
+        "pcie": r.pcie,
+    });
+    map_sources(&mut v, map);
+    v["problems"] = serde_json::to_value(problems).unwrap();
+    v["notes"] = serde_json::to_value(notes).unwrap();
+    v
+}
+
+/// `text` with `f` applied to every line (the line's end kept).
+fn per_line(text: &str, f: impl Fn(&str) -> String) -> String {
+    let mut s = String::with_capacity(text.len() * 2);
+    for l in text.lines() {
+        s.push_str(&f(l));
+        s.push('\n');
+    }
+    s
+}
+
+/// A way of pasting: its name, the lines it adds in front, the paste.
+type Transform = (&'static str, usize, Box<dyn Fn(&str) -> String>);
+
+/// The transformations that keep every line where it was (`+ shift`).
+fn transforms() -> Vec<Transform> {
+    vec![
+        (
+            "prompt",
+            1,
+            Box::new(|t: &str| format!("harry@foo:~$ cat transcript.txt\n{t}")),
+        ),
+        (
+            "root prompt",
+            1,
+            Box::new(|t: &str| format!("[root@node01 ~]# cat transcript.txt\n{t}")),
+        ),
+        (
+            "indent",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("    {l}"))),
+        ),
+        (
+            "quote",
+            0,
+            Box::new(|t: &str| {
+                per_line(t, |l| {
+                    if l.is_empty() {
+                        ">".into()
+                    } else {
+                        format!("> {l}")
+                    }
+                })
+            }),
+        ),
+        (
+            "fence",
+            1,
+            Box::new(|t: &str| format!("```text\n{}```\n", per_line(t, str::to_string))),
+        ),
+        (
+            "rank",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("[rank 0] {l}"))),
+        ),
+        (
+            "mpi tag",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("[1,0]<stdout>:{l}"))),
+        ),
+        (
+            "kubectl timestamps",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("2025-03-14T09:26:53.123456789Z {l}"))),
+        ),
+        (
+            "crlf",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("{l}\r"))),
+        ),
+        (
+            "quoted fence with prompt",
+            2,
+            Box::new(|t: &str| {
+                let body = per_line(t, |l| format!("> {l}"));
+                format!("> ```\n> $ cat transcript.txt\n{body}> ```\n")
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn every_capture_reads_the_same_however_it_is_pasted() {
+    let mut failures = Vec::new();
+    let caps = captures();
+    assert!(caps.len() >= 90, "found {} captures", caps.len());
+    for (path, text) in &caps {
+        let original = read_transcript(path, text.as_bytes());
+        let want = facts(&original, &|l| l);
+        for (name, shift, f) in transforms() {
+            let pasted = f(text);
+            let got = read_transcript(path, pasted.as_bytes());
+            if facts(&got, &|l| l.saturating_sub(shift)) != want {
+                failures.push(format!("{name}: {path}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Whether a capture's tool reads InfiniBand adapters (its partner in the
+/// concatenation test then is a capture that yields only cells).
+fn is_rdma_inventory(r: &Reading) -> bool {
+    !r.rdma.is_empty() && r.measurements.is_empty()
+}
+
+#[test]
+fn every_capture_reads_the_same_next_to_another_tool() {
+    let caps = captures();
+    let ibstat = caps
+        .iter()
+        .find(|(p, _)| p.ends_with("ibstat-002-dgx1-4x-cx4-edr-mlx5.txt") || p.contains("/ibstat-"))
+        .unwrap()
+        .clone();
+    let nccl = caps
+        .iter()
+        .find(|(p, _)| p.contains("/nccl-tests-001"))
+        .unwrap()
+        .clone();
+    let mut failures = Vec::new();
+    for (path, text) in &caps {
+        let original = read_transcript(path, text.as_bytes());
+        let partner = if is_rdma_inventory(&original) {
+            &nccl
+        } else {
+            &ibstat
+        };
+        if partner.0 == *path {
+            continue;
+        }
+        let n = text.lines().count();
+        let pasted = format!(
+            "$ cat a.txt\n{}$ cat b.txt\n{}",
+            per_line(text, str::to_string),
+            partner.1
+        );
+        let got = read_transcript(path, pasted.as_bytes());
+        // The first part's facts, lines mapped back (past the prompt).
+        let mut want = facts(&original, &|l| l);
+        let mut have = facts(&got, &|l| l.saturating_sub(1));
+        let alone = read_transcript(path, partner.1.as_bytes());
+        let theirs = facts(&alone, &|l| l + n + 2);
+        // Take the partner's own facts out of the combined ones.
+        for key in ["measurements", "rdma"] {
+            let t = theirs[key].as_array().unwrap().clone();
+            let shifted: Vec<Value> = t
+                .into_iter()
+                .map(|mut v| {
+                    map_sources(&mut v, &|l| l - 1);
+                    v
+                })
+                .collect();
+            let h = have[key].as_array_mut().unwrap();
+            let before = h.len();
+            h.retain(|x| !shifted.contains(x));
+            // The partner was read too, every one of its facts in place.
+            assert_eq!(before - h.len(), shifted.len(), "{path}: partner's {key}");
+        }
+        want["problems"] = Value::Null;
+        have["problems"] = Value::Null;
+        want["notes"] = Value::Null;
+        have["notes"] = Value::Null;
+        if want != have {
+            failures.push(path.clone());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
