@@ -64,3 +64,93 @@ fn render_out_never_removes_files_it_did_not_write() {
         assert!(out.join(rel).is_file(), "{rel} was removed");
     }
 }
+
+/// A bare machine for a live collect: a sysfs root holding only a hostname,
+/// and a PATH with no vendor tools except the ones a test puts there.
+struct Bare {
+    root: tempfile::TempDir,
+    bin: tempfile::TempDir,
+}
+
+impl Bare {
+    fn new(hostname: &str) -> Bare {
+        let root = tempfile::tempdir().unwrap();
+        let p = root.path().join("proc/sys/kernel");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("hostname"), format!("{hostname}\n")).unwrap();
+        Bare {
+            root,
+            bin: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn tool(&self, name: &str, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.bin.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn collect(&self) -> assert_cmd::Command {
+        let mut c = wr();
+        c.env("PATH", self.bin.path())
+            .env_remove("SLURMD_NODENAME")
+            .env_remove("SLURM_JOB_ID")
+            .env_remove("SLURM_PROCID")
+            .args(["collect", "--quiet", "--no-sweep", "--sysfs-root"])
+            .arg(self.root.path());
+        c
+    }
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.path().strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_hostname_or_slurm_name_never_writes_outside_out() {
+    let d = tempfile::tempdir().unwrap();
+    let m = Bare::new("../../x");
+    m.collect()
+        .arg("--out")
+        .arg(d.path().join("a/b/{host}"))
+        .assert()
+        .success();
+    m.collect()
+        .env("SLURMD_NODENAME", "../../y")
+        .env("SLURM_JOB_ID", "../../job")
+        .arg("--out")
+        .arg(d.path().join("a/b/{host}-{job}"))
+        .assert()
+        .success();
+    let files = files_under(d.path());
+    assert!(
+        files.iter().all(|f| f.starts_with("a/b/")),
+        "written outside a/b/: {files:?}"
+    );
+    assert!(files.contains(&"a/b/_._.._x/bundle.json".to_string()), "{files:?}");
+    assert!(files.contains(&"a/b/_._.._y-_._.._job/bundle.json".to_string()), "{files:?}");
+}
+
+#[test]
+fn an_absolute_hostname_without_out_stays_under_captures() {
+    let cwd = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("x");
+    let m = Bare::new(&target.display().to_string());
+    m.collect().current_dir(cwd.path()).assert().success();
+    assert!(!target.exists(), "wrote into {}", target.display());
+    let files = files_under(cwd.path());
+    assert!(
+        files.len() == 1 && files[0].starts_with("captures/_") && files[0].ends_with("_x/bundle.json"),
+        "{files:?}"
+    );
+}
