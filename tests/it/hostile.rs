@@ -136,8 +136,14 @@ fn a_hostname_or_slurm_name_never_writes_outside_out() {
         files.iter().all(|f| f.starts_with("a/b/")),
         "written outside a/b/: {files:?}"
     );
-    assert!(files.contains(&"a/b/_._.._x/bundle.json".to_string()), "{files:?}");
-    assert!(files.contains(&"a/b/_._.._y-_._.._job/bundle.json".to_string()), "{files:?}");
+    assert!(
+        files.contains(&"a/b/_._.._x/bundle.json".to_string()),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&"a/b/_._.._y-_._.._job/bundle.json".to_string()),
+        "{files:?}"
+    );
 }
 
 #[test]
@@ -150,7 +156,77 @@ fn an_absolute_hostname_without_out_stays_under_captures() {
     assert!(!target.exists(), "wrote into {}", target.display());
     let files = files_under(cwd.path());
     assert!(
-        files.len() == 1 && files[0].starts_with("captures/_") && files[0].ends_with("_x/bundle.json"),
+        files.len() == 1
+            && files[0].starts_with("captures/_")
+            && files[0].ends_with("_x/bundle.json"),
         "{files:?}"
+    );
+}
+
+/// The bundle a live collect wrote into `out`.
+fn bundle_in(out: &Path) -> wire_report::bundle::Bundle {
+    let text = std::fs::read_to_string(out.join("bundle.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A tool that exits at once but leaves a child holding its stdout: the
+/// timeout covers the whole process group and its pipes, so collect does
+/// not wait for the child (before: it waited the child's 1000 s).
+#[test]
+fn a_tool_whose_child_holds_stdout_cannot_outlast_the_timeout() {
+    let m = Bare::new("hostile-node");
+    m.tool("nvidia-smi", "/bin/sleep 1000 &\necho x");
+    let out = tempfile::tempdir().unwrap();
+    m.collect()
+        .args(["--tool-timeout", "1"])
+        .arg("--out")
+        .arg(out.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let b = bundle_in(out.path());
+    let p = b
+        .probes
+        .iter()
+        .find(|p| p.name == "nvidia-smi topo -m")
+        .unwrap();
+    assert_eq!(
+        p.status,
+        wire_report::bundle::ProbeStatus::TimedOut,
+        "{p:?}"
+    );
+    assert!(p.message.contains("still held its output"), "{}", p.message);
+}
+
+/// A tool that never stops printing: its output is cut at the cap, kept,
+/// and the cut is said (before: buffered until memory ran out).
+#[test]
+fn a_tool_that_never_stops_printing_is_cut_and_kept() {
+    let m = Bare::new("hostile-node");
+    m.tool(
+        "nvidia-smi",
+        "case \"$1\" in topo) exec /usr/bin/yes nvlink;; esac; exit 1",
+    );
+    let out = tempfile::tempdir().unwrap();
+    m.collect()
+        .args(["--tool-timeout", "20"])
+        .arg("--out")
+        .arg(out.path())
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let b = bundle_in(out.path());
+    let p = b
+        .probes
+        .iter()
+        .find(|p| p.name == "nvidia-smi topo -m")
+        .unwrap();
+    assert!(p.message.contains("cut there"), "{p:?}");
+    let file = out.path().join(p.transcript.as_ref().unwrap());
+    let len = std::fs::metadata(&file).unwrap().len() as usize;
+    assert_eq!(len, wire_report::collect::probes::STDOUT_CAP);
+    assert!(
+        b.problems.iter().any(|q| q.message.contains("cut there")),
+        "the cut is not a problem of the bundle"
     );
 }
