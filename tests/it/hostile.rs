@@ -262,3 +262,38 @@ fn redact_keeps_the_bundle_whole_whatever_the_host_is_called() {
         assert!(b.probes.iter().all(|p| !p.name.is_empty()), "{name}");
     }
 }
+
+/// A transcript whose file name carries blank lines, raw HTML, a
+/// `javascript:` link and a forged "Findings: none": in the ticket summary
+/// it stays inside its code span (before: it broke out into markup).
+#[test]
+fn a_file_name_cannot_forge_the_markdown_summary() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("node");
+    std::fs::create_dir(&node).unwrap();
+    let evil = "x`\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1))\n\n**Findings:** none\n\n`.txt";
+    std::fs::copy(
+        "captures/rtx3090-4gpu/p2pBandwidthLatencyTest-003-4x-rtx3090-no-p2p-tabs-expanded-no-trailing-note.txt",
+        node.join(evil),
+    )
+    .unwrap();
+    let out = wr()
+        .args(["render", "--format", "md"])
+        .arg(&node)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(out).unwrap();
+    assert!(md.contains("onerror"), "the evidence line is not there:\n{md}");
+    // What a ticket system shows: the summary as HTML (CommonMark with
+    // tables, as GitHub and GitLab read it).
+    let mut html = String::new();
+    let opts = pulldown_cmark::Options::ENABLE_TABLES;
+    pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&md, opts));
+    assert!(!html.contains("<img"), "{html}");
+    assert!(!html.contains("href=\"javascript:"), "{html}");
+    assert!(!html.contains("<strong>Findings:</strong> none"), "{html}");
+    assert!(html.contains("<strong>Findings</strong> (3)"), "{html}");
+}
