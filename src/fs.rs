@@ -8,9 +8,53 @@ use std::path::Path;
 
 use anyhow::Context;
 
-/// Reads a whole file as bytes.
+/// The most bytes [`read`] takes from one file: far above any bundle or
+/// transcript, far below what hurts.
+pub const MAX_READ_BYTES: u64 = 1 << 30;
+
+/// Reads a whole file as bytes: a regular file (a symlink is followed) of
+/// at most [`MAX_READ_BYTES`].
 pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
+    read_capped(path, MAX_READ_BYTES)
+}
+
+/// Reads a regular file of at most `cap` bytes. A FIFO, a socket or a
+/// device (`/dev/zero` behind a link) is refused without blocking: it is
+/// opened non-blocking and checked before one byte is read. A file that
+/// grows past `cap` while it is read is refused too, never buffered whole.
+pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = opts
+        .open(path)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "`{}` is not a regular file (a FIFO, socket or device); not read",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if bytes.len() as u64 > cap {
+        anyhow::bail!(
+            "`{}` is larger than {} MB; not read",
+            path.display(),
+            cap / 1_000_000
+        );
+    }
+    Ok(bytes)
 }
 
 /// Reads a whole file as UTF-8 text.
@@ -98,14 +142,14 @@ pub fn write_site(
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
     let manifest = dir.join(SITE_MANIFEST);
-    let previous = match std::fs::read(&manifest) {
+    let previous = match read(&manifest) {
         Ok(bytes) => manifest_entries(&String::from_utf8_lossy(&bytes)),
         Err(_) => Vec::new(),
     };
     files.par_iter().try_for_each(|(rel, bytes)| {
         let path = dir.join(rel);
         // Skip unchanged files: keeps timestamps and makes re-renders cheap.
-        if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
+        if read(&path).is_ok_and(|old| old == *bytes) {
             return Ok(());
         }
         write_file(&path, bytes, false)
@@ -223,6 +267,25 @@ mod tests {
         assert!(d.path().join("nodes/n/user.html").exists());
         assert!(d.path().join("c.html").exists());
         assert_eq!(std::fs::read(d.path().join("a.html")).unwrap(), b"a2");
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo.txt");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = format!("{:#}", read(&fifo).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+        let link = d.path().join("zero.txt");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let err = format!("{:#}", read(&link).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+        let big = d.path().join("big.txt");
+        std::fs::write(&big, vec![b'x'; 2000]).unwrap();
+        assert!(read_capped(&big, 1999).is_err());
+        assert_eq!(read_capped(&big, 2000).unwrap().len(), 2000);
     }
 
     #[test]

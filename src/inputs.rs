@@ -39,26 +39,53 @@ pub fn ingest(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
 
 /// [`ingest`], leaving out the files directly inside `skip_dirs`.
 fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodeBundle>> {
+    // Per directory: (path as shown, bytes, why it could not be read).
+    type FileRead = (String, Vec<u8>, Option<String>);
+    let mut by_dir: BTreeMap<PathBuf, Vec<FileRead>> = BTreeMap::new();
+    let mut skip = |path: &Path, why: String| {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let shown = path.display().to_string();
+        by_dir
+            .entry(dir)
+            .or_default()
+            .push((shown, Vec::new(), Some(why)));
+    };
     let mut files: Vec<PathBuf> = Vec::new();
     for p in paths {
         if !p.exists() {
             anyhow::bail!("`{}` does not exist", p.display());
         }
-        for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
-            let entry =
-                entry.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
+        // Links are followed (shared stores link transcripts into node
+        // folders); a link loop is a problem of its folder, not the end.
+        for entry in walkdir::WalkDir::new(p)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let at = e.path().unwrap_or(p).to_path_buf();
+                    skip(&at, format!("skipped: {e}"));
+                    continue;
+                }
+            };
             let name = entry.file_name().to_string_lossy();
-            if name.starts_with('.') || CATALOGUE_FILES.contains(&name.as_ref()) {
+            if entry.file_type().is_dir()
+                || name.starts_with('.')
+                || CATALOGUE_FILES.contains(&name.as_ref())
+                || entry
+                    .path()
+                    .parent()
+                    .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
+            {
                 continue;
             }
-            if entry
-                .path()
-                .parent()
-                .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
-            {
+            if !entry.file_type().is_file() {
+                skip(
+                    entry.path(),
+                    "is not a regular file (a FIFO, socket or device); skipped, never opened"
+                        .into(),
+                );
                 continue;
             }
             files.push(entry.into_path());
@@ -66,15 +93,12 @@ fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec
     }
     files.dedup();
 
-    // Per directory: (path as shown, bytes, why it could not be read).
-    type FileRead = (String, Vec<u8>, Option<String>);
-    let mut by_dir: BTreeMap<PathBuf, Vec<FileRead>> = BTreeMap::new();
     for f in files {
         let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
         let shown = f.display().to_string();
-        let (bytes, err) = match std::fs::read(&f) {
+        let (bytes, err) = match read_input(&f, MAX_TRANSCRIPT_BYTES) {
             Ok(b) => (b, None),
-            Err(e) => (Vec::new(), Some(format!("cannot be read: {e}"))),
+            Err(e) => (Vec::new(), Some(format!("{e:#}"))),
         };
         by_dir.entry(dir).or_default().push((shown, bytes, err));
     }
@@ -106,6 +130,41 @@ fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec
         out.push(NodeBundle { dir, bundle });
     }
     Ok(out)
+}
+
+/// The most bytes one transcript may have: an 11.8 MB nccl-tests log is
+/// the largest real one; ten times that is not a transcript.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 128_000_000;
+
+/// Reads one input file (a regular file, links followed, at most `cap`
+/// bytes); a JSON file that looks like a bundle without
+/// its `schema_version` is said to be one rather than read as a transcript.
+fn read_input(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    let bytes = crate::fs::read_capped(path, cap)?;
+    if let Ok(text) = std::str::from_utf8(&bytes)
+        && is_unversioned_bundle(text)
+    {
+        anyhow::bail!(
+            "`{}` looks like a wire-report bundle (host, generator, transcripts) but has no `schema_version`; \
+             not read as a transcript: re-run `collect` or add the version it was written with",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+/// A JSON object with a bundle's own keys and no `schema_version`.
+fn is_unversioned_bundle(text: &str) -> bool {
+    if !text.trim_start().starts_with('{') || is_bundle(text) {
+        return false;
+    }
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    m.contains_key("host")
+        && ["generator", "transcripts", "topology"]
+            .iter()
+            .any(|k| m.contains_key(*k))
 }
 
 /// Directory names as node names; a name used twice gets its parent's name
@@ -151,8 +210,13 @@ pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
             anyhow::bail!("`{}` does not exist", p.display());
         }
         let mut bundle_files = Vec::new();
-        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
-            let e = e.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
+        // Walk errors (a link loop) are reported by the ingest below.
+        for e in walkdir::WalkDir::new(p)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .flatten()
+        {
             if e.file_type().is_file() && e.file_name() == "bundle.json" {
                 bundle_files.push(e.into_path());
             }
@@ -198,7 +262,7 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
             ),
         };
     }
-    let bytes = crate::fs::read(path)?;
+    let bytes = read_input(path, crate::fs::MAX_READ_BYTES)?;
     if let Ok(text) = std::str::from_utf8(&bytes)
         && is_bundle(text)
     {

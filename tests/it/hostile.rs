@@ -286,7 +286,10 @@ fn a_file_name_cannot_forge_the_markdown_summary() {
         .stdout
         .clone();
     let md = String::from_utf8(out).unwrap();
-    assert!(md.contains("onerror"), "the evidence line is not there:\n{md}");
+    assert!(
+        md.contains("onerror"),
+        "the evidence line is not there:\n{md}"
+    );
     // What a ticket system shows: the summary as HTML (CommonMark with
     // tables, as GitHub and GitLab read it).
     let mut html = String::new();
@@ -296,4 +299,108 @@ fn a_file_name_cannot_forge_the_markdown_summary() {
     assert!(!html.contains("href=\"javascript:"), "{html}");
     assert!(!html.contains("<strong>Findings:</strong> none"), "{html}");
     assert!(html.contains("<strong>Findings</strong> (3)"), "{html}");
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+const TOPO: &str = "captures/dgx1-p100-8gpu-4nic/nvidia-topo-001-dgx1-p100-soc-legend-mangled-header.txt";
+
+/// A FIFO and a link to `/dev/zero` beside a real transcript: each is
+/// skipped with a problem naming it, the transcript is read, nothing waits
+/// (before: `collect`, `placement` and `model fit` hung on the FIFO, and
+/// `/dev/zero` was read until memory ran out).
+#[test]
+fn fifos_and_devices_are_skipped_with_a_problem_never_opened() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("node");
+    std::fs::create_dir(&node).unwrap();
+    std::fs::copy(TOPO, node.join("topo.txt")).unwrap();
+    mkfifo(&node.join("fifo.txt"));
+    std::os::unix::fs::symlink("/dev/zero", node.join("zero.txt")).unwrap();
+    let limit = std::time::Duration::from_secs(20);
+    wr().args(["collect", "--from"])
+        .arg(&node)
+        .args(["--out", "-"])
+        .timeout(limit)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("fifo.txt: is not a regular file"))
+        .stderr(predicates::str::contains("zero.txt: is not a regular file"));
+    for args in [&["placement", "--gpus", "0,1"][..], &["model", "fit"][..]] {
+        let mut c = wr();
+        c.args(&args[..1]);
+        if args[0] == "model" {
+            c.arg("fit");
+        }
+        c.arg(node.join("fifo.txt"));
+        if args[0] == "placement" {
+            c.args(&args[1..]);
+        }
+        c.timeout(limit)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("is not a regular file"));
+    }
+    let m = Bare::new("fifo-node");
+    let h = m.root.path().join("proc/sys/kernel/hostname");
+    std::fs::remove_file(&h).unwrap();
+    mkfifo(&h);
+    let out = tempfile::tempdir().unwrap();
+    m.collect().arg("--out").arg(out.path()).timeout(limit).assert().success();
+    assert_eq!(bundle_in(out.path()).host.name, "localhost");
+}
+
+/// A node folder of links into a shared store is read like the files
+/// themselves, and a link loop is a problem, not a hang (before: "no files
+/// found").
+#[test]
+fn symlinked_transcripts_are_followed_without_loops() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("node");
+    std::fs::create_dir(&node).unwrap();
+    let target = std::fs::canonicalize(TOPO).unwrap();
+    std::os::unix::fs::symlink(&target, node.join("topo.txt")).unwrap();
+    std::os::unix::fs::symlink(&node, node.join("loop")).unwrap();
+    let out = wr()
+        .args(["collect", "--from"])
+        .arg(&node)
+        .args(["--out", "-"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let b: wire_report::bundle::Bundle = serde_json::from_slice(&out).unwrap();
+    assert_eq!(b.transcripts.len(), 1);
+    assert_eq!(b.topology.gpus().count(), 8);
+}
+
+/// A bundle whose `schema_version` was removed is said to be one, not
+/// read as a transcript of an unknown tool.
+#[test]
+fn a_bundle_without_schema_version_is_named_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    let out = wr()
+        .args(["collect", "--from", TOPO, "--out", "-"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    v.as_object_mut().unwrap().remove("schema_version");
+    let f = d.path().join("old.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    wr().args(["render", "--single-file"])
+        .arg(d.path().join("r.html"))
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("looks like a wire-report bundle"))
+        .stderr(predicates::str::contains("no `schema_version`"));
 }
