@@ -8,9 +8,53 @@ use std::path::Path;
 
 use anyhow::Context;
 
-/// Reads a whole file as bytes.
+/// The most bytes [`read`] takes from one file: far above any bundle or
+/// transcript, far below what hurts.
+pub const MAX_READ_BYTES: u64 = 1 << 30;
+
+/// Reads a whole file as bytes: a regular file (a symlink is followed) of
+/// at most [`MAX_READ_BYTES`].
 pub fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
+    read_capped(path, MAX_READ_BYTES)
+}
+
+/// Reads a regular file of at most `cap` bytes. A FIFO, a socket or a
+/// device (`/dev/zero` behind a link) is refused without blocking: it is
+/// opened non-blocking and checked before one byte is read. A file that
+/// grows past `cap` while it is read is refused too, never buffered whole.
+pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = opts
+        .open(path)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "`{}` is not a regular file (a FIFO, socket or device); not read",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if bytes.len() as u64 > cap {
+        anyhow::bail!(
+            "`{}` is larger than {} MB; not read",
+            path.display(),
+            cap / 1_000_000
+        );
+    }
+    Ok(bytes)
 }
 
 /// Reads a whole file as UTF-8 text.
@@ -113,49 +157,80 @@ fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes every file of a rendered site under `dir` (each atomically) and
-/// removes files a previous render left that this one does not have, so
-/// the folder is exactly the site.
+/// The manifest a render leaves in its folder: the relative path of every
+/// file it wrote, one a line. The next render removes only files listed
+/// there that it no longer writes; anything else in the folder (a user's
+/// `index.html`, notes, a `docs/` tree) is never touched.
+pub const SITE_MANIFEST: &str = ".wire-report-site";
+
+const MANIFEST_HEADER: &str =
+    "# wire-report: files the last render wrote here; only these may be removed by the next\n";
+
+/// Writes every file of a rendered site under `dir` (each atomically),
+/// then removes the files that the previous render listed in its
+/// [`SITE_MANIFEST`] and this one no longer has, then writes the new
+/// manifest. A folder without a manifest loses nothing.
 pub fn write_site(
     dir: &Path,
     files: &std::collections::BTreeMap<String, Vec<u8>>,
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
+    let manifest = dir.join(SITE_MANIFEST);
+    let previous = match read(&manifest) {
+        Ok(bytes) => manifest_entries(&String::from_utf8_lossy(&bytes)),
+        Err(_) => Vec::new(),
+    };
     files.par_iter().try_for_each(|(rel, bytes)| {
         let path = dir.join(rel);
         // Skip unchanged files: keeps timestamps and makes re-renders cheap.
-        if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
+        if read(&path).is_ok_and(|old| old == *bytes) {
             return Ok(());
         }
         write_file(&path, bytes, false)
     })?;
-    for e in walkdir::WalkDir::new(dir).contents_first(true) {
-        let e = e.with_context(|| format!("failed to walk `{}`", dir.display()))?;
-        let rel = e
-            .path()
-            .strip_prefix(dir)
-            .unwrap_or(e.path())
-            .to_string_lossy()
-            .replace('\\', "/");
-        if e.file_type().is_file() && !files.contains_key(&rel) && is_site_file(&rel) {
-            std::fs::remove_file(e.path())
-                .with_context(|| format!("failed to remove stale `{}`", e.path().display()))?;
-        } else if e.file_type().is_dir()
-            && e.path() != dir
-            && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none())
-        {
-            let _ = std::fs::remove_dir(e.path());
-        }
+    for rel in previous.iter().filter(|r| !files.contains_key(*r)) {
+        remove_stale(dir, rel)?;
     }
-    Ok(())
+    let mut text = String::from(MANIFEST_HEADER);
+    for rel in files.keys() {
+        text.push_str(rel);
+        text.push('\n');
+    }
+    write_file(&manifest, text.as_bytes(), false)
 }
 
-/// Files a render writes (and may remove when stale); anything else in the
-/// folder is left alone.
-fn is_site_file(rel: &str) -> bool {
-    rel.ends_with(".html")
-        || rel.ends_with(".css")
-        || (rel.starts_with("nodes/") && rel.ends_with("bundle.json"))
+/// The paths a manifest lists that are plain relative paths inside the
+/// folder (no `..`, no root, no `.`): a forged manifest cannot point out.
+fn manifest_entries(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter(|l| {
+            let p = Path::new(l);
+            !l.contains('\\')
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Removes one file of a previous render (a regular file, never a link or
+/// a folder), then the folders it leaves empty up to `dir`.
+fn remove_stale(dir: &Path, rel: &str) -> anyhow::Result<()> {
+    let path = dir.join(rel);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_file() => std::fs::remove_file(&path)
+            .with_context(|| format!("failed to remove stale `{}`", path.display()))?,
+        _ => return Ok(()),
+    }
+    let mut parent = path.parent();
+    while let Some(p) = parent.filter(|p| *p != dir && p.starts_with(dir)) {
+        if std::fs::remove_dir(p).is_err() {
+            break; // not empty (or not ours to judge): stop climbing
+        }
+        parent = p.parent();
+    }
+    Ok(())
 }
 
 /// Fails early, before any long work, when `dir` cannot be created or
@@ -184,6 +259,67 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
+    }
+
+    #[test]
+    fn a_forged_manifest_cannot_point_outside_the_site() {
+        let d = tempfile::tempdir().unwrap();
+        let site = d.path().join("site");
+        let outside = d.path().join("precious.html");
+        std::fs::write(&outside, "mine").unwrap();
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::write(
+            site.join(SITE_MANIFEST),
+            format!(
+                "../precious.html\n{}\n/etc/passwd\n./x\n",
+                outside.display()
+            ),
+        )
+        .unwrap();
+        let files = std::collections::BTreeMap::from([("a.html".to_string(), b"a".to_vec())]);
+        write_site(&site, &files).unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+        assert_eq!(
+            manifest_entries("# c\na.html\nnodes/x/t0.html\n../y\n"),
+            ["a.html", "nodes/x/t0.html"]
+        );
+    }
+
+    #[test]
+    fn a_second_render_removes_only_what_the_first_wrote() {
+        let d = tempfile::tempdir().unwrap();
+        let one = std::collections::BTreeMap::from([
+            ("a.html".to_string(), b"a".to_vec()),
+            ("nodes/n/b.html".to_string(), b"b".to_vec()),
+        ]);
+        write_site(d.path(), &one).unwrap();
+        std::fs::write(d.path().join("nodes/n/user.html"), "u").unwrap();
+        std::fs::write(d.path().join("c.html"), "c").unwrap();
+        let two = std::collections::BTreeMap::from([("a.html".to_string(), b"a2".to_vec())]);
+        write_site(d.path(), &two).unwrap();
+        assert!(!d.path().join("nodes/n/b.html").exists());
+        assert!(d.path().join("nodes/n/user.html").exists());
+        assert!(d.path().join("c.html").exists());
+        assert_eq!(std::fs::read(d.path().join("a.html")).unwrap(), b"a2");
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo.txt");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let err = format!("{:#}", read(&fifo).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+        let link = d.path().join("zero.txt");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let err = format!("{:#}", read(&link).unwrap_err());
+        assert!(err.contains("not a regular file"), "{err}");
+        let big = d.path().join("big.txt");
+        std::fs::write(&big, vec![b'x'; 2000]).unwrap();
+        assert!(read_capped(&big, 1999).is_err());
+        assert_eq!(read_capped(&big, 2000).unwrap().len(), 2000);
     }
 
     #[test]

@@ -64,46 +64,61 @@ pub fn ingest_each(
     Ok(n)
 }
 
-/// One node directory to read: its files in name order, and its name.
+/// One node directory to read: its files in name order (each with the
+/// reason it will not be opened, when the walk already knows one), and its
+/// name.
 struct NodePlan {
     dir: PathBuf,
     name: String,
-    files: Vec<PathBuf>,
+    files: Vec<(PathBuf, Option<String>)>,
 }
 
 /// Every file under `paths` grouped by directory (walked in name order so
 /// the result does not depend on the filesystem), with the node names;
 /// nothing is read yet. Fails only when a given path does not exist.
 fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan>> {
-    let mut files: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<(PathBuf, Option<String>)> = Vec::new();
     for p in paths {
         if !p.exists() {
             anyhow::bail!("`{}` does not exist", p.display());
         }
-        for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
-            let entry =
-                entry.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
-            if !entry.file_type().is_file() {
-                continue;
-            }
+        // Links are followed (shared stores link transcripts into node
+        // folders); a link loop is a problem of its folder, not the end.
+        for entry in walkdir::WalkDir::new(p)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let at = e.path().unwrap_or(p).to_path_buf();
+                    files.push((at, Some(format!("skipped: {e}"))));
+                    continue;
+                }
+            };
             let name = entry.file_name().to_string_lossy();
-            if name.starts_with('.') || CATALOGUE_FILES.contains(&name.as_ref()) {
-                continue;
-            }
-            if entry
-                .path()
-                .parent()
-                .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
+            if entry.file_type().is_dir()
+                || name.starts_with('.')
+                || CATALOGUE_FILES.contains(&name.as_ref())
+                || entry
+                    .path()
+                    .parent()
+                    .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
             {
                 continue;
             }
-            files.push(entry.into_path());
+            if !entry.file_type().is_file() {
+                let why = "is not a regular file (a FIFO, socket or device); skipped, never opened";
+                files.push((entry.into_path(), Some(why.into())));
+                continue;
+            }
+            files.push((entry.into_path(), None));
         }
     }
-    files.dedup();
-    let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    files.dedup_by(|a, b| a.0 == b.0);
+    let mut by_dir: BTreeMap<PathBuf, Vec<(PathBuf, Option<String>)>> = BTreeMap::new();
     for f in files {
-        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = f.0.parent().map(Path::to_path_buf).unwrap_or_default();
         by_dir.entry(dir).or_default().push(f);
     }
     let names = node_names(by_dir.keys());
@@ -121,14 +136,18 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
         name: node.name,
         origin: Origin::Ingested,
     });
-    for f in node.files {
+    for (f, skipped) in node.files {
         let path = f.display().to_string();
-        match std::fs::read(&f) {
-            Err(e) => bundle.problems.push(Problem {
+        let read = match skipped {
+            Some(why) => Err(why),
+            None => read_input(&f, MAX_TRANSCRIPT_BYTES).map_err(|e| format!("{e:#}")),
+        };
+        match read {
+            Err(message) => bundle.problems.push(Problem {
                 file: path,
                 line: None,
                 kind: ProblemKind::Unreadable,
-                message: format!("cannot be read: {e}"),
+                message,
             }),
             Ok(bytes) => {
                 bundle.absorb(read_transcript(&path, &bytes));
@@ -142,6 +161,41 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
         dir: node.dir,
         bundle,
     })
+}
+
+/// The most bytes one transcript may have: an 11.8 MB nccl-tests log is
+/// the largest real one; ten times that is not a transcript.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 128_000_000;
+
+/// Reads one input file (a regular file, links followed, at most `cap`
+/// bytes); a JSON file that looks like a bundle without
+/// its `schema_version` is said to be one rather than read as a transcript.
+fn read_input(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    let bytes = crate::fs::read_capped(path, cap)?;
+    if let Ok(text) = std::str::from_utf8(&bytes)
+        && is_unversioned_bundle(text)
+    {
+        anyhow::bail!(
+            "`{}` looks like a wire-report bundle (host, generator, transcripts) but has no `schema_version`; \
+             not read as a transcript: re-run `collect` or add the version it was written with",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+/// A JSON object with a bundle's own keys and no `schema_version`.
+fn is_unversioned_bundle(text: &str) -> bool {
+    if !text.trim_start().starts_with('{') || is_bundle(text) {
+        return false;
+    }
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return false;
+    };
+    m.contains_key("host")
+        && ["generator", "transcripts", "topology"]
+            .iter()
+            .any(|k| m.contains_key(*k))
 }
 
 /// Directory names as node names; a name used twice gets its parent's name
@@ -187,8 +241,13 @@ pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
             anyhow::bail!("`{}` does not exist", p.display());
         }
         let mut bundle_files = Vec::new();
-        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
-            let e = e.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
+        // Walk errors (a link loop) are reported by the ingest below.
+        for e in walkdir::WalkDir::new(p)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .flatten()
+        {
             if e.file_type().is_file() && e.file_name() == "bundle.json" {
                 bundle_files.push(e.into_path());
             }
@@ -234,7 +293,7 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
             ),
         };
     }
-    let bytes = crate::fs::read(path)?;
+    let bytes = read_input(path, crate::fs::MAX_READ_BYTES)?;
     if let Ok(text) = std::str::from_utf8(&bytes)
         && is_bundle(text)
     {

@@ -4,7 +4,7 @@
 //! prefix or which nodes are the same), in the bundle and in every saved
 //! transcript, before anything is written.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::bundle::Bundle;
 
@@ -95,21 +95,92 @@ fn secrets(b: &Bundle) -> Vec<(String, String)> {
     v
 }
 
+/// `text` with every secret replaced where it stands as a whole token: not
+/// inside a longer name (`node` in `gpu-node-17` or `node0` stays; `node`
+/// in `node.cluster` or `ssh node` goes).
 fn apply(text: &str, secrets: &[(String, String)]) -> String {
     let mut s = text.to_string();
     for (from, to) in secrets {
         if s.contains(from.as_str()) {
-            s = s.replace(from.as_str(), to);
+            s = replace_tokens(&s, from, to);
         }
     }
     s
 }
 
-/// Redacts `b` and the raw transcripts to be saved beside it.
+fn replace_tokens(text: &str, from: &str, to: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = 0;
+    for (i, _) in text.match_indices(from) {
+        if i < rest {
+            continue;
+        }
+        let before = text[..i].chars().next_back();
+        let after = text[i + from.len()..].chars().next();
+        if !word(before) && !word(after) {
+            out.push_str(&text[rest..i]);
+            out.push_str(to);
+            rest = i + from.len();
+        }
+    }
+    out.push_str(&text[rest..]);
+    out
+}
+
+/// Every string the bundle's schema fixes (enum variants, tags): these are
+/// words of the format, never a user's secret, and are left as they are
+/// (a host named `ok` must not turn a probe's status into garbage).
+fn format_words() -> BTreeSet<String> {
+    fn walk(v: &serde_json::Value, out: &mut BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("enum", serde_json::Value::Array(a)) => {
+                            out.extend(a.iter().filter_map(|t| t.as_str()).map(str::to_string))
+                        }
+                        ("const", serde_json::Value::String(t)) => {
+                            out.insert(t.clone());
+                        }
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let schema = serde_json::to_value(schemars::schema_for!(Bundle)).unwrap_or_default();
+    let mut out = BTreeSet::new();
+    walk(&schema, &mut out);
+    out
+}
+
+/// Redacts every string value of the bundle's typed tree (never a key,
+/// never a number, never a word of the format).
+fn redact_values(v: &mut serde_json::Value, secrets: &[(String, String)], keep: &BTreeSet<String>) {
+    match v {
+        serde_json::Value::String(s) if !keep.contains(s.as_str()) => *s = apply(s, secrets),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_values(x, secrets, keep)),
+        serde_json::Value::Object(m) => {
+            m.values_mut().for_each(|x| redact_values(x, secrets, keep))
+        }
+        _ => {}
+    }
+}
+
+/// Redacts `b` and the raw transcripts to be saved beside it. Walks the
+/// bundle's values (strings only; keys, numbers and the format's own words
+/// stay), never its JSON text.
 pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<()> {
     let secrets = secrets(b);
-    let json = serde_json::to_string(b)?;
-    let mut out: Bundle = serde_json::from_str(&apply(&json, &secrets))?;
+    let mut tree = serde_json::to_value(&*b)?;
+    redact_values(&mut tree, &secrets, &format_words());
+    let mut out: Bundle = serde_json::from_value(tree)?;
+    if b.host.name.len() >= 2 {
+        out.host.name = placeholder("host", &b.host.name);
+    }
     for t in &mut out.transcripts {
         t.sha256 = crate::ingest::sha256_hex(t.text.as_bytes());
     }
@@ -159,5 +230,14 @@ mod tests {
         assert!(!saved.contains("gpu-node-17") && saved.contains("uuid-"));
         // Stable: the same value gives the same placeholder.
         assert_eq!(placeholder("host", "gpu-node-17"), b.host.name);
+    }
+
+    #[test]
+    fn secrets_are_replaced_as_whole_tokens_only() {
+        let s = vec![("node".to_string(), "host-1".to_string())];
+        assert_eq!(
+            apply("ssh node; node.cluster gpu-node-17 node0 numa_node", &s),
+            "ssh host-1; host-1.cluster gpu-node-17 node0 numa_node"
+        );
     }
 }

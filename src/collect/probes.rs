@@ -95,49 +95,49 @@ impl Runner {
             }
         };
         // Drain both pipes on threads so a chatty tool cannot block on a full pipe.
-        let mut out = child.stdout.take();
-        let mut err = child.stderr.take();
-        let t_out = std::thread::spawn(move || {
-            let mut v = Vec::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.read_to_end(&mut v);
-            }
-            v
-        });
-        let t_err = std::thread::spawn(move || {
-            let mut v = Vec::new();
-            if let Some(e) = err.as_mut() {
-                let _ = e.read_to_end(&mut v);
-            }
-            v
-        });
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if start.elapsed() >= timeout => break None,
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(_) => break None,
-            }
-        };
-        let Some(status) = status else {
+        let out = Pipe::drain(child.stdout.take(), STDOUT_CAP);
+        let err = Pipe::drain(child.stderr.take(), STDERR_CAP);
+        let ending = wait_for(&mut child, &out, &err, start + timeout);
+        if !matches!(ending, Ending::Finished(_)) {
+            // The whole group: the tool and whatever it started, so the
+            // pipes close and the readers finish.
             kill_group(&mut child);
             let _ = child.wait();
-            self.hung.insert(tool.to_string());
-            // The pipes close when the group dies; the readers then finish.
-            let stdout = t_out.join().unwrap_or_default();
-            let _ = t_err.join();
-            return done(
-                ProbeStatus::TimedOut,
-                stdout,
-                format!(
-                    "{tool} {} did not finish in {:.0} s and was killed; it will not be called again",
-                    args.join(" "),
-                    self.timeout.as_secs_f64()
-                ),
-            );
+            out.settle();
+            err.settle();
+        }
+        let (stdout, stderr) = (out.take(), err.take());
+        let cmdline = format!("{tool} {}", args.join(" "));
+        let status = match ending {
+            Ending::Finished(status) => status,
+            Ending::Cut => {
+                return done(
+                    ProbeStatus::Failed,
+                    stdout,
+                    format!(
+                        "{cmdline} printed more than {} MB: the first {} MB are kept (cut there) and the tool was stopped",
+                        STDOUT_CAP / 1_000_000,
+                        STDOUT_CAP / 1_000_000
+                    ),
+                );
+            }
+            Ending::TimedOut(exited) => {
+                self.hung.insert(tool.to_string());
+                let how = if exited {
+                    "exited, but a process it started still held its output after"
+                } else {
+                    "did not finish in"
+                };
+                return done(
+                    ProbeStatus::TimedOut,
+                    stdout,
+                    format!(
+                        "{cmdline} {how} {:.0} s and its process group was killed; it will not be called again",
+                        timeout.as_secs_f64()
+                    ),
+                );
+            }
         };
-        let stdout = t_out.join().unwrap_or_default();
-        let stderr = t_err.join().unwrap_or_default();
         if status.success() {
             done(ProbeStatus::Ok, stdout, String::new())
         } else {
@@ -151,8 +151,7 @@ impl Runner {
                 ProbeStatus::Failed,
                 stdout,
                 format!(
-                    "{tool} {} exited with {status}{}",
-                    args.join(" "),
+                    "{cmdline} exited with {status}{}",
                     if first.is_empty() {
                         String::new()
                     } else {
@@ -161,6 +160,119 @@ impl Runner {
                 ),
             )
         }
+    }
+}
+
+/// What a tool keeps of its standard output (bytes); beyond it the output
+/// is cut and the tool stopped. A few MB: far above any inventory tool or
+/// benchmark log, far below what hurts.
+pub const STDOUT_CAP: usize = 8_000_000;
+/// What is kept of standard error (only its first line is shown).
+const STDERR_CAP: usize = 64 * 1024;
+
+/// How waiting for a tool ended.
+enum Ending {
+    /// It exited and both pipes closed.
+    Finished(std::process::ExitStatus),
+    /// Its output passed [`STDOUT_CAP`].
+    Cut,
+    /// The deadline came first; `true` when the tool itself had exited
+    /// and something it started still held a pipe.
+    TimedOut(bool),
+}
+
+/// Waits until the tool has exited and both pipes are closed, its output
+/// passes the cap, or the deadline: a tool that exits but leaves a child
+/// holding stdout cannot make us wait past the deadline.
+fn wait_for(child: &mut std::process::Child, out: &Pipe, err: &Pipe, deadline: Instant) -> Ending {
+    let mut exit = None;
+    loop {
+        if exit.is_none() {
+            match child.try_wait() {
+                Ok(s) => exit = s,
+                Err(_) => return Ending::TimedOut(false),
+            }
+        }
+        if out.is_cut() {
+            return Ending::Cut;
+        }
+        if let Some(s) = exit
+            && out.is_done()
+            && err.is_done()
+        {
+            return Ending::Finished(s);
+        }
+        if Instant::now() >= deadline {
+            return Ending::TimedOut(exit.is_some());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// One pipe read on its own thread into a buffer of at most `cap` bytes.
+struct Pipe {
+    state: std::sync::Arc<PipeState>,
+}
+
+#[derive(Default)]
+struct PipeState {
+    buf: std::sync::Mutex<Vec<u8>>,
+    done: std::sync::atomic::AtomicBool,
+    cut: std::sync::atomic::AtomicBool,
+}
+
+impl Pipe {
+    fn drain<R: Read + Send + 'static>(pipe: Option<R>, cap: usize) -> Pipe {
+        use std::sync::atomic::Ordering::SeqCst;
+        let state = std::sync::Arc::new(PipeState::default());
+        let s = state.clone();
+        std::thread::spawn(move || {
+            if let Some(mut r) = pipe {
+                let mut chunk = vec![0u8; 64 * 1024];
+                loop {
+                    let n = match r.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    let mut buf = s.buf.lock().unwrap_or_else(|e| e.into_inner());
+                    let room = cap.saturating_sub(buf.len());
+                    buf.extend_from_slice(&chunk[..n.min(room)]);
+                    if n > room {
+                        // Dropping the read end stops a writer that never
+                        // stops (it gets EPIPE); the group is killed too.
+                        s.cut.store(true, SeqCst);
+                        break;
+                    }
+                }
+            }
+            s.done.store(true, SeqCst);
+        });
+        Pipe { state }
+    }
+
+    fn is_done(&self) -> bool {
+        self.state.done.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn is_cut(&self) -> bool {
+        self.state.cut.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// After the group was killed: waits a moment for the reader to see the
+    /// pipe close. A process that left the group (setsid) may hold it open
+    /// for ever; then the reader is abandoned and what it read is kept.
+    fn settle(&self) {
+        for _ in 0..100 {
+            if self.is_done() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// What was read so far.
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.state.buf.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

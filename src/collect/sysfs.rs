@@ -25,7 +25,9 @@ impl Root {
 
     /// A file's first line, trimmed; `None` when absent or unreadable.
     pub fn read(&self, p: &Path) -> Option<String> {
-        let s = std::fs::read_to_string(p).ok()?;
+        // Never blocks on a FIFO planted in a saved tree; a sysfs value is small.
+        let bytes = crate::fs::read_capped(p, 1 << 20).ok()?;
+        let s = String::from_utf8(bytes).ok()?;
         Some(s.lines().next().unwrap_or("").trim().to_string())
     }
 

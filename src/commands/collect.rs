@@ -213,7 +213,9 @@ impl Writer<'_> {
         } else if single {
             self.out.join("bundle.json")
         } else {
-            self.out.join(&n.bundle.host.name).join("bundle.json")
+            self.out
+                .join(safe_component(&n.bundle.host.name))
+                .join("bundle.json")
         };
         let bytes = n.bundle.to_json_bytes();
         if self.fsync {
@@ -262,7 +264,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     let host = live::hostname(&root);
     let out = match &a.out {
         Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &host)),
-        None => PathBuf::from("captures").join(&host),
+        None => PathBuf::from("captures").join(safe_component(&host)),
     };
     let to_stdout = out.as_os_str() == "-";
     // Before anything runs: the output must be writable.
@@ -297,18 +299,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         crate::fs::write_atomic(&out, c.bundle.to_json().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let write = if a.fsync {
-        crate::fs::write_atomic
-    } else {
-        crate::fs::write_unsynced
-    };
-    for (name, bytes) in &c.raw {
-        write(&out.join(name), bytes)?;
-    }
-    write(&out.join("bundle.json"), &c.bundle.to_json_bytes())?;
-    if !a.fsync {
-        crate::fs::sync_dirs(&[&out])?;
-    }
+    publish(&out, &c.raw, &c.bundle.to_json_bytes(), a.fsync)?;
     if !a.quiet {
         for p in &c.bundle.problems {
             eprintln!("warning: {}", p.one_line());
@@ -380,15 +371,169 @@ pub fn parse_sizes(s: &str) -> anyhow::Result<Vec<usize>> {
 }
 
 /// Expands `{host}`, `{job}` and `{rank}` in an output path, from Slurm's
-/// environment when it is there.
+/// environment when it is there. Each value is reduced to one safe path
+/// component ([`safe_component`]): a hostname of `../../x` or a job id of
+/// `/etc/x` never writes outside the folder the template names.
 pub fn expand_out(template: &str, host: &str) -> String {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let host = env("SLURMD_NODENAME").unwrap_or_else(|| host.to_string());
+    let job = env("SLURM_JOB_ID").unwrap_or_else(|| "nojob".into());
+    let rank = env("SLURM_PROCID").unwrap_or_else(|| "0".into());
     template
-        .replace("{host}", &host)
-        .replace(
-            "{job}",
-            &env("SLURM_JOB_ID").unwrap_or_else(|| "nojob".into()),
-        )
-        .replace("{rank}", &env("SLURM_PROCID").unwrap_or_else(|| "0".into()))
+        .replace("{host}", &safe_component(&host))
+        .replace("{job}", &safe_component(&job))
+        .replace("{rank}", &safe_component(&rank))
+}
+
+/// A name from the machine or the environment (a hostname, a Slurm
+/// variable, a node folder's name) as one path component: letters, digits,
+/// `.`, `_` and `-` stay, anything else (a `/`, a NUL, a space) becomes
+/// `_`; a leading `.` becomes `_` (no `..`, no hidden file); at most 100
+/// bytes; never empty.
+pub fn safe_component(name: &str) -> String {
+    let mut s: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    if s.starts_with('.') {
+        s.replace_range(0..1, "_");
+    }
+    if s.is_empty() { "unnamed".into() } else { s }
+}
+
+/// The prefix of the folder a live collection is staged in, inside `--out`
+/// (followed by our process id): recognisably ours, so the next run can
+/// remove what a killed one left.
+const STAGING: &str = ".wire-report-collect-";
+
+/// Publishes one live collection into `out` as one unit: every transcript
+/// and the bundle are written (and flushed) into a fresh staging folder
+/// first; then the old `bundle.json` is removed, the transcripts are moved
+/// into place, and the new bundle is moved in last. A run killed at any
+/// point leaves either the old bundle beside its own transcripts, or new
+/// transcripts with no bundle yet, never an old bundle beside new
+/// transcripts; its staging folder is removed by the next run.
+fn publish(
+    out: &Path,
+    raw: &[(String, Vec<u8>)],
+    bundle: &[u8],
+    fsync: bool,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    remove_abandoned_staging(out);
+    let stage = tempfile::Builder::new()
+        .prefix(&format!("{STAGING}{}-", std::process::id()))
+        .tempdir_in(out)
+        .with_context(|| format!("failed to create a staging folder in `{}`", out.display()))?;
+    let write = if fsync {
+        crate::fs::write_atomic
+    } else {
+        crate::fs::write_unsynced
+    };
+    let names: Vec<String> = raw.iter().map(|(n, _)| safe_component(n)).collect();
+    for (name, (_, bytes)) in names.iter().zip(raw) {
+        write(&stage.path().join(name), bytes)?;
+    }
+    write(&stage.path().join("bundle.json"), bundle)?;
+    let old = out.join("bundle.json");
+    match std::fs::remove_file(&old) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("failed to replace `{}`", old.display()));
+        }
+        _ => {}
+    }
+    for name in names.iter().map(String::as_str).chain(["bundle.json"]) {
+        let to = out.join(name);
+        std::fs::rename(stage.path().join(name), &to)
+            .with_context(|| format!("failed to move the new `{}` into place", to.display()))?;
+    }
+    // Durable once for the whole collection (unless every file was synced).
+    if !fsync {
+        crate::fs::sync_dirs(&[out])?;
+    }
+    Ok(())
+}
+
+/// Removes the staging folders in `out` whose process is gone (a collect
+/// killed with -9); nothing else is touched.
+fn remove_abandoned_staging(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(STAGING)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid > 0 && !process_alive(pid) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending).
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks the id.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_from_the_machine_become_one_safe_component() {
+        assert_eq!(safe_component("../../x"), "_._.._x");
+        assert_eq!(safe_component("/etc/x"), "_etc_x");
+        assert_eq!(safe_component(".."), "_.");
+        assert_eq!(safe_component(""), "unnamed");
+        assert_eq!(safe_component("node-17.cluster"), "node-17.cluster");
+        assert_eq!(safe_component("a\0b c"), "a_b_c");
+        assert_eq!(safe_component(&"x".repeat(500)).len(), 100);
+    }
+
+    #[test]
+    fn publish_replaces_the_bundle_and_removes_abandoned_staging_only() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path();
+        std::fs::write(out.join("bundle.json"), "old").unwrap();
+        std::fs::write(out.join("notes.txt"), "mine").unwrap();
+        // A staging folder of a process that cannot exist (above pid_max).
+        let dead = out.join(format!("{STAGING}2147483647-abc"));
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join("big.txt"), vec![0u8; 4096]).unwrap();
+        // Ours, alive: left alone.
+        let alive = out.join(format!("{STAGING}{}-zzz", std::process::id()));
+        std::fs::create_dir(&alive).unwrap();
+        let raw = vec![("nvidia-smi-topo.txt".to_string(), b"new".to_vec())];
+        publish(out, &raw, b"{}", false).unwrap();
+        assert_eq!(std::fs::read(out.join("bundle.json")).unwrap(), b"{}");
+        assert_eq!(
+            std::fs::read(out.join("nvidia-smi-topo.txt")).unwrap(),
+            b"new"
+        );
+        assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+        assert!(!dead.exists());
+        assert!(alive.exists());
+        let left: Vec<_> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".wire-report") && !n.ends_with("zzz"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
 }

@@ -35,6 +35,22 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// `s` as an inline code span that nothing can leave: a backtick becomes
+/// `'`, and every control character (a newline would end the paragraph and
+/// let the rest become markup) and every Unicode line or paragraph
+/// separator becomes a space.
+pub fn code(s: &str) -> String {
+    let inner: String = s
+        .chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => ' ',
+            c => c,
+        })
+        .collect();
+    format!("`{inner}`")
+}
+
 /// A source as `file:line`, escaped.
 fn source(m: &Measurement) -> String {
     escape(&format!("{}:{}", m.source.file, m.source.line))
@@ -44,7 +60,7 @@ fn origin(b: &Bundle) -> String {
     match b.host.origin {
         Origin::Live => format!(
             "measured live on this node by wire-report {}",
-            b.generator.version
+            escape(&b.generator.version)
         ),
         Origin::Ingested => format!(
             "ingested from {} transcript(s) captured elsewhere",
@@ -174,7 +190,7 @@ fn finding(d: &Diagnosed) -> String {
         .evidence
         .iter()
         .take(4)
-        .map(|s| format!("`{}:{}`", s.file.replace('`', "'"), s.line))
+        .map(|s| code(&format!("{}:{}", s.file, s.line)))
         .collect::<Vec<_>>()
         .join(", ");
     let more = d.evidence.len().saturating_sub(4);
@@ -285,5 +301,10 @@ mod tests {
         assert_eq!(escape("<b>|x|</b>"), "&lt;b&gt;\\|x\\|&lt;/b&gt;");
         assert_eq!(escape("a_b*c`d"), "a\\_b\\*c\\`d");
         assert_eq!(escape("[l](http://x)"), "\\[l\\](http://x)");
+    }
+
+    #[test]
+    fn a_code_span_cannot_be_left() {
+        assert_eq!(code("a\n\n<img>`b\r\u{2028}c"), "`a  <img>'b  c`");
     }
 }

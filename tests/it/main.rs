@@ -9,6 +9,7 @@ mod captures;
 mod cli;
 mod fake_cuda;
 mod fleet;
+mod hostile;
 mod live;
 mod measurements;
 mod metamorphic;
