@@ -10,14 +10,18 @@
 //! (render writes the words), no judgement (the diagnosis decides what
 //! matters). The diff compares raw observations and needs none of them.
 
-use std::collections::BTreeMap;
+pub mod sku;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 use crate::evidence::measurement::{Direction, Kind, Measurement};
+use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
+use crate::models::ceiling;
 
 /// What one bundle says about its node, computed once.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +33,11 @@ pub struct NodeFacts {
     pub gpus: Vec<String>,
     /// Network adapters the topology names, in its order.
     pub nics: Vec<Nic>,
+    /// Each GPU's model name, where a transcript gives one.
+    pub gpu_names: BTreeMap<String, String>,
+    /// Whether direct GPU links (NVLink, xGMI) join every GPU into one
+    /// group: then a pair without one can still be routed around.
+    pub direct_links_join_all: bool,
     /// GPU pairs (both ends GPUs) the topology describes, by class.
     pub gpu_pairs_by_class: BTreeMap<LinkClass, usize>,
     /// The rate of every active RDMA port that states one, in bundle order.
@@ -149,7 +158,7 @@ impl NodeFacts {
             .iter()
             .flat_map(|d| d.ports.iter())
             .filter(|p| p.active == Some(true))
-            .filter_map(|p| p.rate_bytes_per_s)
+            .filter_map(port_data_rate)
             .collect();
         let fastest_port_bytes_per_s = active_port_rates_bytes_per_s
             .iter()
@@ -173,8 +182,15 @@ impl NodeFacts {
                     .or_insert_with(|| link_ceiling(l, nvlinks.get(s.as_str())));
             }
         }
+        let gpu_names = t
+            .gpus()
+            .filter_map(|d| Some((d.id.clone(), d.name.clone()?)))
+            .collect();
+        let direct_links_join_all = joined(&gpus, t.gpu_links());
         NodeFacts {
             described: !t.devices.is_empty(),
+            gpu_names,
+            direct_links_join_all,
             gpus,
             nics,
             gpu_pairs_by_class,
@@ -186,6 +202,11 @@ impl NodeFacts {
             scaleup,
             p2p_ceilings,
         }
+    }
+
+    /// The SKU table's row for a GPU, when its model is named and listed.
+    pub fn sku(&self, gpu: &str) -> Option<&'static sku::Sku> {
+        sku::of(self.gpu_names.get(gpu)?)
     }
 
     /// GPU pairs the topology describes.
@@ -225,6 +246,27 @@ impl NodeFacts {
             _ => None,
         }
     }
+}
+
+/// Whether the direct links among `gpus` connect them all (two or more).
+fn joined<'a>(gpus: &[String], links: impl Iterator<Item = &'a Link>) -> bool {
+    let direct: Vec<&Link> = links.filter(|l| l.class == LinkClass::DirectLink).collect();
+    let Some(first) = gpus.first() else {
+        return false;
+    };
+    let mut seen = BTreeSet::from([first.as_str()]);
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for l in &direct {
+            let (a, b) = (seen.contains(l.a.as_str()), seen.contains(l.b.as_str()));
+            if a != b {
+                seen.insert(if a { l.b.as_str() } else { l.a.as_str() });
+                grew = true;
+            }
+        }
+    }
+    gpus.len() > 1 && gpus.iter().all(|g| seen.contains(g.as_str()))
 }
 
 /// Each GPU's NVLinks, by GPU id.
@@ -276,7 +318,7 @@ fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
         if p.active != Some(true) {
             continue;
         }
-        if let Some(r) = p.rate_bytes_per_s {
+        if let Some(r) = port_data_rate(p) {
             let best = out.entry(p.link_layer.clone()).or_insert(0.0);
             *best = best.max(r);
         }
@@ -284,23 +326,43 @@ fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
     out
 }
 
-/// Per adapter name, the port a path through it runs on.
+/// Per adapter name, the port a path through it runs on: its fastest
+/// active port (a ceiling is an upper bound, so the fastest never makes a
+/// path look slower than it is), else the first port.
 fn adapters(b: &Bundle) -> BTreeMap<String, Option<AdapterPort>> {
     let mut out = BTreeMap::new();
     for d in &b.rdma {
         out.entry(d.name.clone()).or_insert_with(|| {
-            d.ports
+            let fastest = d
+                .ports
                 .iter()
-                .find(|p| p.active == Some(true))
-                .or(d.ports.first())
-                .map(|p| AdapterPort {
-                    port: p.port,
-                    rate_bytes_per_s: p.rate_bytes_per_s,
-                    rate_as_printed: p.rate_as_printed.clone(),
-                })
+                .filter(|p| p.active == Some(true))
+                .max_by(|x, y| {
+                    let (x, y) = (port_data_rate(x), port_data_rate(y));
+                    x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+                });
+            fastest.or(d.ports.first()).map(|p| AdapterPort {
+                port: p.port,
+                rate_bytes_per_s: port_data_rate(p),
+                rate_as_printed: p.rate_as_printed.clone(),
+            })
         });
     }
     out
+}
+
+/// The data rate of an RDMA port per direction, after the line encoding
+/// of its speed ([`ceiling::rdma_port`]): 4X QDR's `40` is 4 GB/s, not 5.
+pub fn port_data_rate(p: &RdmaPort) -> Option<f64> {
+    let gbit = p.rate_bytes_per_s.map(|r| r * 8.0 / 1e9);
+    ceiling::rdma_port(
+        gbit,
+        p.link_layer.as_deref(),
+        p.width.as_deref(),
+        p.speed.as_deref(),
+        p.rate_as_printed.as_deref(),
+    )
+    .map(|c| c.per_direction_bytes_per_s)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod common;
 
 mod captures;
 mod cli;
+mod diagnosis;
 mod fake_cuda;
 mod fleet;
 mod live;
