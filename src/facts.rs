@@ -78,6 +78,9 @@ pub struct AdapterPort {
     pub rate_bytes_per_s: Option<f64>,
     /// As the tool printed it, in Gb/s.
     pub rate_as_printed: Option<String>,
+    /// The link the rate was read as (`InfiniBand 4X QDR (40 Gb/s)`),
+    /// whose line encoding gave `rate_bytes_per_s`.
+    pub link: Option<String>,
 }
 
 /// One GPU's NVLinks.
@@ -124,6 +127,8 @@ pub enum CeilingSource {
         device: String,
         port: u32,
         rate_as_printed: Option<String>,
+        /// The link the rate was read as, with its encoding applied.
+        link: Option<String>,
     },
     /// Bonded NVLinks times the per-link rate of the source GPU.
     Nvlinks {
@@ -232,6 +237,7 @@ impl NodeFacts {
                         device: dev.to_string(),
                         port: p.port,
                         rate_as_printed: p.rate_as_printed.clone(),
+                        link: p.link.clone(),
                     },
                 })
             }
@@ -345,6 +351,7 @@ fn adapters(b: &Bundle) -> BTreeMap<String, Option<AdapterPort>> {
                 port: p.port,
                 rate_bytes_per_s: port_data_rate(p),
                 rate_as_printed: p.rate_as_printed.clone(),
+                link: port_ceiling(p).map(|c| c.link),
             })
         });
     }
@@ -354,6 +361,11 @@ fn adapters(b: &Bundle) -> BTreeMap<String, Option<AdapterPort>> {
 /// The data rate of an RDMA port per direction, after the line encoding
 /// of its speed ([`ceiling::rdma_port`]): 4X QDR's `40` is 4 GB/s, not 5.
 pub fn port_data_rate(p: &RdmaPort) -> Option<f64> {
+    port_ceiling(p).map(|c| c.per_direction_bytes_per_s)
+}
+
+/// An RDMA port's ceiling from what its transcript states.
+fn port_ceiling(p: &RdmaPort) -> Option<ceiling::Ceiling> {
     let gbit = p.rate_bytes_per_s.map(|r| r * 8.0 / 1e9);
     ceiling::rdma_port(
         gbit,
@@ -362,7 +374,6 @@ pub fn port_data_rate(p: &RdmaPort) -> Option<f64> {
         p.speed.as_deref(),
         p.rate_as_printed.as_deref(),
     )
-    .map(|c| c.per_direction_bytes_per_s)
 }
 
 #[cfg(test)]

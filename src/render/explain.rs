@@ -36,10 +36,17 @@ pub fn ceiling_from(c: &CeilingSource) -> String {
             device,
             port,
             rate_as_printed,
-        } => format!(
-            "{device} port {port} rate {} Gb/s",
-            rate_as_printed.as_deref().unwrap_or_default()
-        ),
+            link,
+        } => match link {
+            Some(l) => format!(
+                "{device} port {port} rate {} Gb/s: {l}, data rate after line encoding",
+                rate_as_printed.as_deref().unwrap_or_default()
+            ),
+            None => format!(
+                "{device} port {port} rate {} Gb/s",
+                rate_as_printed.as_deref().unwrap_or_default()
+            ),
+        },
         CeilingSource::Nvlinks {
             links,
             per_link_bytes_per_s,
