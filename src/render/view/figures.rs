@@ -164,7 +164,19 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
                     .collect()
             })
             .unwrap_or_default();
+        // A curve drawn from a meaningless alpha would still claim one.
+        let lines = if s.alpha_meaningful() {
+            lines
+        } else {
+            Vec::new()
+        };
         let note = match &fitted {
+            // Many messages in flight: beta only (see `Sweep::alpha_meaningful`).
+            Some(_) if !s.alpha_meaningful() => format!(
+                "beta {} (the largest message's bandwidth); no alpha-beta fit. Alpha and m* not given: {} messages in flight hide the cost of one; alpha comes from a latency test.",
+                gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
+                s.queue_depth.unwrap_or_default()
+            ),
             Some(f) => {
                 let segs: Vec<String> = f
                     .segments
