@@ -149,6 +149,21 @@ pub enum Finding {
         link_layer: Option<String>,
         physical_state: Option<String>,
     },
+    /// Error counters of an RDMA port grew while one live collection ran
+    /// (symbol errors, link downed, receive errors, transmit discards).
+    PortErrorsGrew {
+        device: String,
+        port: u32,
+        /// Counter name and how much it grew, largest first.
+        counters: Vec<(String, u64)>,
+    },
+    /// RoCE congestion signals grew during the collection (ECN marks,
+    /// CNPs sent or handled, pause frames): the fabric pushed back.
+    CongestionSignals {
+        device: String,
+        port: u32,
+        counters: Vec<(String, u64)>,
+    },
     /// An RDMA port slower than the fastest of its link layer in the node.
     RdmaPortBelowRate {
         device: String,
@@ -204,7 +219,7 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 18] = [
+    pub const KINDS: [&'static str; 20] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
@@ -216,6 +231,8 @@ impl Finding {
         "rdma-port-down",
         "rdma-port-unused",
         "rdma-port-below-rate",
+        "port-errors-grew",
+        "congestion-signals",
         "wrong-results",
         "data-check-failed",
         "tool-failed",
@@ -240,6 +257,8 @@ impl Finding {
             Finding::RdmaPortDown { .. } => "rdma-port-down",
             Finding::RdmaPortUnused { .. } => "rdma-port-unused",
             Finding::RdmaPortBelowRate { .. } => "rdma-port-below-rate",
+            Finding::PortErrorsGrew { .. } => "port-errors-grew",
+            Finding::CongestionSignals { .. } => "congestion-signals",
             Finding::WrongResults { .. } => "wrong-results",
             Finding::DataCheckFailed { .. } => "data-check-failed",
             Finding::ToolFailed { .. } => "tool-failed",

@@ -4,6 +4,7 @@
 
 use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
 use crate::bundle::Bundle;
+use crate::diff::is_error_counter;
 use crate::evidence::pcie::PcieLink;
 use crate::facts::NodeFacts;
 use crate::facts::sku::NvlinkWiring;
@@ -172,6 +173,64 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
                         link_layer: p.link_layer.clone(),
                         rate_bytes_per_s: rate,
                         best_bytes_per_s: best,
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+        }
+    }
+}
+
+/// Whether a counter counts congestion signals rather than errors
+/// (mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`, `rp_cnp_handled`;
+/// ethtool `rx_pause_ctrl_phy` and the like).
+fn is_congestion_counter(name: &str) -> bool {
+    ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
+}
+
+pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    for d in &b.rdma {
+        for p in &d.ports {
+            let grew = |congestion: bool| {
+                let mut v: Vec<(String, u64)> = p
+                    .counters
+                    .iter()
+                    .filter(|c| c.delta > 0)
+                    .filter(|c| {
+                        let n = c.name.to_ascii_lowercase();
+                        if congestion {
+                            is_congestion_counter(&n)
+                        } else {
+                            !is_congestion_counter(&n) && is_error_counter(&n)
+                        }
+                    })
+                    .map(|c| (c.name.clone(), c.delta))
+                    .collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                v
+            };
+            let errors = grew(false);
+            if !errors.is_empty() {
+                push(
+                    out,
+                    Severity::Warning,
+                    Finding::PortErrorsGrew {
+                        device: d.name.clone(),
+                        port: p.port,
+                        counters: errors,
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+            let signals = grew(true);
+            if !signals.is_empty() {
+                push(
+                    out,
+                    Severity::Info,
+                    Finding::CongestionSignals {
+                        device: d.name.clone(),
+                        port: p.port,
+                        counters: signals,
                     },
                     vec![p.source.clone()],
                 );

@@ -46,6 +46,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     links::pcie_links(b, &mut out);
     links::nvlinks(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
+    links::port_counters(b, &mut out);
     measurements::wrong_results(b, &mut out);
     measurements::tool_failures(b, &mut out);
     measurements::far_below_ceiling(b, facts, &mut out);

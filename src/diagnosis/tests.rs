@@ -186,3 +186,44 @@ fn far_below_the_ports_data_rate() {
     b.measurements[0].bandwidth_bytes_per_s = Some(1.1e9);
     assert!(diagnose(&b).is_empty());
 }
+
+#[test]
+fn counters_that_grow_during_one_collection_are_named() {
+    use crate::evidence::rdma::Counter;
+    let c = |name: &str, delta: u64| Counter {
+        name: name.into(),
+        group: "counters".into(),
+        start: 10,
+        end: 10 + delta,
+        delta,
+    };
+    let mut p = port(1, true, "LinkUp", Some(100.0));
+    p.link_layer = Some("Ethernet".into());
+    p.counters = vec![
+        c("symbol_error", 3),
+        c("link_downed", 1),
+        c("port_xmit_data", 9_000_000),
+        c("np_cnp_sent", 40),
+        c("port_rcv_errors", 0),
+    ];
+    let mut b = bundle();
+    b.rdma.push(device("mlx5_0", vec![p]));
+    let d = diagnose(&b);
+    assert_eq!(
+        kinds(&b),
+        [
+            (Severity::Warning, "port-errors-grew"),
+            (Severity::Info, "congestion-signals")
+        ]
+    );
+    let Finding::PortErrorsGrew { counters, .. } = &d[0].finding else {
+        unreachable!()
+    };
+    assert_eq!(
+        counters,
+        &[
+            ("symbol_error".to_string(), 3),
+            ("link_downed".to_string(), 1)
+        ]
+    );
+}

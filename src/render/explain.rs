@@ -201,6 +201,14 @@ fn width_down(label: &str, (c, m): (u32, u32), slot: Option<u32>) -> String {
     }
 }
 
+/// `name +delta` for each counter, largest first.
+fn counters(cs: &[(String, u64)]) -> String {
+    cs.iter()
+        .map(|(n, d)| format!("{n} +{d}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -318,6 +326,22 @@ pub fn summary(f: &Finding) -> String {
             link_layer.as_deref().unwrap_or_default(),
             gbs(*best_bytes_per_s)
         ),
+        Finding::PortErrorsGrew {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: error counters grew during this collection ({}).",
+            counters(cs)
+        ),
+        Finding::CongestionSignals {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: congestion signals grew during this collection ({}).",
+            counters(cs)
+        ),
         Finding::WrongResults { tool, what, errors } => format!(
             "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
         ),
@@ -383,6 +407,12 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::RdmaPortBelowRate { .. } => {
             include_str!("../../templates/explain/rdma-port-below-rate.md")
+        }
+        Finding::PortErrorsGrew { .. } => {
+            include_str!("../../templates/explain/port-errors-grew.md")
+        }
+        Finding::CongestionSignals { .. } => {
+            include_str!("../../templates/explain/congestion-signals.md")
         }
         Finding::WrongResults { .. } => include_str!("../../templates/explain/wrong-results.md"),
         Finding::DataCheckFailed { .. } => {

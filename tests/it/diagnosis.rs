@@ -190,6 +190,14 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "far-below-ceiling",
         "diagnosis::tests::far_below_the_ports_data_rate",
     ),
+    (
+        "port-errors-grew",
+        "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
+    ),
+    (
+        "congestion-signals",
+        "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
+    ),
 ];
 
 #[test]
