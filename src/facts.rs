@@ -10,14 +10,18 @@
 //! (render writes the words), no judgement (the diagnosis decides what
 //! matters). The diff compares raw observations and needs none of them.
 
-use std::collections::BTreeMap;
+pub mod sku;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 use crate::evidence::measurement::{Direction, Kind, Measurement};
+use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
+use crate::models::ceiling;
 
 /// What one bundle says about its node, computed once.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +33,11 @@ pub struct NodeFacts {
     pub gpus: Vec<String>,
     /// Network adapters the topology names, in its order.
     pub nics: Vec<Nic>,
+    /// Each GPU's model name, where a transcript gives one.
+    pub gpu_names: BTreeMap<String, String>,
+    /// Whether direct GPU links (NVLink, xGMI) join every GPU into one
+    /// group: then a pair without one can still be routed around.
+    pub direct_links_join_all: bool,
     /// GPU pairs (both ends GPUs) the topology describes, by class.
     pub gpu_pairs_by_class: BTreeMap<LinkClass, usize>,
     /// The rate of every active RDMA port that states one, in bundle order.
@@ -69,6 +78,9 @@ pub struct AdapterPort {
     pub rate_bytes_per_s: Option<f64>,
     /// As the tool printed it, in Gb/s.
     pub rate_as_printed: Option<String>,
+    /// The link the rate was read as (`InfiniBand 4X QDR (40 Gb/s)`),
+    /// whose line encoding gave `rate_bytes_per_s`.
+    pub link: Option<String>,
 }
 
 /// One GPU's NVLinks.
@@ -115,6 +127,8 @@ pub enum CeilingSource {
         device: String,
         port: u32,
         rate_as_printed: Option<String>,
+        /// The link the rate was read as, with its encoding applied.
+        link: Option<String>,
     },
     /// Bonded NVLinks times the per-link rate of the source GPU.
     Nvlinks {
@@ -149,7 +163,7 @@ impl NodeFacts {
             .iter()
             .flat_map(|d| d.ports.iter())
             .filter(|p| p.active == Some(true))
-            .filter_map(|p| p.rate_bytes_per_s)
+            .filter_map(port_data_rate)
             .collect();
         let fastest_port_bytes_per_s = active_port_rates_bytes_per_s
             .iter()
@@ -173,8 +187,15 @@ impl NodeFacts {
                     .or_insert_with(|| link_ceiling(l, nvlinks.get(s.as_str())));
             }
         }
+        let gpu_names = t
+            .gpus()
+            .filter_map(|d| Some((d.id.clone(), d.name.clone()?)))
+            .collect();
+        let direct_links_join_all = joined(&gpus, t.gpu_links());
         NodeFacts {
             described: !t.devices.is_empty(),
+            gpu_names,
+            direct_links_join_all,
             gpus,
             nics,
             gpu_pairs_by_class,
@@ -186,6 +207,11 @@ impl NodeFacts {
             scaleup,
             p2p_ceilings,
         }
+    }
+
+    /// The SKU table's row for a GPU, when its model is named and listed.
+    pub fn sku(&self, gpu: &str) -> Option<&'static sku::Sku> {
+        sku::of(self.gpu_names.get(gpu)?)
     }
 
     /// GPU pairs the topology describes.
@@ -211,6 +237,7 @@ impl NodeFacts {
                         device: dev.to_string(),
                         port: p.port,
                         rate_as_printed: p.rate_as_printed.clone(),
+                        link: p.link.clone(),
                     },
                 })
             }
@@ -225,6 +252,27 @@ impl NodeFacts {
             _ => None,
         }
     }
+}
+
+/// Whether the direct links among `gpus` connect them all (two or more).
+fn joined<'a>(gpus: &[String], links: impl Iterator<Item = &'a Link>) -> bool {
+    let direct: Vec<&Link> = links.filter(|l| l.class == LinkClass::DirectLink).collect();
+    let Some(first) = gpus.first() else {
+        return false;
+    };
+    let mut seen = BTreeSet::from([first.as_str()]);
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for l in &direct {
+            let (a, b) = (seen.contains(l.a.as_str()), seen.contains(l.b.as_str()));
+            if a != b {
+                seen.insert(if a { l.b.as_str() } else { l.a.as_str() });
+                grew = true;
+            }
+        }
+    }
+    gpus.len() > 1 && gpus.iter().all(|g| seen.contains(g.as_str()))
 }
 
 /// Each GPU's NVLinks, by GPU id.
@@ -276,7 +324,7 @@ fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
         if p.active != Some(true) {
             continue;
         }
-        if let Some(r) = p.rate_bytes_per_s {
+        if let Some(r) = port_data_rate(p) {
             let best = out.entry(p.link_layer.clone()).or_insert(0.0);
             *best = best.max(r);
         }
@@ -284,23 +332,127 @@ fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
     out
 }
 
-/// Per adapter name, the port a path through it runs on.
+/// Per adapter name, the port a path through it runs on: its fastest
+/// active port (a ceiling is an upper bound, so the fastest never makes a
+/// path look slower than it is), else the first port.
 fn adapters(b: &Bundle) -> BTreeMap<String, Option<AdapterPort>> {
     let mut out = BTreeMap::new();
     for d in &b.rdma {
         out.entry(d.name.clone()).or_insert_with(|| {
-            d.ports
+            let fastest = d
+                .ports
                 .iter()
-                .find(|p| p.active == Some(true))
-                .or(d.ports.first())
-                .map(|p| AdapterPort {
-                    port: p.port,
-                    rate_bytes_per_s: p.rate_bytes_per_s,
-                    rate_as_printed: p.rate_as_printed.clone(),
-                })
+                .filter(|p| p.active == Some(true))
+                .max_by(|x, y| {
+                    let (x, y) = (port_data_rate(x), port_data_rate(y));
+                    x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+                });
+            fastest.or(d.ports.first()).map(|p| AdapterPort {
+                port: p.port,
+                rate_bytes_per_s: port_data_rate(p),
+                rate_as_printed: p.rate_as_printed.clone(),
+                link: port_ceiling(p).map(|c| c.link),
+            })
         });
     }
     out
+}
+
+/// The data rate of an RDMA port per direction, after the line encoding
+/// of its speed ([`ceiling::rdma_port`]): 4X QDR's `40` is 4 GB/s, not 5.
+pub fn port_data_rate(p: &RdmaPort) -> Option<f64> {
+    port_ceiling(p).map(|c| c.per_direction_bytes_per_s)
+}
+
+/// An RDMA port's ceiling from what its transcript states.
+fn port_ceiling(p: &RdmaPort) -> Option<ceiling::Ceiling> {
+    let gbit = p.rate_bytes_per_s.map(|r| r * 8.0 / 1e9);
+    ceiling::rdma_port(
+        gbit,
+        p.link_layer.as_deref(),
+        p.width.as_deref(),
+        p.speed.as_deref(),
+        p.rate_as_printed.as_deref(),
+    )
+}
+
+/// How a figure sits against the tier ladder, whose bands are one
+/// direction on one node (seed section 2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LadderScope {
+    /// One direction, inside one node: placed as measured.
+    OneDirection,
+    /// The sum of both directions: placed at half, per direction.
+    BothDirectionsHalved,
+    /// Ranks on more than one node: not a figure of this node's tiers,
+    /// kept off the ladder.
+    MultiNode,
+}
+
+/// The best figure of one kind in one transcript, for the ladder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LadderPoint {
+    pub kind: &'static str,
+    /// The transcript's file name.
+    pub file: String,
+    /// As measured (a bidirectional sum stays a sum here).
+    pub measured_bytes_per_s: f64,
+    /// What the ladder places: per direction, one node.
+    pub per_direction_bytes_per_s: f64,
+    pub scope: LadderScope,
+}
+
+/// Whether a figure's ranks span nodes, as the parser describes its path
+/// (`16 ranks on 2 nodes: crosses the scale-out network`).
+fn spans_nodes(m: &Measurement) -> bool {
+    let path = m.questions.path.as_str();
+    path.split(" nodes")
+        .next()
+        .and_then(|h| h.rsplit(' ').next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n > 1)
+}
+
+/// The best figure per kind, transcript and scope (avg, peak or busbw),
+/// classified against the ladder's one-direction, one-node bands.
+pub fn ladder_points(b: &Bundle) -> Vec<LadderPoint> {
+    use crate::evidence::measurement::Statistic;
+    let mut best: BTreeMap<(String, &'static str, LadderScope), f64> = BTreeMap::new();
+    for m in &b.measurements {
+        let Some(bw) = m.bandwidth_bytes_per_s.filter(|v| *v > 0.0) else {
+            continue;
+        };
+        if !matches!(
+            m.statistic,
+            Statistic::Avg | Statistic::Peak | Statistic::Busbw
+        ) || (m.statistic == Statistic::Busbw && m.size_bytes.is_none())
+        {
+            continue;
+        }
+        let scope = if spans_nodes(m) {
+            LadderScope::MultiNode
+        } else if m.direction == Direction::Bi {
+            LadderScope::BothDirectionsHalved
+        } else {
+            LadderScope::OneDirection
+        };
+        let file = m.source.file.rsplit('/').next().unwrap_or("").to_string();
+        let e = best.entry((file, m.kind.as_str(), scope)).or_insert(0.0);
+        *e = e.max(bw);
+    }
+    best.into_iter()
+        .map(|((file, kind, scope), v)| LadderPoint {
+            kind,
+            file,
+            measured_bytes_per_s: v,
+            per_direction_bytes_per_s: if scope == LadderScope::BothDirectionsHalved {
+                v / 2.0
+            } else {
+                v
+            },
+            scope,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -357,5 +509,37 @@ mod tests {
         // GPU1 lists no NVLink rate: no ceiling from its side.
         std::mem::swap(&mut m.src, &mut m.dst);
         assert_eq!(f.ceiling(&m), None);
+    }
+
+    #[test]
+    fn the_ladder_halves_sums_and_keeps_multi_node_figures_off() {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        let mut bi = Measurement::new("t", 1, Kind::P2pCopy, "t", Statistic::Avg);
+        bi.direction = Direction::Bi;
+        bi.bandwidth_bytes_per_s = Some(8.77e9);
+        let mut two = Measurement::new("n", 2, Kind::Allreduce, "a", Statistic::Busbw);
+        two.size_bytes = Some(1 << 30);
+        two.bandwidth_bytes_per_s = Some(360e9);
+        two.questions.path = "16 ranks on 2 nodes: crosses the scale-out network".into();
+        let mut one = two.clone();
+        one.source.file = "m".into();
+        one.questions.path = "8 ranks on 1 nodes".into();
+        b.measurements.extend([bi, two, one]);
+        let p = ladder_points(&b);
+        let scopes: Vec<_> = p
+            .iter()
+            .map(|p| (p.scope, p.per_direction_bytes_per_s))
+            .collect();
+        assert_eq!(
+            scopes,
+            [
+                (LadderScope::MultiNode, 360e9),
+                (LadderScope::BothDirectionsHalved, 4.385e9),
+                (LadderScope::OneDirection, 360e9),
+            ]
+        );
     }
 }

@@ -470,6 +470,9 @@ pub(crate) struct Jobs<'a, A: GpuApi> {
     pub log: Vec<String>,
     /// `can access peer` questions that failed.
     pub errors: Vec<String>,
+    /// The runtime's answer to `can access peer` per ordered pair of
+    /// topology ids.
+    pub peers: Vec<(String, String, bool)>,
 }
 
 /// The sweeps of every device and ordered pair: per device H2D and D2H
@@ -485,6 +488,7 @@ pub(crate) fn jobs<'a, A: GpuApi>(
         copies: Vec::new(),
         log: Vec::new(),
         errors: Vec::new(),
+        peers: Vec::new(),
     };
     for g in gpus {
         let me = (g.ordinal, id_of(g));
@@ -503,7 +507,10 @@ pub(crate) fn jobs<'a, A: GpuApi>(
         for b in gpus.iter().filter(|b| b.ordinal != a.ordinal) {
             let (sa, sb) = ((a.ordinal, id_of(a)), (b.ordinal, id_of(b)));
             let can = match api.can_access_peer(a.ordinal, b.ordinal) {
-                Ok(c) => Some(c),
+                Ok(c) => {
+                    jobs.peers.push((sa.1.clone(), sb.1.clone(), c));
+                    Some(c)
+                }
                 Err(e) => {
                     jobs.errors.push(format!("{} -> {}: {e}", sa.1, sb.1));
                     None
@@ -535,6 +542,8 @@ pub(crate) struct GpuResult {
     /// or copied wrong bytes.
     pub log: Vec<String>,
     pub errors: Vec<String>,
+    /// The runtime's `can access peer` answer per ordered pair.
+    pub peers: Vec<(String, String, bool)>,
 }
 
 /// Runs `plan` on every job, one after the other. An error stops only the
@@ -544,6 +553,7 @@ pub(crate) fn run_jobs<A: GpuApi>(jobs: Jobs<'_, A>, plan: &Plan, context: &str)
         copies,
         mut log,
         mut errors,
+        peers,
     } = jobs;
     let paths = copies.len();
     let mut complete = 0;
@@ -579,6 +589,7 @@ pub(crate) fn run_jobs<A: GpuApi>(jobs: Jobs<'_, A>, plan: &Plan, context: &str)
         ran: format!("ran {complete} of {paths} paths as planned"),
         log,
         errors,
+        peers,
     }
 }
 

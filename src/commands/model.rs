@@ -295,6 +295,24 @@ fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
             s.points.len()
         )?;
         match fit::fit_with_knees(&s.points, a.max_segments) {
+            Ok(f) if !s.alpha_meaningful() => {
+                writeln!(
+                    t,
+                    "  beta {} (the largest message's bandwidth); alpha and m* not given: {} messages in flight hide the cost of one (alpha comes from a latency test)",
+                    gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
+                    s.queue_depth.unwrap_or_default()
+                )?;
+                if !f.knees_bytes.is_empty() {
+                    let knees: Vec<String> = f.knees_bytes.iter().map(|k| bytes(*k)).collect();
+                    writeln!(t, "  knees at {}", knees.join(", "))?;
+                }
+                results.push(json!({
+                    "sweep": s,
+                    "beta_bytes_per_s": s.plateau_bytes_per_s(),
+                    "knees_bytes": f.knees_bytes,
+                    "alpha": "not given: a bandwidth test with many messages in flight",
+                }));
+            }
             Ok(f) => {
                 let w = &f.whole;
                 writeln!(

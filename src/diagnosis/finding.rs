@@ -55,15 +55,33 @@ pub enum Finding {
         other_pairs: usize,
         /// Every GPU pair the topology describes.
         gpu_pairs: usize,
+        /// Direct links still join every GPU: rings can route around the
+        /// pair (a DGX-1's hybrid cube mesh), so collectives need not drop
+        /// a tier.
+        routable: bool,
     },
     /// P2P-enabled bandwidth of a pair is within a few percent of
-    /// P2P-disabled: the copy is staged through the host either way. The
-    /// pair named is the first; `pairs` show the same fingerprint in all.
+    /// P2P-disabled: the copy is staged through the host either way.
+    /// The pair named is the first; `pairs` (unordered GPU pairs) show the
+    /// same fingerprint in all.
     SilentStaging {
         src: String,
         dst: String,
         enabled_bytes_per_s: f64,
         disabled_bytes_per_s: f64,
+        pairs: usize,
+        /// What `nvidia-smi topo -p2p` says of the pair (`NS`, `CNS`),
+        /// when a transcript says it: the cause.
+        p2p_status: Option<String>,
+    },
+    /// A tool says a GPU pair has no peer path (`nvidia-smi topo -p2p`
+    /// CNS/NS/GNS/TNS, amd-smi DISABLED): every copy between them is
+    /// staged through host memory, though no copy figure shows it here.
+    NoPeerPath {
+        a: String,
+        b: String,
+        status: String,
+        /// Unordered GPU pairs without a peer path.
         pairs: usize,
     },
     /// The best figure of a series far below the ceiling of its path.
@@ -74,9 +92,10 @@ pub enum Finding {
         measured_bytes_per_s: f64,
         ceiling: PathCeiling,
     },
-    /// The closest adapter of a GPU is across the socket boundary.
+    /// The closest adapter of these GPUs is across the socket boundary:
+    /// one finding per adapter, naming every GPU it leaves far.
     NicOnOtherSocket {
-        gpu: String,
+        gpus: Vec<String>,
         /// The adapter's id in the topology (`NIC0`) and its name.
         nic: String,
         nic_name: Option<String>,
@@ -95,6 +114,9 @@ pub enum Finding {
         name: Option<String>,
         current_lanes: u32,
         max_lanes: u32,
+        /// The lanes the slot (the upstream port) can carry, where a live
+        /// collection read it; unknown from a device's own LnkCap alone.
+        slot_lanes: Option<u32>,
     },
     /// A PCIe link runs slower than it can (may be idle power saving).
     PcieSpeedDown {
@@ -109,6 +131,8 @@ pub enum Finding {
         gpu: String,
         inactive: usize,
         total: Option<usize>,
+        /// Links the part is designed with (the SKU table), when known.
+        designed: Option<usize>,
     },
     /// An RDMA port that is not ACTIVE / LinkUp.
     RdmaPortDown {
@@ -116,6 +140,29 @@ pub enum Finding {
         port: u32,
         state: Option<String>,
         physical_state: Option<String>,
+    },
+    /// An RDMA port that is down on purpose or unused: switched off
+    /// (`Disabled`), or a second port of an adapter whose other port is up.
+    RdmaPortUnused {
+        device: String,
+        port: u32,
+        link_layer: Option<String>,
+        physical_state: Option<String>,
+    },
+    /// Error counters of an RDMA port grew while one live collection ran
+    /// (symbol errors, link downed, receive errors, transmit discards).
+    PortErrorsGrew {
+        device: String,
+        port: u32,
+        /// Counter name and how much it grew, largest first.
+        counters: Vec<(String, u64)>,
+    },
+    /// RoCE congestion signals grew during the collection (ECN marks,
+    /// CNPs sent or handled, pause frames): the fabric pushed back.
+    CongestionSignals {
+        device: String,
+        port: u32,
+        counters: Vec<(String, u64)>,
     },
     /// An RDMA port slower than the fastest of its link layer in the node.
     RdmaPortBelowRate {
@@ -131,8 +178,20 @@ pub enum Finding {
         what: String,
         errors: u64,
     },
-    /// The tool itself failed (a data check, a crash, a missing device).
-    ToolFailed { tool: String, message: String },
+    /// A copy tool's own data check failed: the bytes that arrived were
+    /// not the bytes sent. A possible hardware fault, not a flaky run.
+    DataCheckFailed {
+        tool: String,
+        test: String,
+        message: String,
+    },
+    /// The tool itself failed (a crash, a missing device). When it asked
+    /// about a device the node does not have, the defect is the capture's.
+    ToolFailed {
+        tool: String,
+        message: String,
+        capture_defect: bool,
+    },
     /// Figures printed in bits: easy to compare against bytes by mistake.
     BitsNotBytes {
         tool: String,
@@ -158,11 +217,37 @@ pub struct Diagnosed {
 }
 
 impl Finding {
+    /// Every kind's name, in the order the rules run: the README's list
+    /// and the truth table test read it.
+    pub const KINDS: [&'static str; 20] = [
+        "host-hop-in-group",
+        "silent-staging",
+        "no-peer-path",
+        "nic-on-other-socket",
+        "injection-share",
+        "pcie-width-down",
+        "pcie-speed-down",
+        "nvlinks-inactive",
+        "rdma-port-down",
+        "rdma-port-unused",
+        "rdma-port-below-rate",
+        "port-errors-grew",
+        "congestion-signals",
+        "wrong-results",
+        "data-check-failed",
+        "tool-failed",
+        "truncated",
+        "far-below-ceiling",
+        "bits-not-bytes",
+        "bidirectional-sum",
+    ];
+
     /// The kind's name, as in `templates/explain/<name>.md`.
     pub fn name(&self) -> &'static str {
         match self {
             Finding::HostHopInGroup { .. } => "host-hop-in-group",
             Finding::SilentStaging { .. } => "silent-staging",
+            Finding::NoPeerPath { .. } => "no-peer-path",
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
             Finding::InjectionShare { .. } => "injection-share",
@@ -170,8 +255,12 @@ impl Finding {
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",
             Finding::NvlinksInactive { .. } => "nvlinks-inactive",
             Finding::RdmaPortDown { .. } => "rdma-port-down",
+            Finding::RdmaPortUnused { .. } => "rdma-port-unused",
             Finding::RdmaPortBelowRate { .. } => "rdma-port-below-rate",
+            Finding::PortErrorsGrew { .. } => "port-errors-grew",
+            Finding::CongestionSignals { .. } => "congestion-signals",
             Finding::WrongResults { .. } => "wrong-results",
+            Finding::DataCheckFailed { .. } => "data-check-failed",
             Finding::ToolFailed { .. } => "tool-failed",
             Finding::BitsNotBytes { .. } => "bits-not-bytes",
             Finding::BidirectionalSum { .. } => "bidirectional-sum",

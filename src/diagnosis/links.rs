@@ -4,21 +4,40 @@
 
 use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
 use crate::bundle::Bundle;
+use crate::diff::is_error_counter;
+use crate::evidence::pcie::PcieLink;
 use crate::facts::NodeFacts;
+use crate::facts::sku::NvlinkWiring;
+
+/// The lanes of the port above a device (its slot), where a live
+/// collection listed the bridges above it and read their links.
+fn slot_lanes(b: &Bundle, p: &PcieLink) -> Option<u32> {
+    let up = p.upstream.first()?;
+    b.pcie.iter().find(|x| &x.address == up)?.max_width_lanes
+}
 
 pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for p in &b.pcie {
         if let (Some(c), Some(m)) = (p.current_width_lanes, p.max_width_lanes)
             && c < m
         {
+            // A device's own LnkCap says what the card can do, not what the
+            // slot can (a laptop's x8 wiring, an x16 card in an x4 slot):
+            // critical only when the slot is known to be wider too.
+            let slot = slot_lanes(b, p);
+            let severity = match slot {
+                Some(s) if s > c => Severity::Critical,
+                _ => Severity::Info,
+            };
             push(
                 out,
-                Severity::Critical,
+                severity,
                 Finding::PcieWidthDown {
                     address: p.address.clone(),
                     name: p.name.clone(),
                     current_lanes: c,
                     max_lanes: m,
+                    slot_lanes: slot,
                 },
                 vec![p.source.clone()],
             );
@@ -55,11 +74,17 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     // No NVLink active anywhere in the node (PCIe cards): informational.
     let any_active = facts.nvlinks.values().any(|n| n.active > 0);
     for (gpu, n) in &facts.nvlinks {
-        let inactive = n.listed - n.active;
+        let sku = facts.sku(gpu);
+        // nvidia-smi lists 18 links on an H100 PCIe built with 12: the
+        // design, not the listing, says how many should be up.
+        let designed = sku.map(|s| s.nvlinks);
+        let inactive = designed.unwrap_or(n.listed).saturating_sub(n.active);
         if inactive == 0 {
             continue;
         }
-        let severity = if any_active {
+        // A bridged card with no link up simply has no bridge.
+        let no_bridge = n.active == 0 && sku.is_some_and(|s| s.wiring == NvlinkWiring::Bridge);
+        let severity = if any_active && !no_bridge {
             Severity::Warning
         } else {
             Severity::Info
@@ -72,6 +97,7 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
                 inactive,
                 // Every link unnumbered: the tool could not read any.
                 total: (n.unnumbered < n.listed).then_some(n.listed),
+                designed,
             },
             b.topology
                 .nvlink
@@ -88,6 +114,30 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
     for d in &b.rdma {
         for p in &d.ports {
             if p.active == Some(false) || p.link_up == Some(false) {
+                // Switched off, or the spare port of a card whose other port
+                // is up: nothing to cable or fix.
+                let disabled = p
+                    .physical_state
+                    .as_deref()
+                    .is_some_and(|s| s.to_ascii_lowercase().contains("disabled"));
+                let sibling_up = d
+                    .ports
+                    .iter()
+                    .any(|o| o.port != p.port && o.active == Some(true));
+                if disabled || sibling_up {
+                    push(
+                        out,
+                        Severity::Info,
+                        Finding::RdmaPortUnused {
+                            device: d.name.clone(),
+                            port: p.port,
+                            link_layer: p.link_layer.clone(),
+                            physical_state: p.physical_state.clone(),
+                        },
+                        vec![p.source.clone()],
+                    );
+                    continue;
+                }
                 push(
                     out,
                     Severity::Warning,
@@ -105,7 +155,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
     // Below the best rate among active ports of the same link layer.
     for d in &b.rdma {
         for p in d.ports.iter().filter(|p| p.active == Some(true)) {
-            let Some(rate) = p.rate_bytes_per_s else {
+            let Some(rate) = crate::facts::port_data_rate(p) else {
                 continue;
             };
             let best = facts
@@ -123,6 +173,64 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
                         link_layer: p.link_layer.clone(),
                         rate_bytes_per_s: rate,
                         best_bytes_per_s: best,
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+        }
+    }
+}
+
+/// Whether a counter counts congestion signals rather than errors
+/// (mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`, `rp_cnp_handled`;
+/// ethtool `rx_pause_ctrl_phy` and the like).
+fn is_congestion_counter(name: &str) -> bool {
+    ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
+}
+
+pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    for d in &b.rdma {
+        for p in &d.ports {
+            let grew = |congestion: bool| {
+                let mut v: Vec<(String, u64)> = p
+                    .counters
+                    .iter()
+                    .filter(|c| c.delta > 0)
+                    .filter(|c| {
+                        let n = c.name.to_ascii_lowercase();
+                        if congestion {
+                            is_congestion_counter(&n)
+                        } else {
+                            !is_congestion_counter(&n) && is_error_counter(&n)
+                        }
+                    })
+                    .map(|c| (c.name.clone(), c.delta))
+                    .collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                v
+            };
+            let errors = grew(false);
+            if !errors.is_empty() {
+                push(
+                    out,
+                    Severity::Warning,
+                    Finding::PortErrorsGrew {
+                        device: d.name.clone(),
+                        port: p.port,
+                        counters: errors,
+                    },
+                    vec![p.source.clone()],
+                );
+            }
+            let signals = grew(true);
+            if !signals.is_empty() {
+                push(
+                    out,
+                    Severity::Info,
+                    Finding::CongestionSignals {
+                        device: d.name.clone(),
+                        port: p.port,
+                        counters: signals,
                     },
                     vec![p.source.clone()],
                 );

@@ -3,31 +3,61 @@
 //! figures far below their path's ceiling, and the unit traps (bits, sums
 //! of both directions).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Diagnosed, FAR_BELOW, Finding, Severity, push};
 use crate::bundle::{Bundle, ProblemKind};
 use crate::evidence::Source;
 use crate::evidence::measurement::{Direction, Kind, Measurement, P2p, Statistic, Verification};
+use crate::evidence::topology::P2pCell;
 use crate::facts::{NodeFacts, PathCeiling};
 
 /// P2P-enabled within this fraction of P2P-disabled is the staging
 /// fingerprint (seed section 3.5: the fallback works and is slow).
 const STAGING_SIMILARITY: f64 = 0.10;
 
-fn key(m: &Measurement) -> Option<(String, String, String, Direction)> {
+/// A staging comparison compares like with like: the same transcript,
+/// pair, direction, message size and statistic.
+type CellKey = (String, String, String, Direction, Option<u64>, Statistic);
+
+fn key(m: &Measurement) -> Option<CellKey> {
     Some((
         m.source.file.to_string(),
         m.src.as_ref()?.to_string(),
         m.dst.as_ref()?.to_string(),
         m.direction,
+        m.size_bytes,
+        m.statistic,
     ))
+}
+
+/// An unordered GPU pair.
+fn pair(a: &str, b: &str) -> (String, String) {
+    if a <= b {
+        (a.to_string(), b.to_string())
+    } else {
+        (b.to_string(), a.to_string())
+    }
+}
+
+/// Pairs a tool says have no peer path, each with the first cell saying so.
+fn no_peer_path(b: &Bundle) -> BTreeMap<(String, String), &P2pCell> {
+    let mut out = BTreeMap::new();
+    for c in b
+        .topology
+        .p2p
+        .iter()
+        .filter(|c| !c.supported && c.src != c.dst)
+    {
+        out.entry(pair(&c.src, &c.dst)).or_insert(c);
+    }
+    out
 }
 
 pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
     // Pair -> (P2P enabled, P2P disabled) unidirectional cells, same transcript.
     type Pair<'a> = (Option<&'a Measurement>, Option<&'a Measurement>);
-    let mut pairs: BTreeMap<(String, String, String, Direction), Pair<'_>> = BTreeMap::new();
+    let mut pairs: BTreeMap<CellKey, Pair<'_>> = BTreeMap::new();
     for m in &b.measurements {
         if m.kind != Kind::P2pCopy
             || m.bandwidth_bytes_per_s.is_none()
@@ -43,32 +73,57 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
             P2p::Unknown => {}
         }
     }
-    let mut flagged = pairs.iter().filter_map(|((_, src, dst, _), pair)| {
-        let (Some(en), Some(dis)) = pair else {
-            return None;
-        };
-        let (e, d) = (
-            en.bandwidth_bytes_per_s.unwrap_or(0.0),
-            dis.bandwidth_bytes_per_s.unwrap_or(0.0),
+    let flagged: Vec<_> = pairs
+        .iter()
+        .filter_map(|((_, src, dst, ..), pair)| {
+            let (Some(en), Some(dis)) = pair else {
+                return None;
+            };
+            let (e, d) = (
+                en.bandwidth_bytes_per_s.unwrap_or(0.0),
+                dis.bandwidth_bytes_per_s.unwrap_or(0.0),
+            );
+            (d > 0.0 && (e - d).abs() <= STAGING_SIMILARITY * d)
+                .then_some((src, dst, *en, *dis, e, d))
+        })
+        .collect();
+    let no_path = no_peer_path(b);
+    let staged: BTreeSet<(String, String)> = flagged.iter().map(|f| pair(f.0, f.1)).collect();
+    // One finding per node makes the point; the matrices show the rest.
+    if let Some(&(src, dst, en, dis, e, d)) = flagged.first() {
+        push(
+            out,
+            Severity::Critical,
+            Finding::SilentStaging {
+                src: src.clone(),
+                dst: dst.clone(),
+                enabled_bytes_per_s: e,
+                disabled_bytes_per_s: d,
+                pairs: staged.len(),
+                p2p_status: no_path.get(&pair(src, dst)).map(|c| c.status.clone()),
+            },
+            vec![en.source.clone(), dis.source.clone()],
         );
-        (d > 0.0 && (e - d).abs() <= STAGING_SIMILARITY * d).then_some((src, dst, en, dis, e, d))
-    });
-    // One finding per node is enough to make the point; the matrices show the rest.
-    let Some((src, dst, en, dis, e, d)) = flagged.next() else {
-        return;
-    };
-    push(
-        out,
-        Severity::Critical,
-        Finding::SilentStaging {
-            src: src.clone(),
-            dst: dst.clone(),
-            enabled_bytes_per_s: e,
-            disabled_bytes_per_s: d,
-            pairs: 1 + flagged.count(),
-        },
-        vec![en.source.clone(), dis.source.clone()],
-    );
+    }
+    // A tool's "no peer path" the figures have not already shown: the same
+    // cause, said by the topology instead of the copies.
+    let unshown: Vec<_> = no_path
+        .iter()
+        .filter(|(k, _)| !staged.contains(*k))
+        .collect();
+    if let Some(((a, bb), c)) = unshown.first() {
+        push(
+            out,
+            Severity::Warning,
+            Finding::NoPeerPath {
+                a: a.clone(),
+                b: bb.clone(),
+                status: c.status.clone(),
+                pairs: unshown.len(),
+            },
+            vec![c.source.clone()],
+        );
+    }
 }
 
 pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
@@ -93,7 +148,24 @@ pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
     }
 }
 
+/// Whether a tool's error is its own data check failing (nvbandwidth:
+/// `data check failed`, the pattern-compare assertion).
+fn data_check(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("data check") || m.contains("checking the pattern") || m.contains("memcmppattern")
+}
+
+/// Whether a tool failed because it was asked about a device the node
+/// does not have (`ibpanic: ... stat of IB device 'mlx5_8' failed: No such
+/// file or directory`): a defect of the capture, not of the node.
+fn missing_device(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("no such file or directory") || m.contains("no such device")
+}
+
 pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    // One data-check failure per transcript and test, with every line of it.
+    let mut checks: BTreeMap<String, (String, String, Vec<Source>)> = BTreeMap::new();
     for p in &b.problems {
         let src = Source {
             file: p.file.clone().into(),
@@ -106,15 +178,29 @@ pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
             .map(|t| t.tool.as_str().to_string())
             .unwrap_or_default();
         match p.kind {
-            ProblemKind::ToolError => push(
-                out,
-                Severity::Critical,
-                Finding::ToolFailed {
-                    tool,
-                    message: p.message.clone(),
-                },
-                vec![src],
-            ),
+            ProblemKind::ToolError if data_check(&p.message) => {
+                let e = checks
+                    .entry(p.file.clone())
+                    .or_insert_with(|| (tool, p.message.clone(), Vec::new()));
+                e.2.push(src);
+            }
+            ProblemKind::ToolError => {
+                let capture_defect = missing_device(&p.message);
+                push(
+                    out,
+                    if capture_defect {
+                        Severity::Info
+                    } else {
+                        Severity::Warning
+                    },
+                    Finding::ToolFailed {
+                        tool,
+                        message: p.message.clone(),
+                        capture_defect,
+                    },
+                    vec![src],
+                )
+            }
             ProblemKind::Truncated => push(
                 out,
                 Severity::Info,
@@ -126,6 +212,20 @@ pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
             ),
             _ => {}
         }
+    }
+    for (tool, message, sources) in checks.into_values() {
+        // The test's name, as the message quotes it.
+        let test = message.split('`').nth(1).unwrap_or_default().to_string();
+        push(
+            out,
+            Severity::Critical,
+            Finding::DataCheckFailed {
+                tool,
+                test,
+                message,
+            },
+            sources,
+        );
     }
 }
 

@@ -46,6 +46,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     links::pcie_links(b, &mut out);
     links::nvlinks(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
+    links::port_counters(b, &mut out);
     measurements::wrong_results(b, &mut out);
     measurements::tool_failures(b, &mut out);
     measurements::far_below_ceiling(b, facts, &mut out);
@@ -63,49 +64,4 @@ fn push(out: &mut Vec<Diagnosed>, severity: Severity, finding: Finding, evidence
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bundle::{Host, Origin};
-    use crate::evidence::measurement::{Kind, Measurement, P2p, Statistic};
-
-    fn cell(p2p: P2p, bw: f64, line: usize) -> Measurement {
-        let mut m = Measurement::new(
-            "p2pBandwidthLatencyTest",
-            line,
-            Kind::P2pCopy,
-            "t",
-            Statistic::Avg,
-        );
-        m.src = Some("GPU0".into());
-        m.dst = Some("GPU1".into());
-        m.p2p = p2p;
-        m.bandwidth_bytes_per_s = Some(bw);
-        m
-    }
-
-    #[test]
-    fn p2p_enabled_close_to_disabled_is_silent_staging() {
-        let mut b = Bundle::new(Host {
-            name: "n".into(),
-            origin: Origin::Ingested,
-        });
-        b.measurements.push(cell(P2p::Disabled, 5.71e9, 16));
-        b.measurements.push(cell(P2p::Enabled, 5.72e9, 20));
-        let d = diagnose(&b);
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].severity, Severity::Critical);
-        assert!(matches!(
-            d[0].finding,
-            Finding::SilentStaging { pairs: 1, .. }
-        ));
-        assert_eq!(d[0].evidence.len(), 2);
-        // A real NVLink pair: enabled far above disabled, nothing to say.
-        let mut b = Bundle::new(Host {
-            name: "n".into(),
-            origin: Origin::Ingested,
-        });
-        b.measurements.push(cell(P2p::Disabled, 20e9, 16));
-        b.measurements.push(cell(P2p::Enabled, 250e9, 20));
-        assert!(diagnose(&b).is_empty());
-    }
-}
+mod tests;

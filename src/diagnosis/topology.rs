@@ -5,7 +5,10 @@
 use super::{Diagnosed, Finding, Severity, push};
 use crate::bundle::Bundle;
 use crate::evidence::topology::LinkClass;
-use crate::facts::NodeFacts;
+use std::collections::BTreeMap;
+
+use crate::evidence::Source;
+use crate::facts::{Nic, NodeFacts};
 use crate::models::injection;
 
 /// Whether a GPU pair's class is below a direct link (and known).
@@ -30,7 +33,10 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
     else {
         return;
     };
-    let severity = if direct > 0 {
+    // Direct links that still join every GPU (a DGX-1's hybrid cube
+    // mesh) let rings route around the pair: worth knowing, no warning.
+    let routable = facts.direct_links_join_all;
+    let severity = if direct > 0 && !routable {
         Severity::Warning
     } else {
         Severity::Info
@@ -46,6 +52,7 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
             direct_pairs: direct,
             other_pairs: others,
             gpu_pairs: facts.gpu_pairs(),
+            routable,
         },
         worst.sources.clone(),
     );
@@ -53,6 +60,10 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
 
 pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     let t = &b.topology;
+    // One cause, one finding: the GPUs whose closest adapter is the same
+    // one across the socket boundary, together.
+    type Far<'a> = (Vec<String>, &'a Nic, String, Vec<Source>);
+    let mut far: BTreeMap<&str, Far<'_>> = BTreeMap::new();
     for g in &facts.gpus {
         let best = facts
             .nics
@@ -61,18 +72,30 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
             .min_by_key(|(l, _)| l.class);
         let Some((l, nic)) = best else { continue };
         if l.class == LinkClass::CrossSocket {
-            push(
-                out,
-                Severity::Warning,
-                Finding::NicOnOtherSocket {
-                    gpu: g.clone(),
-                    nic: nic.id.clone(),
-                    nic_name: nic.name.clone(),
-                    code: l.code.clone().unwrap_or_default(),
-                },
-                l.sources.clone(),
-            );
+            let e = far.entry(nic.id.as_str()).or_insert_with(|| {
+                (
+                    Vec::new(),
+                    nic,
+                    l.code.clone().unwrap_or_default(),
+                    Vec::new(),
+                )
+            });
+            e.0.push(g.clone());
+            e.3.extend(l.sources.iter().take(1).cloned());
         }
+    }
+    for (gpus, nic, code, sources) in far.into_values() {
+        push(
+            out,
+            Severity::Warning,
+            Finding::NicOnOtherSocket {
+                gpus,
+                nic: nic.id.clone(),
+                nic_name: nic.name.clone(),
+                code,
+            },
+            sources,
+        );
     }
 }
 

@@ -10,7 +10,7 @@ use crate::evidence::topology::Link;
 
 /// Counters whose growth means trouble (IB port counters and common
 /// driver hw counters).
-fn is_error_counter(name: &str) -> bool {
+pub(crate) fn is_error_counter(name: &str) -> bool {
     [
         "err",
         "discard",

@@ -21,6 +21,7 @@ use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Statistic};
 use crate::evidence::topology::LinkClass;
 
+pub(crate) use devices::is_error_counter;
 pub use figures::DEFAULT_RELATIVE_SPREAD;
 
 /// What part of a node a change is in.

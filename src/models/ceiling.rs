@@ -137,53 +137,162 @@ pub fn xgmi(generation: &str, links: u32) -> Result<Ceiling, ModelError> {
     })
 }
 
-/// InfiniBand data rates per lane in Gb/s after encoding (InfiniBand
-/// Architecture Specification Vol. 2: SDR/DDR/QDR 8b/10b, FDR/EDR 64b/66b,
-/// HDR/NDR/XDR PAM4), named as ibstat and ibstatus name them.
-const IB_LANE: [(&str, f64); 8] = [
-    ("SDR", 2.0),
-    ("DDR", 4.0),
-    ("QDR", 8.0),
-    ("FDR10", 10.0),
-    ("FDR", 13.64),
-    ("EDR", 25.0),
-    ("HDR", 50.0),
-    ("NDR", 100.0),
+/// InfiniBand speeds: the nominal rate per lane in Gb/s (what `ibstat`'s
+/// `Rate` is the sum of), the data rate per lane after line encoding, and
+/// the encoding (InfiniBand Architecture Specification Vol. 2, Release
+/// 1.3+: SDR/DDR/QDR 8b/10b; FDR10 and FDR 64b/66b at 10.3125 and 14.0625
+/// Gbaud; EDR 64b/66b at 25.78125 Gbaud and HDR/NDR/XDR, whose nominal
+/// rates are already data rates). Named as ibstat and ibstatus name them.
+const IB_SPEED: [(&str, f64, f64, &str); 9] = [
+    ("SDR", 2.5, 2.0, "8b/10b"),
+    ("DDR", 5.0, 4.0, "8b/10b"),
+    ("QDR", 10.0, 8.0, "8b/10b"),
+    ("FDR10", 10.0, 10.0, "64b/66b"),
+    ("FDR", 14.0, 14.0625 * 64.0 / 66.0, "64b/66b"),
+    ("EDR", 25.0, 25.0, "64b/66b"),
+    ("HDR", 50.0, 50.0, "64b/66b"),
+    (
+        "NDR",
+        100.0,
+        100.0,
+        "PAM4, 256b/257b FEC-framed; nominal = data",
+    ),
+    ("XDR", 200.0, 200.0, "PAM4; nominal = data"),
 ];
-const IB_SOURCE: &str = "InfiniBand Architecture Specification Vol. 2 (lane rates and encodings); rate in Gb/s as ibstat prints it";
+const IB_SOURCE: &str = "InfiniBand Architecture Specification Vol. 2 (lane rates and encodings: SDR-QDR 8b/10b, FDR and later 64b/66b); rate in Gb/s as ibstat prints it";
+const ETH_SOURCE: &str =
+    "IEEE 802.3 (the nominal Ethernet rate is the data rate; 64b/66b runs at a higher baud)";
 
-/// A port rate as ibstat prints it (`Rate: 200`, Gb/s data rate) to bytes.
+/// The per-direction ceiling of an InfiniBand port from the nominal rate
+/// ibstat prints (`Rate: 40`): the line encoding of the speed that rate
+/// stands for is applied, so `40` (4X QDR) carries 32 Gb/s of data. A
+/// rate with no width or speed beside it is read as a 4X port; `40` is
+/// read as QDR (FDR10, a ConnectX-3 speed, prints the same rate: pass its
+/// width and speed to [`ib_width_speed`] instead).
 pub fn ib_rate(gbit_per_s: f64) -> Result<Ceiling, ModelError> {
+    positive("port rate (Gb/s)", gbit_per_s)?;
+    let per_lane = gbit_per_s / 4.0;
+    // Speeds in table order; FDR10 never wins over QDR for a bare `40`.
+    let speed = IB_SPEED
+        .iter()
+        .filter(|s| s.0 != "FDR10")
+        .find(|s| (s.1 - per_lane).abs() < 0.01);
+    let Some(&(name, nominal, data, encoding)) = speed else {
+        // Not a 4X rate of any speed: take the number as a data rate.
+        let per_dir = gbit_per_s * 1e9 / 8.0;
+        return Ok(Ceiling {
+            link: format!("InfiniBand {gbit_per_s} Gb/s"),
+            per_direction_bytes_per_s: per_dir,
+            bidirectional_bytes_per_s: 2.0 * per_dir,
+            derivation: format!(
+                "{gbit_per_s} Gb/s, not a 4X rate of a known speed: taken as data rate / 8 bits per byte"
+            ),
+            source: IB_SOURCE,
+        });
+    };
+    let per_dir = 4.0 * data * 1e9 / 8.0;
+    Ok(Ceiling {
+        link: format!("InfiniBand 4X {name} ({gbit_per_s} Gb/s)"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!(
+            "4 lanes x {nominal} Gb/s nominal, {encoding} -> {:.3} Gb/s of data per lane / 8 bits per byte",
+            data
+        ),
+        source: IB_SOURCE,
+    })
+}
+
+/// An Ethernet (RoCE) port's rate: the nominal rate is the data rate.
+pub fn ethernet_rate(gbit_per_s: f64) -> Result<Ceiling, ModelError> {
     positive("port rate (Gb/s)", gbit_per_s)?;
     let per_dir = gbit_per_s * 1e9 / 8.0;
     Ok(Ceiling {
-        link: format!("InfiniBand/RoCE {gbit_per_s} Gb/s"),
+        link: format!("Ethernet {gbit_per_s} Gb/s"),
         per_direction_bytes_per_s: per_dir,
         bidirectional_bytes_per_s: 2.0 * per_dir,
         derivation: format!("{gbit_per_s} Gb/s / 8 bits per byte"),
-        source: IB_SOURCE,
+        source: ETH_SOURCE,
     })
 }
 
 /// A port's width (`4X`) and speed name (`HDR`) to its rate.
 pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
     let lanes: u32 = width
-        .trim()
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
         .trim_end_matches(['X', 'x'])
         .parse()
         .map_err(|_| ModelError::Undefined(format!("`{width}` is not a link width such as 4X")))?;
-    let Some(&(_, lane)) = IB_LANE
+    if lanes == 0 {
+        return Err(ModelError::Undefined("a port has at least one lane".into()));
+    }
+    let Some(&(name, nominal, data, encoding)) = IB_SPEED
         .iter()
         .find(|l| l.0.eq_ignore_ascii_case(speed.trim()))
+        .or_else(|| speed_by_code(speed))
     else {
         return Err(ModelError::Undefined(format!(
-            "`{speed}` is not a speed name such as EDR, HDR or NDR"
+            "`{speed}` is not a speed name such as QDR, FDR, EDR, HDR or NDR"
         )));
     };
-    let mut c = ib_rate(lane * f64::from(lanes))?;
-    c.link = format!("InfiniBand {lanes}X {}", speed.trim().to_ascii_uppercase());
-    c.derivation = format!("{lanes} lanes x {lane} Gb/s per lane / 8 bits per byte");
-    Ok(c)
+    let per_dir = f64::from(lanes) * data * 1e9 / 8.0;
+    Ok(Ceiling {
+        link: format!("InfiniBand {lanes}X {name}"),
+        per_direction_bytes_per_s: per_dir,
+        bidirectional_bytes_per_s: 2.0 * per_dir,
+        derivation: format!(
+            "{lanes} lanes x {nominal} Gb/s nominal, {encoding} -> {data:.3} Gb/s of data per lane / 8 bits per byte"
+        ),
+        source: IB_SOURCE,
+    })
+}
+
+/// ibv_devinfo's `active_speed: 10.0 Gbps (4)`: the number in brackets is
+/// the speed's bit in the IBTA PortInfo encoding (1 SDR, 2 DDR, 4 QDR,
+/// 8 FDR10, 16 FDR, 32 EDR, 64 HDR, 128 NDR, 256 XDR; rdma-core
+/// `ibv_devinfo.c` `speed_str`), which tells QDR from FDR10 at 10 Gbps.
+fn speed_by_code(speed: &str) -> Option<&'static (&'static str, f64, f64, &'static str)> {
+    let code: u32 = speed
+        .split_once('(')?
+        .1
+        .split_once(')')?
+        .0
+        .trim()
+        .parse()
+        .ok()?;
+    let i = code.checked_ilog2()? as usize;
+    (code.is_power_of_two() && i < IB_SPEED.len()).then(|| &IB_SPEED[i])
+}
+
+/// The ceiling of an RDMA port from what its transcript states: the width
+/// and speed name when given (`4X`, `QDR`, or `40 Gb/sec (4X QDR)`), else
+/// the rate by link layer (`Ethernet`: nominal = data; InfiniBand or not
+/// stated: [`ib_rate`]). The one function the facts, the pages and the
+/// diagnosis use for a port.
+pub fn rdma_port(
+    gbit_per_s: Option<f64>,
+    link_layer: Option<&str>,
+    width: Option<&str>,
+    speed: Option<&str>,
+    as_printed: Option<&str>,
+) -> Option<Ceiling> {
+    let ethernet = link_layer.is_some_and(|l| l.eq_ignore_ascii_case("ethernet"));
+    if !ethernet {
+        // `200 Gb/sec (4X HDR)`: the parenthesis names width and speed.
+        let paren = as_printed
+            .and_then(|s| s.split_once('(')?.1.split_once(')'))
+            .and_then(|(inner, _)| inner.trim().split_once(' '));
+        let named = width.zip(speed).or(paren);
+        if let Some((w, s)) = named
+            && let Ok(c) = ib_width_speed(w, s)
+        {
+            return Some(c);
+        }
+        return ib_rate(gbit_per_s?).ok();
+    }
+    ethernet_rate(gbit_per_s?).ok()
 }
 
 #[cfg(test)]
@@ -223,6 +332,34 @@ mod tests {
             25e9
         );
         assert!(ib_width_speed("4X", "FAST").is_err());
+        // QDR is 8b/10b: 40 Gb/s nominal carries 32 Gb/s, 4 GB/s; the rate
+        // alone and the width and speed agree.
+        assert_eq!(ib_rate(40.0).unwrap().per_direction_bytes_per_s, 4e9);
+        assert_eq!(
+            ib_width_speed("4X", "QDR")
+                .unwrap()
+                .per_direction_bytes_per_s,
+            4e9
+        );
+        // FDR: 56 nominal, 64b/66b at 14.0625 Gbaud: 54.5 Gb/s of data.
+        let fdr = ib_rate(56.0).unwrap().per_direction_bytes_per_s;
+        assert!((fdr - 54.545_454e9 / 8.0).abs() < 1e3, "{fdr}");
+        assert_eq!(
+            ib_width_speed("4X", "FDR")
+                .unwrap()
+                .per_direction_bytes_per_s,
+            fdr
+        );
+        assert_eq!(ib_rate(100.0).unwrap().per_direction_bytes_per_s, 12.5e9);
+        // Ethernet's nominal rate is its data rate; a bracketed speed wins.
+        let eth = rdma_port(Some(40.0), Some("Ethernet"), None, None, None).unwrap();
+        assert_eq!(eth.per_direction_bytes_per_s, 5e9);
+        let named = rdma_port(Some(40.0), None, None, None, Some("40 Gb/sec (4X FDR10)")).unwrap();
+        assert_eq!(named.per_direction_bytes_per_s, 5e9);
+        let devinfo = ib_width_speed("4X (2)", "2.5 Gbps (1)").unwrap();
+        assert_eq!(devinfo.per_direction_bytes_per_s, 1e9);
+        let fdr10 = ib_width_speed("4X (2)", "10.0 Gbps (8)").unwrap();
+        assert_eq!(fdr10.per_direction_bytes_per_s, 5e9);
         assert!(nvlink(4, 0).is_err());
     }
 }

@@ -205,9 +205,31 @@ pub struct Sweep {
     /// The first cell of the sweep.
     pub source: Source,
     pub points: Vec<Point>,
+    /// The most messages the tool kept in flight (perftest `TX depth`),
+    /// where it says.
+    pub queue_depth: Option<u32>,
 }
 
 impl Sweep {
+    /// Whether the fit's alpha means the cost of one message. Only times
+    /// of one message at a time say that; a bandwidth test that keeps
+    /// many in flight (perftest's TX depth 128) overlaps the fixed costs,
+    /// so its fit gives beta alone, and alpha and m* come from latency
+    /// tests (seed section 5.2).
+    pub fn alpha_meaningful(&self) -> bool {
+        self.from_latency || self.queue_depth.is_none_or(|q| q <= 1)
+    }
+
+    /// beta of a sweep whose alpha is not meaningful: the bandwidth at its
+    /// largest message (a least-squares line through a deep-queue sweep
+    /// can overshoot every figure measured).
+    pub fn plateau_bytes_per_s(&self) -> Option<f64> {
+        self.points
+            .iter()
+            .max_by(|a, b| a.size_bytes.total_cmp(&b.size_bytes))
+            .map(|p| p.size_bytes / p.time_s)
+    }
+
     /// `perftest RDMA_Write BW Test mlx4_0 (avg)` for people.
     pub fn label(&self) -> String {
         let pair = match (&self.src, &self.dst) {
@@ -310,6 +332,7 @@ pub fn sweeps(cells: &[Measurement]) -> Vec<Sweep> {
                 from_latency: lat,
                 source: series[0].source.clone(),
                 points,
+                queue_depth: series.iter().filter_map(|m| m.queue_depth).max(),
             });
             break;
         }
@@ -391,5 +414,32 @@ mod tests {
                 .to_string()
                 .contains("does not grow")
         );
+    }
+
+    #[test]
+    fn a_deep_queue_bandwidth_sweep_gives_beta_only() {
+        use crate::evidence::measurement::Kind;
+        let cells: Vec<Measurement> = [1024u64, 65536, 8 << 20]
+            .iter()
+            .zip([1.0e9, 3.5e9, 3.84e9])
+            .map(|(&size, bw)| {
+                let mut m = Measurement::new("perftest", 18, Kind::RdmaWrite, "bw", Statistic::Avg);
+                m.size_bytes = Some(size);
+                m.bandwidth_bytes_per_s = Some(bw);
+                m.queue_depth = Some(128);
+                m
+            })
+            .collect();
+        let s = &sweeps(&cells)[0];
+        assert!(!s.alpha_meaningful());
+        assert_eq!(s.plateau_bytes_per_s(), Some(3.84e9));
+        let one: Vec<Measurement> = cells
+            .into_iter()
+            .map(|mut m| {
+                m.queue_depth = Some(1);
+                m
+            })
+            .collect();
+        assert!(sweeps(&one)[0].alpha_meaningful());
     }
 }

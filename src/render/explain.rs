@@ -36,10 +36,17 @@ pub fn ceiling_from(c: &CeilingSource) -> String {
             device,
             port,
             rate_as_printed,
-        } => format!(
-            "{device} port {port} rate {} Gb/s",
-            rate_as_printed.as_deref().unwrap_or_default()
-        ),
+            link,
+        } => match link {
+            Some(l) => format!(
+                "{device} port {port} rate {} Gb/s: {l}, data rate after line encoding",
+                rate_as_printed.as_deref().unwrap_or_default()
+            ),
+            None => format!(
+                "{device} port {port} rate {} Gb/s",
+                rate_as_printed.as_deref().unwrap_or_default()
+            ),
+        },
         CeilingSource::Nvlinks {
             links,
             per_link_bytes_per_s,
@@ -62,8 +69,13 @@ fn host_hop(
     class: LinkClass,
     code: &str,
     (direct, others, total): (usize, usize, usize),
+    routable: bool,
 ) -> String {
-    if direct > 0 {
+    if direct > 0 && routable {
+        format!(
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot."
+        )
+    } else if direct > 0 {
         format!(
             "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
         )
@@ -74,14 +86,37 @@ fn host_hop(
     }
 }
 
-fn silent_staging((src, dst): (&str, &str), enabled: f64, disabled: f64, pairs: usize) -> String {
+fn silent_staging(
+    (src, dst): (&str, &str),
+    enabled: f64,
+    disabled: f64,
+    pairs: usize,
+    status: Option<&str>,
+) -> String {
     let mut s = format!(
         "{src} to {dst}: {} with P2P enabled against {} with it disabled. The enabled copy is staged through host memory too.",
         gbs(enabled),
         gbs(disabled)
     );
+    if let Some(st) = status {
+        s.push_str(&format!(
+            " nvidia-smi topo -p2p says {st} for the pair: no peer path."
+        ));
+    }
     if pairs > 1 {
-        s.push_str(&format!(" {pairs} pairs in all show the same fingerprint."));
+        s.push_str(&format!(
+            " {pairs} GPU pairs in all show the same fingerprint."
+        ));
+    }
+    s
+}
+
+fn no_peer_path((a, b): (&str, &str), status: &str, pairs: usize) -> String {
+    let mut s = format!(
+        "{a}-{b}: the peer-to-peer status is {status}, no peer path. Every copy between them is staged through host memory, whatever the application asks for."
+    );
+    if pairs > 1 {
+        s.push_str(&format!(" {pairs} GPU pairs in all have no peer path."));
     }
     s
 }
@@ -115,6 +150,14 @@ fn injection_share(gpus: usize, nics: usize, per_gpu_bytes_per_s: Option<f64>) -
     }
 }
 
+fn port_unused(device: &str, port: u32, layer: Option<&str>, physical: Option<&str>) -> String {
+    format!(
+        "{device} port {port} ({}) is not in use: physical state {}. Nothing measured here went through it.",
+        layer.unwrap_or("link layer not stated"),
+        physical.unwrap_or("not stated")
+    )
+}
+
 fn port_down(device: &str, port: u32, state: Option<&str>, physical: Option<&str>) -> String {
     format!(
         "{device} port {port}: state {}, physical state {}. No number measured through it means anything until it is Active / LinkUp.",
@@ -123,11 +166,47 @@ fn port_down(device: &str, port: u32, state: Option<&str>, physical: Option<&str
     )
 }
 
-fn nvlinks_inactive(gpu: &str, inactive: usize, total: Option<usize>) -> String {
-    match total {
-        Some(t) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
-        None => format!("{gpu}: every NVLink inactive (NVML could not read any link)."),
+fn nvlinks_inactive(
+    gpu: &str,
+    inactive: usize,
+    total: Option<usize>,
+    designed: Option<usize>,
+) -> String {
+    match (total, designed) {
+        (_, Some(d)) if inactive == d => format!(
+            "{gpu}: none of the {d} NVLinks its model is built with is active: no NVLink bridge or board link reaches it."
+        ),
+        (_, Some(d)) => {
+            format!("{gpu}: {inactive} of the {d} NVLinks its model is built with are inactive.")
+        }
+        (Some(t), None) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
+        (None, None) => {
+            format!("{gpu}: every NVLink inactive (NVML could not read any link).")
+        }
     }
+}
+
+fn width_down(label: &str, (c, m): (u32, u32), slot: Option<u32>) -> String {
+    let share = c * 100 / m;
+    match slot {
+        Some(s) if s > c => format!(
+            "{label} runs at x{c} of x{m} lanes though its slot has x{s}: at most {share}% of its PCIe bandwidth."
+        ),
+        Some(s) => format!(
+            "{label} runs at x{c} of the x{m} the card can: its slot has x{s}, so this is the slot, not a fault."
+        ),
+        None => format!(
+            "{label} runs at x{c} of the x{m} the card can (at most {share}% of its PCIe bandwidth); the transcript does not show the slot's width, which decides whether this is a fault."
+        ),
+    }
+}
+
+/// `name +delta` for each counter, largest first.
+fn counters(cs: &[(String, u64)]) -> String {
+    cs.iter()
+        .map(|(n, d)| format!("{n} +{d}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One sentence with the numbers, for people (escaped where shown).
@@ -141,11 +220,13 @@ pub fn summary(f: &Finding) -> String {
             direct_pairs,
             other_pairs,
             gpu_pairs,
+            routable,
         } => host_hop(
             (a, b),
             *class,
             code,
             (*direct_pairs, *other_pairs, *gpu_pairs),
+            *routable,
         ),
         Finding::SilentStaging {
             src,
@@ -153,12 +234,20 @@ pub fn summary(f: &Finding) -> String {
             enabled_bytes_per_s,
             disabled_bytes_per_s,
             pairs,
+            p2p_status,
         } => silent_staging(
             (src, dst),
             *enabled_bytes_per_s,
             *disabled_bytes_per_s,
             *pairs,
+            p2p_status.as_deref(),
         ),
+        Finding::NoPeerPath {
+            a,
+            b,
+            status,
+            pairs,
+        } => no_peer_path((a, b), status, *pairs),
         Finding::FarBelowCeiling {
             test,
             src,
@@ -167,12 +256,15 @@ pub fn summary(f: &Finding) -> String {
             ceiling,
         } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
         Finding::NicOnOtherSocket {
-            gpu,
+            gpus,
             nic,
             nic_name,
             code,
         } => format!(
-            "{gpu}'s closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
+            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
+            if gpus.len() == 1 { "GPU" } else { "GPUs" },
+            gpus.join(", "),
+            if gpus.len() == 1 { "its" } else { "their" },
             nic_name.as_deref().unwrap_or(nic)
         ),
         Finding::InjectionShare {
@@ -186,11 +278,8 @@ pub fn summary(f: &Finding) -> String {
             name,
             current_lanes: c,
             max_lanes: m,
-        } => format!(
-            "{} runs at x{c} of x{m} lanes: at most {}% of its PCIe bandwidth.",
-            pcie_label(address, name.as_deref()),
-            c * 100 / m
-        ),
+            slot_lanes,
+        } => width_down(&pcie_label(address, name.as_deref()), (*c, *m), *slot_lanes),
         Finding::PcieSpeedDown {
             address,
             name,
@@ -206,7 +295,19 @@ pub fn summary(f: &Finding) -> String {
             gpu,
             inactive,
             total,
-        } => nvlinks_inactive(gpu, *inactive, *total),
+            designed,
+        } => nvlinks_inactive(gpu, *inactive, *total, *designed),
+        Finding::RdmaPortUnused {
+            device,
+            port,
+            link_layer,
+            physical_state,
+        } => port_unused(
+            device,
+            *port,
+            link_layer.as_deref(),
+            physical_state.as_deref(),
+        ),
         Finding::RdmaPortDown {
             device,
             port,
@@ -225,10 +326,39 @@ pub fn summary(f: &Finding) -> String {
             link_layer.as_deref().unwrap_or_default(),
             gbs(*best_bytes_per_s)
         ),
+        Finding::PortErrorsGrew {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: error counters grew during this collection ({}).",
+            counters(cs)
+        ),
+        Finding::CongestionSignals {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: congestion signals grew during this collection ({}).",
+            counters(cs)
+        ),
         Finding::WrongResults { tool, what, errors } => format!(
             "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
         ),
-        Finding::ToolFailed { tool, message } => format!("{tool}: {message}"),
+        Finding::DataCheckFailed { tool, test, .. } => format!(
+            "{tool} `{test}`: the tool's own check found bytes that differ from those sent. A possible hardware fault (memory, link or copy engine), not a run to repeat and forget."
+        ),
+        Finding::ToolFailed {
+            tool,
+            message,
+            capture_defect,
+        } => {
+            if *capture_defect {
+                format!("{tool} (a defect of the capture, not of the node): {message}")
+            } else {
+                format!("{tool}: {message}")
+            }
+        }
         Finding::BitsNotBytes {
             tool,
             example_as_printed,
@@ -256,6 +386,7 @@ pub fn explanation(f: &Finding) -> &'static str {
             include_str!("../../templates/explain/host-hop-in-group.md")
         }
         Finding::SilentStaging { .. } => include_str!("../../templates/explain/silent-staging.md"),
+        Finding::NoPeerPath { .. } => include_str!("../../templates/explain/no-peer-path.md"),
         Finding::FarBelowCeiling { .. } => {
             include_str!("../../templates/explain/far-below-ceiling.md")
         }
@@ -271,10 +402,22 @@ pub fn explanation(f: &Finding) -> &'static str {
             include_str!("../../templates/explain/nvlinks-inactive.md")
         }
         Finding::RdmaPortDown { .. } => include_str!("../../templates/explain/rdma-port-down.md"),
+        Finding::RdmaPortUnused { .. } => {
+            include_str!("../../templates/explain/rdma-port-unused.md")
+        }
         Finding::RdmaPortBelowRate { .. } => {
             include_str!("../../templates/explain/rdma-port-below-rate.md")
         }
+        Finding::PortErrorsGrew { .. } => {
+            include_str!("../../templates/explain/port-errors-grew.md")
+        }
+        Finding::CongestionSignals { .. } => {
+            include_str!("../../templates/explain/congestion-signals.md")
+        }
         Finding::WrongResults { .. } => include_str!("../../templates/explain/wrong-results.md"),
+        Finding::DataCheckFailed { .. } => {
+            include_str!("../../templates/explain/data-check-failed.md")
+        }
         Finding::ToolFailed { .. } => include_str!("../../templates/explain/tool-failed.md"),
         Finding::BitsNotBytes { .. } => include_str!("../../templates/explain/bits-not-bytes.md"),
         Finding::BidirectionalSum { .. } => {
@@ -298,6 +441,7 @@ mod tests {
             Finding::ToolFailed {
                 tool: String::new(),
                 message: String::new(),
+                capture_defect: true,
             },
         ];
         for k in kinds {
@@ -313,10 +457,11 @@ mod tests {
             name: Some("GPU0".into()),
             current_lanes: 8,
             max_lanes: 16,
+            slot_lanes: Some(16),
         };
         assert_eq!(
             summary(&f),
-            "0000:17:00.0 (GPU0) runs at x8 of x16 lanes: at most 50% of its PCIe bandwidth."
+            "0000:17:00.0 (GPU0) runs at x8 of x16 lanes though its slot has x16: at most 50% of its PCIe bandwidth."
         );
     }
 }

@@ -203,6 +203,17 @@ fn refused_peer_access_measures_only_the_staged_copy() {
         .find(|p| p.name == "cuda copy sweeps")
         .unwrap();
     assert!(p.message.contains("peer access not possible"));
+    // The refusal is a finding: no peer path, every copy host-staged.
+    let d = wire_report::diagnosis::diagnose(&r.bundle);
+    let no_path: Vec<_> = d
+        .iter()
+        .filter(|d| d.finding.name() == "no-peer-path")
+        .collect();
+    assert_eq!(no_path.len(), 1, "{d:?}");
+    assert!(matches!(
+        &no_path[0].finding,
+        wire_report::diagnosis::Finding::NoPeerPath { status, .. } if status == "cuda canAccessPeer = 0"
+    ));
     assert_clean(&r.report);
 }
 

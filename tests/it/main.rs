@@ -7,6 +7,7 @@ mod common;
 mod bundle_v1;
 mod captures;
 mod cli;
+mod diagnosis;
 mod fake_cuda;
 mod fleet;
 mod hostile;

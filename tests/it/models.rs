@@ -179,6 +179,21 @@ fn ceiling_and_fit_cli() {
         .stdout(predicate::str::contains(
             "NVLink4 x18: 450.0 GB/s per direction, 900.0 GB/s both directions",
         ));
+    // QDR is 8b/10b: the rate alone and the width and speed agree on 4.0 GB/s.
+    for args in [
+        &["--ib-rate", "40"][..],
+        &["--ib-width", "4X", "--ib-speed", "QDR"][..],
+    ] {
+        wr().args(["model", "ceiling"])
+            .args(args)
+            .assert()
+            .success()
+            .stdout(
+                predicate::str::contains("4X QDR (40 Gb/s): 4.000 GB/s per direction").or(
+                    predicate::str::contains("InfiniBand 4X QDR: 4.000 GB/s per direction"),
+                ),
+            );
+    }
     wr().args(["model", "ceiling"])
         .assert()
         .code(2)

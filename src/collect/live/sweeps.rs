@@ -7,8 +7,10 @@ use crate::bundle::ProbeStatus;
 use crate::bundle::{Bundle, ProblemKind, System};
 use crate::collect::gpu::{self, Gpu, GpuApi, Unavailable};
 use crate::collect::sweep::{self, HostBackend, Plan, Settings};
+use crate::evidence::Source;
 use crate::evidence::measurement::Verification;
 use crate::evidence::text::Text;
+use crate::evidence::topology::P2pCell;
 
 /// Says before a sweep runs what it will measure and about how long it
 /// takes, on stderr, when `announce`.
@@ -169,6 +171,20 @@ fn gpu_sweeps<A: GpuApi>(
         );
     }
     let file = Text::from(name.to_string());
+    // The runtime's peer-access answers are topology facts: a pair it
+    // refuses has no peer path (the diagnosis's `no-peer-path`).
+    for (src, dst, can) in &r.peers {
+        rec.b.topology.p2p.push(P2pCell {
+            src: src.clone(),
+            dst: dst.clone(),
+            status: format!("{} canAccessPeer = {}", A::NAME, u8::from(*can)),
+            supported: *can,
+            source: Source {
+                file: file.clone(),
+                line: 1,
+            },
+        });
+    }
     for mut m in r.cells {
         m.source.file = file.clone();
         rec.b.measurements.push(m);

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::{ChartView, Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Kind, Measurement, Statistic};
+use crate::facts::{self, LadderScope};
 use crate::models::fit;
 use crate::render::charts::{self, FitLine, Series};
 use crate::render::format::{gbs, secs, size_short};
@@ -164,7 +165,19 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
                     .collect()
             })
             .unwrap_or_default();
+        // A curve drawn from a meaningless alpha would still claim one.
+        let lines = if s.alpha_meaningful() {
+            lines
+        } else {
+            Vec::new()
+        };
         let note = match &fitted {
+            // Many messages in flight: beta only (see `Sweep::alpha_meaningful`).
+            Some(_) if !s.alpha_meaningful() => format!(
+                "beta {} (the largest message's bandwidth); no alpha-beta fit. Alpha and m* not given: {} messages in flight hide the cost of one; alpha comes from a latency test.",
+                gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
+                s.queue_depth.unwrap_or_default()
+            ),
             Some(f) => {
                 let segs: Vec<String> = f
                     .segments
@@ -256,40 +269,26 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
     out
 }
 
-/// This node's best figure per kind and transcript, on the ladder.
+/// This node's best figure per kind and transcript, on the ladder: one
+/// direction on one node ([`facts::ladder_points`] halves bidirectional
+/// sums and keeps multi-node figures off).
 pub(super) fn ladder(b: &Bundle) -> String {
-    let mut best: BTreeMap<(String, &'static str), f64> = BTreeMap::new();
-    for m in &b.measurements {
-        let (Some(bw), true) = (
-            m.bandwidth_bytes_per_s,
-            matches!(
-                m.statistic,
-                Statistic::Avg | Statistic::Peak | Statistic::Busbw
-            ),
-        ) else {
-            continue;
-        };
-        if m.statistic == Statistic::Busbw && m.size_bytes.is_none() {
-            continue;
-        }
-        let file = m
-            .source
-            .file
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(18)
-            .collect::<String>();
-        let e = best.entry((file, m.kind.as_str())).or_insert(0.0);
-        if bw > *e {
-            *e = bw;
-        }
-    }
-    let points: Vec<(String, f64)> = best
+    let points: Vec<(String, f64)> = facts::ladder_points(b)
         .into_iter()
-        .filter(|(_, v)| *v > 0.0)
-        .map(|((f, k), v)| (format!("{k} {} ({f})", gbs(v)), v))
+        .filter(|p| p.scope != LadderScope::MultiNode)
+        .map(|p| {
+            let f: String = p.file.chars().take(18).collect();
+            let label = match p.scope {
+                LadderScope::BothDirectionsHalved => format!(
+                    "{} {} per direction (sum {}) ({f})",
+                    p.kind,
+                    gbs(p.per_direction_bytes_per_s),
+                    gbs(p.measured_bytes_per_s)
+                ),
+                _ => format!("{} {} ({f})", p.kind, gbs(p.per_direction_bytes_per_s)),
+            };
+            (label, p.per_direction_bytes_per_s)
+        })
         .collect();
     charts::ladder_chart(&points)
 }

@@ -1,0 +1,229 @@
+//! Rules on synthetic bundles: the kinds no shipped capture makes fire
+//! (the truth table in `tests/it/diagnosis.rs` names them) and the edges
+//! of the others. Every fixture here is synthetic.
+
+use super::*;
+use crate::bundle::{Host, Origin};
+use crate::evidence::measurement::{Kind, Measurement, P2p, Statistic, Verification};
+use crate::evidence::rdma::{RdmaDevice, RdmaPort};
+
+fn bundle() -> Bundle {
+    Bundle::new(Host {
+        name: "n".into(),
+        origin: Origin::Ingested,
+    })
+}
+
+fn cell(p2p: P2p, bw: f64, line: usize) -> Measurement {
+    let mut m = Measurement::new(
+        "p2pBandwidthLatencyTest",
+        line,
+        Kind::P2pCopy,
+        "t",
+        Statistic::Avg,
+    );
+    m.src = Some("GPU0".into());
+    m.dst = Some("GPU1".into());
+    m.p2p = p2p;
+    m.bandwidth_bytes_per_s = Some(bw);
+    m
+}
+
+fn port(port: u32, active: bool, physical: &str, gbit: Option<f64>) -> RdmaPort {
+    RdmaPort {
+        port,
+        active: Some(active),
+        state: Some(if active { "Active" } else { "Down" }.into()),
+        physical_state: Some(physical.into()),
+        link_up: Some(physical == "LinkUp"),
+        rate_bytes_per_s: gbit.map(|g| g * 1e9 / 8.0),
+        rate_as_printed: gbit.map(|g| g.to_string()),
+        link_layer: Some("InfiniBand".into()),
+        ..RdmaPort::default()
+    }
+}
+
+fn device(name: &str, ports: Vec<RdmaPort>) -> RdmaDevice {
+    RdmaDevice {
+        name: name.into(),
+        ca_type: None,
+        firmware: None,
+        node_guid: None,
+        transport: None,
+        board_id: None,
+        ports,
+        source: Source {
+            file: "ibstat.txt".into(),
+            line: 1,
+        },
+    }
+}
+
+fn kinds(b: &Bundle) -> Vec<(Severity, &'static str)> {
+    diagnose(b)
+        .iter()
+        .map(|d| (d.severity, d.finding.name()))
+        .collect()
+}
+
+#[test]
+fn p2p_enabled_close_to_disabled_is_silent_staging() {
+    let mut b = bundle();
+    b.measurements.push(cell(P2p::Disabled, 5.71e9, 16));
+    b.measurements.push(cell(P2p::Enabled, 5.72e9, 20));
+    let d = diagnose(&b);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].severity, Severity::Critical);
+    assert!(matches!(
+        d[0].finding,
+        Finding::SilentStaging { pairs: 1, .. }
+    ));
+    assert_eq!(d[0].evidence.len(), 2);
+    // A real NVLink pair: enabled far above disabled, nothing to say.
+    let mut b = bundle();
+    b.measurements.push(cell(P2p::Disabled, 20e9, 16));
+    b.measurements.push(cell(P2p::Enabled, 250e9, 20));
+    assert!(diagnose(&b).is_empty());
+}
+
+#[test]
+fn staging_compares_cells_of_one_size_only() {
+    // Enabled at 4 KiB equals disabled at 64 MiB by chance: not staging.
+    let mut b = bundle();
+    let mut dis = cell(P2p::Disabled, 5.7e9, 16);
+    dis.size_bytes = Some(64 << 20);
+    let mut en = cell(P2p::Enabled, 5.7e9, 20);
+    en.size_bytes = Some(4096);
+    b.measurements.extend([dis, en]);
+    assert!(diagnose(&b).is_empty());
+}
+
+#[test]
+fn a_lone_port_down_is_a_warning() {
+    // Synthetic: a single-port adapter in Polling (no link partner).
+    let mut b = bundle();
+    b.rdma
+        .push(device("mlx5_0", vec![port(1, false, "Polling", None)]));
+    assert_eq!(kinds(&b), [(Severity::Warning, "rdma-port-down")]);
+    // The same port beside an active sibling is the spare: unused, info.
+    let mut b = bundle();
+    b.rdma.push(device(
+        "mlx5_0",
+        vec![
+            port(1, true, "LinkUp", Some(100.0)),
+            port(2, false, "Polling", None),
+        ],
+    ));
+    assert_eq!(kinds(&b), [(Severity::Info, "rdma-port-unused")]);
+}
+
+#[test]
+fn a_slower_port_of_one_layer_is_named() {
+    let mut b = bundle();
+    b.rdma
+        .push(device("mlx5_0", vec![port(1, true, "LinkUp", Some(200.0))]));
+    b.rdma
+        .push(device("mlx5_1", vec![port(1, true, "LinkUp", Some(100.0))]));
+    let d = diagnose(&b);
+    assert_eq!(d.len(), 1);
+    let Finding::RdmaPortBelowRate {
+        device,
+        rate_bytes_per_s,
+        best_bytes_per_s,
+        ..
+    } = &d[0].finding
+    else {
+        panic!("{d:?}");
+    };
+    assert_eq!(device, "mlx5_1");
+    assert_eq!((*rate_bytes_per_s, *best_bytes_per_s), (12.5e9, 25e9));
+}
+
+#[test]
+fn wrong_values_are_critical() {
+    let mut b = bundle();
+    let mut m = Measurement::new(
+        "nccl-tests",
+        30,
+        Kind::Allreduce,
+        "all_reduce",
+        Statistic::Avg,
+    );
+    m.bandwidth_bytes_per_s = Some(100e9);
+    m.verification = Verification::Checked { errors: 3 };
+    b.measurements.push(m);
+    let d = diagnose(&b);
+    assert_eq!(kinds(&b), [(Severity::Critical, "wrong-results")]);
+    assert!(matches!(
+        d[0].finding,
+        Finding::WrongResults { errors: 3, .. }
+    ));
+}
+
+#[test]
+fn far_below_the_ports_data_rate() {
+    // 4X QDR (40 Gb/s nominal, 4.0 GB/s of data): 0.9 GB/s is 22%.
+    let mut b = bundle();
+    b.rdma
+        .push(device("mlx4_0", vec![port(1, true, "LinkUp", Some(40.0))]));
+    let mut m = Measurement::new(
+        "perftest",
+        40,
+        Kind::RdmaWrite,
+        "ib_write_bw",
+        Statistic::Avg,
+    );
+    m.src = Some("mlx4_0".into());
+    m.bandwidth_bytes_per_s = Some(0.9e9);
+    b.measurements.push(m.clone());
+    let d = diagnose(&b);
+    assert_eq!(kinds(&b), [(Severity::Warning, "far-below-ceiling")]);
+    let Finding::FarBelowCeiling { ceiling, .. } = &d[0].finding else {
+        unreachable!()
+    };
+    assert_eq!(ceiling.bytes_per_s, 4e9);
+    // 1.1 GB/s is 27.5% of 4.0 (it was 22% of the 5.0 read without encoding).
+    b.measurements[0].bandwidth_bytes_per_s = Some(1.1e9);
+    assert!(diagnose(&b).is_empty());
+}
+
+#[test]
+fn counters_that_grow_during_one_collection_are_named() {
+    use crate::evidence::rdma::Counter;
+    let c = |name: &str, delta: u64| Counter {
+        name: name.into(),
+        group: "counters".into(),
+        start: 10,
+        end: 10 + delta,
+        delta,
+    };
+    let mut p = port(1, true, "LinkUp", Some(100.0));
+    p.link_layer = Some("Ethernet".into());
+    p.counters = vec![
+        c("symbol_error", 3),
+        c("link_downed", 1),
+        c("port_xmit_data", 9_000_000),
+        c("np_cnp_sent", 40),
+        c("port_rcv_errors", 0),
+    ];
+    let mut b = bundle();
+    b.rdma.push(device("mlx5_0", vec![p]));
+    let d = diagnose(&b);
+    assert_eq!(
+        kinds(&b),
+        [
+            (Severity::Warning, "port-errors-grew"),
+            (Severity::Info, "congestion-signals")
+        ]
+    );
+    let Finding::PortErrorsGrew { counters, .. } = &d[0].finding else {
+        unreachable!()
+    };
+    assert_eq!(
+        counters,
+        &[
+            ("symbol_error".to_string(), 3),
+            ("link_downed".to_string(), 1)
+        ]
+    );
+}

@@ -1,0 +1,272 @@
+//! The diagnosis over every capture: a truth table. Each finding kind
+//! names the real captures it fires on (exactly those, at that severity)
+//! and a real capture where it correctly stays silent, with the reason.
+//! Kinds no shipped capture makes fire are listed apart with the
+//! synthetic unit test that covers them, so the gap stays visible.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use wire_report::diagnosis::{self, Diagnosed, Finding};
+
+/// Every capture's findings, by node name.
+fn findings() -> BTreeMap<String, Vec<Diagnosed>> {
+    let bundles = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).unwrap();
+    bundles
+        .iter()
+        .map(|b| (b.host.name.clone(), diagnosis::diagnose(b)))
+        .collect()
+}
+
+/// A kind, its severity, the captures it fires on, and one capture where
+/// it must not fire (with why that is right).
+struct Row {
+    kind: &'static str,
+    severity: &'static str,
+    fires: &'static [&'static str],
+    silent: (&'static str, &'static str),
+}
+
+const TRUTH: &[Row] = &[
+    Row {
+        kind: "host-hop-in-group",
+        severity: "warning",
+        fires: &["amd-8gpu-two-xgmi-hives", "rtx-a6000-3gpu-nvlink-bridge"],
+        silent: ("hgx-h100-8gpu", "NVSwitch: every pair is direct-link"),
+    },
+    Row {
+        kind: "host-hop-in-group",
+        severity: "info",
+        fires: &[
+            "amd-4gpu-pcie-two-socket",
+            "dgx1-p100-8gpu-4nic",
+            "dgx1v-v100-8gpu-1nic",
+            "l4-2gpu-cross-numa",
+            "rtx2080ti-2gpu-autodl",
+            "rtx5060ti-5gpu-epyc",
+            "rtx5090-2gpu-threadripper",
+        ],
+        silent: ("a100-sxm4-1gpu", "one GPU has no pair"),
+    },
+    Row {
+        kind: "silent-staging",
+        severity: "critical",
+        fires: &["rtx2080ti-2gpu-autodl", "rtx3090-4gpu"],
+        silent: ("hgx-h100-8gpu", "P2P enabled runs far above disabled"),
+    },
+    Row {
+        kind: "no-peer-path",
+        severity: "warning",
+        fires: &["l4-2gpu-p2p-cns"],
+        silent: (
+            "rtx2080ti-2gpu-autodl",
+            "its NS pair is already the cause inside silent-staging: one cause, one finding",
+        ),
+    },
+    Row {
+        kind: "nic-on-other-socket",
+        severity: "warning",
+        fires: &["a100-sxm4-8gpu-4socket-3nic", "dgx1v-v100-8gpu-1nic"],
+        silent: (
+            "h100-8nic-ndr400",
+            "every GPU has its own adapter on its switch",
+        ),
+    },
+    Row {
+        kind: "injection-share",
+        severity: "warning",
+        fires: &[
+            "a100-sxm4-8gpu-4socket-3nic",
+            "dgx1-p100-8gpu-4nic",
+            "dgx1v-v100-8gpu-1nic",
+        ],
+        silent: ("h100-8nic-ndr400", "eight adapters for eight GPUs"),
+    },
+    Row {
+        kind: "pcie-width-down",
+        severity: "info",
+        fires: &["maxwell-gpu", "rtx3060-mobile-laptop", "rtx4060ti-2gpu"],
+        silent: ("tesla-t4", "the card runs at the width it can"),
+    },
+    Row {
+        kind: "pcie-speed-down",
+        severity: "warning",
+        fires: &["rtx3060-mobile-laptop"],
+        silent: ("tesla-t4", "the link runs at its capable speed"),
+    },
+    Row {
+        kind: "nvlinks-inactive",
+        severity: "info",
+        fires: &["a100-pcie-2gpu-no-nvlink", "rtx-a6000-3gpu-nvlink-bridge"],
+        silent: (
+            "h100-pcie-2gpu-nvlink-bridge",
+            "12 of the 18 links listed are active: an H100 PCIe is built with 12",
+        ),
+    },
+    Row {
+        kind: "rdma-port-unused",
+        severity: "info",
+        fires: &["cx3-qdr-graph500", "mlx4-cx3-heioy"],
+        silent: ("h100-8nic-ndr400", "every port is Active / LinkUp"),
+    },
+    Row {
+        kind: "data-check-failed",
+        severity: "critical",
+        fires: &["a100-sxm4-80gb-8gpu"],
+        silent: (
+            "rtx4090-8gpu",
+            "nvbandwidth ran (cut short) without a data check failing",
+        ),
+    },
+    Row {
+        kind: "tool-failed",
+        severity: "info",
+        fires: &["a100-8nic-hdr200-azure"],
+        silent: (
+            "a100-sxm4-80gb-8gpu",
+            "its nvbandwidth error is a data check: data-check-failed, not tool-failed",
+        ),
+    },
+    Row {
+        kind: "truncated",
+        severity: "info",
+        fires: &[
+            "hgx-h100-8gpu",
+            "maxwell-gpu",
+            "mi355x-pollara-2node",
+            "rtx4060ti-2gpu",
+            "rtx4090-8gpu",
+        ],
+        silent: ("cx3-qdr-graph500", "every transcript is whole"),
+    },
+    Row {
+        kind: "bits-not-bytes",
+        severity: "info",
+        fires: &[
+            "a100-gdr-pod-client",
+            "a100-gdr-pod-server",
+            "a40-roce-openshift",
+            "amd-instinct-roce-loopback",
+            "mi355x-8gpu-oci",
+            "roce-cx5-proxmox",
+        ],
+        silent: ("cx3-qdr-graph500", "perftest printed MB/sec"),
+    },
+    Row {
+        kind: "bidirectional-sum",
+        severity: "info",
+        fires: &[
+            "amd-instinct-roce-loopback",
+            "mi100-2gpu-dual-epyc",
+            "mi210-4gpu-archer2",
+            "mi50-2gpu",
+            "roce-cx5-proxmox",
+            "rtx2080ti-2gpu-autodl",
+            "rtx3090-4gpu",
+        ],
+        silent: (
+            "hgx-h100-8gpu",
+            "no bidirectional figure between two endpoints",
+        ),
+    },
+];
+
+/// Kinds no shipped capture makes fire, and the synthetic unit test that
+/// does. A capture that fires one moves it into [`TRUTH`].
+const NO_REAL_CAPTURE: &[(&str, &str)] = &[
+    (
+        "rdma-port-down",
+        "diagnosis::tests::a_lone_port_down_is_a_warning",
+    ),
+    (
+        "rdma-port-below-rate",
+        "diagnosis::tests::a_slower_port_of_one_layer_is_named",
+    ),
+    (
+        "wrong-results",
+        "diagnosis::tests::wrong_values_are_critical",
+    ),
+    (
+        "far-below-ceiling",
+        "diagnosis::tests::far_below_the_ports_data_rate",
+    ),
+    (
+        "port-errors-grew",
+        "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
+    ),
+    (
+        "congestion-signals",
+        "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
+    ),
+];
+
+#[test]
+fn every_finding_kind_fires_where_it_should_and_nowhere_else() {
+    let all = findings();
+    let mut covered = BTreeSet::new();
+    for row in TRUTH {
+        covered.insert(row.kind);
+        let fired: BTreeSet<&str> = all
+            .iter()
+            .filter(|(_, ds)| {
+                ds.iter()
+                    .any(|d| d.finding.name() == row.kind && d.severity.as_str() == row.severity)
+            })
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let expected: BTreeSet<&str> = row.fires.iter().copied().collect();
+        assert_eq!(fired, expected, "{} ({})", row.kind, row.severity);
+        let (node, why) = row.silent;
+        let ds = all.get(node).unwrap_or_else(|| panic!("no capture {node}"));
+        assert!(
+            ds.iter().all(|d| d.finding.name() != row.kind),
+            "{} fires on {node}, which it must not: {why}",
+            row.kind
+        );
+    }
+    // Every kind is either in the table or listed as lacking a real capture.
+    for kind in Finding::KINDS {
+        let listed = NO_REAL_CAPTURE.iter().any(|(k, _)| *k == kind);
+        assert!(covered.contains(kind) != listed, "{kind}");
+        if listed {
+            assert!(
+                all.values().flatten().all(|d| d.finding.name() != kind),
+                "{kind} fires on a real capture now: move it into TRUTH"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_qdr_port_is_judged_against_its_data_rate() {
+    // ConnectX-3 4X QDR, perftest write at 3.84 GB/s: 96% of the 4.0 GB/s
+    // that 40 Gb/s carries after 8b/10b, nowhere near "far below".
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/cx3-qdr-graph500")])
+        .unwrap()
+        .remove(0);
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    let best = b
+        .measurements
+        .iter()
+        .filter(|m| m.tool.as_str() == "perftest")
+        .filter_map(|m| Some((m.bandwidth_bytes_per_s?, facts.ceiling(m)?)))
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap();
+    assert_eq!(best.1.bytes_per_s, 4e9);
+    assert!(best.0 / best.1.bytes_per_s > 0.95, "{}", best.0);
+}
+
+#[test]
+#[ignore = "prints the table; run with --ignored --nocapture"]
+fn print_findings() {
+    for (node, ds) in findings() {
+        for d in ds {
+            println!(
+                "{node}\t{}\t{}\t{}",
+                d.severity.as_str(),
+                d.finding.name(),
+                serde_json::to_string(&d.finding).unwrap()
+            );
+        }
+    }
+}
