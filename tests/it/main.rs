@@ -15,3 +15,4 @@ mod never_panics;
 mod pair;
 mod site;
 mod ticket;
+mod topology_map;
