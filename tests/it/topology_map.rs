@@ -146,3 +146,24 @@ fn infiniband_only_node_draws_no_map_and_says_what_to_collect() {
     assert!(!page.contains("class=\"topomap\""));
     assert!(page.contains("topology (nvidia-smi topo -m"));
 }
+
+#[test]
+fn node_pages_show_ports_pcie_p2p_weights_and_devices_the_bundle_holds() {
+    let (_, ib) = node("h100-8nic-ndr400");
+    assert!(ib.contains("<h3>RDMA adapters and ports</h3>"));
+    // Rate as printed (bits) and converted once (bytes).
+    assert!(ib.contains("<td>400 Gb/s (50.00 GB/s)</td>"));
+    let (_, amd) = node("amd-8gpu-two-xgmi-hives");
+    assert!(
+        amd.contains("<h3>Link weights and hops</h3>")
+            && amd.contains("<td>w15, 1 xgmi hop(s)</td>")
+    );
+    let (_, pcie) = node("maxwell-gpu");
+    assert!(pcie.contains("<h3>PCIe links</h3>"));
+    let (_, p2p) = node("l4-2gpu-p2p-cns");
+    assert!(p2p.contains("<h3>Peer-to-peer support</h3>"));
+    let (_, dgx) = node("dgx1v-v100-8gpu-1nic");
+    assert!(dgx.contains("<td>12-23,36-47</td>"), "GPU affinity shown");
+    // No table without rows: a node with no RDMA evidence has no port table.
+    assert!(!dgx.contains("RDMA adapters and ports"));
+}

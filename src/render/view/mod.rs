@@ -13,6 +13,7 @@
 mod evidence;
 mod figures;
 mod findings;
+pub mod holdings;
 pub mod index;
 mod interpretation;
 mod links;
@@ -59,9 +60,6 @@ pub struct NodeView {
     pub origin: &'static str,
     pub gpus: usize,
     pub nics: usize,
-    /// `8`, or `not described` when no topology transcript names devices.
-    pub gpus_shown: String,
-    pub nics_shown: String,
     pub missing_short: String,
     /// For the index: the GPUs and adapters in words, from any transcript
     /// that names them ([`index`]).
@@ -87,6 +85,8 @@ pub struct NodeView {
     /// The topology map ([`topomap`]) and what its evidence does not say.
     pub diagram_svg: String,
     pub map_notes: Vec<String>,
+    /// What else the bundle holds, as tables ([`holdings`]).
+    pub tables: Vec<holdings::TableView>,
     pub value_matrices: Vec<ValueMatrix>,
     pub sweep_charts: Vec<ChartView>,
     pub ladder_svg: String,
@@ -110,8 +110,6 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         origin: evidence::origin(b),
         gpus,
         nics,
-        gpus_shown: topology::shown(facts, gpus),
-        nics_shown: topology::shown(facts, nics),
         missing_short: evidence::missing_short(&missing),
         gpus_named: index::gpus(b, facts),
         nics_named: index::nics(b, facts),
@@ -141,6 +139,7 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         matrix: topology::class_matrix(b, facts),
         diagram_svg: topomap::svg(&topomap::map(b, facts)),
         map_notes: topomap::map(b, facts).notes,
+        tables: holdings::tables(b, &linker),
         value_matrices: figures::value_matrices(b, &linker),
         sweep_charts: figures::sweep_charts(b, &linker),
         ladder_svg: figures::ladder(b),

@@ -97,13 +97,3 @@ pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> 
         .collect();
     Some(MatrixView { columns, rows })
 }
-
-/// A device count as shown: `8`, or `not described` when no topology
-/// transcript names devices.
-pub(super) fn shown(facts: &NodeFacts, n: usize) -> String {
-    if !facts.described {
-        "not described".into()
-    } else {
-        n.to_string()
-    }
-}

@@ -55,6 +55,27 @@ pub struct TopoMap {
     pub notes: Vec<String>,
 }
 
+/// The box a device sits in: its NUMA node, else the CPUs closest to it.
+fn group_of(d: &crate::evidence::topology::Device) -> String {
+    if let Some(n) = d.numa_node {
+        return format!("NUMA node {n}");
+    }
+    match &d.cpu_affinity {
+        Some(r) if !r.is_empty() => format!(
+            "CPUs {}",
+            r.iter()
+                .map(|c| if c.first == c.last {
+                    c.first.to_string()
+                } else {
+                    format!("{}-{}", c.first, c.last)
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        _ => "NUMA node not stated".into(),
+    }
+}
+
 /// Decides what to draw from the topology the bundle holds.
 pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
     let t = &b.topology;
@@ -72,11 +93,13 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
                 _ => d.id.clone(),
             },
             is_gpu: d.kind == DeviceKind::Gpu,
-            group: d.numa_node.map_or_else(
-                || "NUMA node not stated".to_string(),
-                |n| format!("NUMA node {n}"),
-            ),
+            group: group_of(d),
         })
+        .collect();
+    let group: BTreeMap<String, String> = m
+        .devices
+        .iter()
+        .map(|d| (d.id.clone(), d.group.clone()))
         .collect();
     // An adapter with no affinity of its own sits with a GPU behind its
     // PCIe switch (PIX first, then PXB): same switch, same socket.
@@ -87,23 +110,31 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
         }
         let near = ["PIX", "PXB"].iter().find_map(|code| {
             t.gpus().find(|g| {
-                g.numa_node.is_some()
+                !group[&g.id].contains("not stated")
                     && t.link(&g.id, &d.id).and_then(|l| l.code.as_deref()) == Some(code)
             })
         });
         if let Some(g) = near {
-            d.group = format!("NUMA node {}", g.numa_node.unwrap_or_default());
+            d.group = group[&g.id].clone();
             placed.push(format!("{} (with {})", d.id, g.id));
         }
     }
     if !placed.is_empty() {
         m.notes.push(format!(
-            "No affinity column for {}: each is drawn in the NUMA node of a GPU behind the \
-             same PCIe switch.",
+            "No affinity column for {}: each is drawn in the box of a GPU behind the same \
+             PCIe switch.",
             placed.join(", ")
         ));
     }
-    if t.devices.iter().all(|d| d.numa_node.is_none()) {
+    if t.devices.iter().all(|d| d.numa_node.is_none())
+        && t.devices.iter().any(|d| d.cpu_affinity.is_some())
+    {
+        m.notes.push(
+            "The transcript states no NUMA node; devices are boxed by the CPUs closest to them \
+             (its CPU affinity column), which is how the sockets split."
+                .into(),
+        );
+    } else if t.devices.iter().all(|d| d.numa_node.is_none()) {
         m.notes.push(
             "The transcript states no NUMA affinity, so every device is drawn in one box; \
              which socket each sits on is not known."
@@ -488,7 +519,10 @@ fn legend_items(m: &TopoMap) -> Vec<(&'static str, &'static str)> {
             "dashed: behind one PCIe switch (PIX) or several (PXB), code as printed",
         ));
     }
-    items.push(("numa", "NUMA node, from the transcript's affinity column"));
+    items.push((
+        "numa",
+        "NUMA node or CPU set, from the transcript's affinity columns",
+    ));
     items
 }
 
