@@ -291,3 +291,26 @@ fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hard
                 .any(|w| w == b"#only-findings:checked ~ t")
     );
 }
+
+#[test]
+fn no_empty_furniture_and_no_chart_text_under_11_px() {
+    let files = captures_site();
+    for (page, bytes) in files.iter().filter(|(k, _)| k.ends_with(".html")) {
+        let html = std::str::from_utf8(bytes).unwrap();
+        for (i, _) in html.match_indices("font-size=\"") {
+            let v: f64 = html[i + 11..].split('"').next().unwrap().parse().unwrap();
+            assert!(v >= 11.0, "{page}: SVG text at {v} px");
+        }
+        assert!(
+            !html.contains("Not computed"),
+            "{page}: an empty model panel"
+        );
+        assert!(!html.contains("href=\"\""), "{page}: an empty link");
+        assert!(html.matches("Views not drawn").count() <= 1, "{page}");
+    }
+    // DGX-1V: a topology only, so no ladder and no model panel; it says
+    // once what the missing views need.
+    let dgx = std::str::from_utf8(&files["nodes/dgx1v-v100-8gpu-1nic/index.html"]).unwrap();
+    assert!(!dgx.contains("<h2>Ladder</h2>"));
+    assert!(dgx.contains("Views not drawn for lack of evidence: the injection ceiling needs"));
+}

@@ -89,7 +89,10 @@ pub struct NodeView {
     pub tables: Vec<holdings::TableView>,
     pub value_matrices: Vec<ValueMatrix>,
     pub sweep_charts: Vec<ChartView>,
+    /// Empty when no figure can be placed on it.
     pub ladder_svg: String,
+    /// Views not drawn, each with what it needs: said once, under Evidence.
+    pub not_shown: Vec<String>,
     pub cliff: Option<ChartView>,
     pub models: Vec<ModelView>,
     pub interpretation: Vec<SeriesView>,
@@ -141,10 +144,19 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         map_notes: topomap::map(b, facts).notes,
         tables: holdings::tables(b, &linker),
         value_matrices: figures::value_matrices(b, &linker),
-        sweep_charts: figures::sweep_charts(b, &linker),
+        sweep_charts: figures::sweep_charts(b, facts, &linker),
         ladder_svg: figures::ladder(b),
         cliff: models::cliff(facts),
-        models: models::model_views(b, facts),
+        models: models::models(b, facts).0,
+        not_shown: {
+            let mut n = models::models(b, facts).1;
+            if !figures::has_ladder(b) {
+                n.push(
+                    "the ladder needs a bandwidth figure (a copy, RDMA or collective test)".into(),
+                );
+            }
+            n
+        },
         interpretation: interpretation::interpretation(b, facts, &linker),
         transcripts: transcripts::links(b, &linker),
         transcript_views: transcripts::views(b, slugs),
