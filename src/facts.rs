@@ -11,6 +11,7 @@
 //! matters). The diff compares raw observations and needs none of them.
 
 pub mod sku;
+mod names;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,6 +23,7 @@ use crate::evidence::measurement::{Direction, Kind, Measurement};
 use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
 use crate::models::ceiling;
+pub use names::NamedGpu;
 
 /// What one bundle says about its node, computed once.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +61,12 @@ pub struct NodeFacts {
     /// for every pair the topology links; `None` where the link facts do
     /// not give one.
     p2p_ceilings: BTreeMap<(String, String), Option<PathCeiling>>,
+    /// GPUs any transcript names by model (see [`names`]), by index.
+    pub named_gpus: Vec<NamedGpu>,
+    /// GPU ids (`GPU0`...) that measurements name as source or destination.
+    pub measured_gpus: BTreeSet<String>,
+    /// RDMA adapters that RDMA measurements ran on (perftest's `Device`).
+    pub measured_adapters: BTreeSet<String>,
 }
 
 /// A network adapter of the topology.
@@ -206,6 +214,23 @@ impl NodeFacts {
             nvlinks,
             scaleup,
             p2p_ceilings,
+            named_gpus: names::named_gpus(&b.transcripts),
+            measured_gpus: measured_gpus(b),
+            measured_adapters: b
+                .measurements
+                .iter()
+                .filter(|m| {
+                    matches!(
+                        m.kind,
+                        Kind::RdmaWrite
+                            | Kind::RdmaRead
+                            | Kind::RdmaSend
+                            | Kind::RdmaAtomic
+                            | Kind::Rdma
+                    )
+                })
+                .filter_map(|m| m.src.as_ref().map(|s| s.to_string()))
+                .collect(),
         }
     }
 
@@ -273,6 +298,20 @@ fn joined<'a>(gpus: &[String], links: impl Iterator<Item = &'a Link>) -> bool {
         }
     }
     gpus.len() > 1 && gpus.iter().all(|g| seen.contains(g.as_str()))
+}
+
+/// GPU ids that measurements name at either end.
+fn measured_gpus(b: &Bundle) -> BTreeSet<String> {
+    b.measurements
+        .iter()
+        .flat_map(|m| [m.src.as_ref(), m.dst.as_ref()])
+        .flatten()
+        .map(|e| e.to_string())
+        .filter(|e| {
+            e.strip_prefix("GPU")
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect()
 }
 
 /// Each GPU's NVLinks, by GPU id.

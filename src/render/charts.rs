@@ -83,32 +83,116 @@ fn trim(v: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
+/// Whether every size is a power of two (a sweep of 1 KiB, 2 KiB...).
+fn powers_of_two(xs: &[f64]) -> bool {
+    !xs.is_empty()
+        && xs
+            .iter()
+            .all(|x| *x >= 1.0 && x.fract() == 0.0 && (*x as u64).is_power_of_two())
+}
+
+/// Powers of two from `x0` to `x1`, at most nine of them, evenly spaced.
+fn pow2_ticks(x0: f64, x1: f64) -> Vec<f64> {
+    let (lo, hi) = (x0.log2().ceil() as i32, x1.log2().floor() as i32);
+    if hi < lo {
+        return vec![];
+    }
+    let step = ((hi - lo) / 8 + 1).max(1);
+    (lo..=hi)
+        .filter(|e| (e - lo) % step == 0)
+        .map(|e| 2f64.powi(e))
+        .collect()
+}
+
+/// Powers of ten from `x0` to `x1`, at most nine of them.
+fn pow10_ticks(x0: f64, x1: f64) -> Vec<f64> {
+    let (lo, hi) = (x0.log10().ceil() as i32, x1.log10().floor() as i32);
+    let step = ((hi - lo) / 8 + 1).max(1);
+    (lo..=hi)
+        .filter(|e| (e - lo) % step == 0)
+        .map(|e| 10f64.powi(e))
+        .collect()
+}
+
+/// A GB/s tick with as many digits as its size needs.
+fn gbs_tick(v: f64) -> String {
+    if v >= 10.0 {
+        format!("{v:.0}")
+    } else if v >= 0.01 {
+        trim_zeros(format!("{v:.3}"))
+    } else {
+        format!("{v:.0e}")
+    }
+}
+
+fn trim_zeros(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Bandwidth against message size on log-log axes; the fit dashed with its
-/// m* marked. Axis labels carry units (GB/s = 1e9 bytes/s).
-pub fn sweep_chart(title: &str, series: &[Series], fits: &[FitLine], y_label: &str) -> String {
-    let xs = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+/// m* marked; the expected ceiling of the path, when known, as a grey line.
+/// Sizes that are all powers of two get a KiB/MiB/GiB axis, others a
+/// decimal one. Axis labels carry units (GB/s = 1e9 bytes/s).
+pub fn sweep_chart(
+    title: &str,
+    series: &[Series],
+    fits: &[FitLine],
+    y_label: &str,
+    ceiling: Option<(f64, &str)>,
+) -> String {
+    let all_x: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    let xs = bounds(all_x.iter().copied());
     let ys = bounds(
         series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1 / 1e9)),
+            .flat_map(|s| s.points.iter().map(|p| p.1 / 1e9))
+            .chain(ceiling.map(|c| c.0 / 1e9)),
     );
     let (Some((x0, x1)), Some((y0, y1))) = (xs, ys) else {
         return String::new();
     };
+    let pow2 = powers_of_two(&all_x);
+    let ticks = if pow2 {
+        pow2_ticks(x0, x1)
+    } else {
+        pow10_ticks(x0, x1)
+    };
     draw(640, 360, |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 14))
+            .caption(title, ("sans-serif", 17))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())?;
+            .build_cartesian_2d(
+                (x0..x1).log_scale().with_key_points(ticks.clone()),
+                (y0..y1).log_scale(),
+            )?;
+        let x_desc = if pow2 {
+            "message size (bytes, log; KiB = 1024 bytes)"
+        } else {
+            "message size (bytes, log; kB = 1e3 bytes)"
+        };
         chart
             .configure_mesh()
-            .x_desc("message size (bytes, log; kB = 1e3 bytes)")
+            .x_desc(x_desc)
             .y_desc(y_label)
-            .x_label_formatter(&|v| size_decimal(*v))
-            .y_label_formatter(&|v| format!("{v:.3}"))
-            .label_style(("sans-serif", 11))
+            .x_label_formatter(&|v| {
+                if pow2 {
+                    size_short(*v)
+                } else {
+                    size_decimal(*v)
+                }
+            })
+            .y_label_formatter(&|v| gbs_tick(*v))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
             .draw()?;
         for (i, s) in series.iter().enumerate() {
             let c = PALETTE[i % PALETTE.len()];
@@ -125,6 +209,20 @@ pub fn sweep_chart(title: &str, series: &[Series], fits: &[FitLine], y_label: &s
                     PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
                 });
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
+        }
+        if let Some((c, label)) = ceiling {
+            let grey = RGBColor(90, 90, 90);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x0, c / 1e9), (x1, c / 1e9)],
+                    10,
+                    5,
+                    grey.stroke_width(2),
+                ))?
+                .label(format!("expected ceiling: {label}"))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
+                });
         }
         for (fi, f) in fits.iter().enumerate() {
             let mut pts = Vec::new();
@@ -152,7 +250,7 @@ pub fn sweep_chart(title: &str, series: &[Series], fits: &[FitLine], y_label: &s
                 chart.draw_series(std::iter::once(Text::new(
                     format!("m* {}", size_short(mstar)),
                     (mstar, y1 / 1.6),
-                    ("sans-serif", 11),
+                    ("sans-serif", 14),
                 )))?;
             }
         }
@@ -160,7 +258,7 @@ pub fn sweep_chart(title: &str, series: &[Series], fits: &[FitLine], y_label: &s
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
-            .label_font(("sans-serif", 11))
+            .label_font(("sans-serif", 14))
             .position(SeriesLabelPosition::LowerRight)
             .draw()?;
         Ok(())
@@ -172,7 +270,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
     let n = points.len().max(1) as f64;
     draw(720, 420, |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(format!("Tier ladder: {LABEL}"), ("sans-serif", 13))
+            .caption(format!("Tier ladder: {LABEL}"), ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(20)
             .y_label_area_size(70)
@@ -183,7 +281,8 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
             .disable_x_axis()
             .y_desc("bandwidth, GB/s (1e9 bytes/s, log)")
             .y_label_formatter(&|v| format!("{}", v / 1e9))
-            .label_style(("sans-serif", 11))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
             .draw()?;
         for (i, t) in TIERS.iter().enumerate() {
             let c = PALETTE[i % PALETTE.len()].mix(0.12);
@@ -200,7 +299,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
                     n + 0.3 + 2.1 * (i % 2) as f64,
                     (t.bandwidth_low_bytes_per_s * t.bandwidth_high_bytes_per_s).sqrt(),
                 ),
-                ("sans-serif", 10),
+                ("sans-serif", 14),
             )))?;
         }
         for (i, (label, bw)) in points.iter().enumerate() {
@@ -210,7 +309,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
             chart.draw_series(std::iter::once(Text::new(
                 label.clone(),
                 (x, *bw * 1.5),
-                ("sans-serif", 9),
+                ("sans-serif", 14),
             )))?;
         }
         Ok(())
@@ -233,7 +332,7 @@ pub fn cliff_chart(
         let mut chart = ChartBuilder::on(root)
             .caption(
                 format!("MODEL: per-GPU injection share, {gpus} GPUs per node"),
-                ("sans-serif", 14),
+                ("sans-serif", 17),
             )
             .margin(10)
             .x_label_area_size(40)
@@ -243,7 +342,8 @@ pub fn cliff_chart(
             .configure_mesh()
             .x_desc("network adapters per node")
             .y_desc("GB/s per GPU (1e9 bytes/s, log)")
-            .label_style(("sans-serif", 11))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 14))
             .draw()?;
         let c = PALETTE[0];
         chart
@@ -277,94 +377,26 @@ pub fn cliff_chart(
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
-            .label_font(("sans-serif", 11))
+            .label_font(("sans-serif", 14))
             .position(SeriesLabelPosition::LowerRight)
             .draw()?;
         Ok(())
     })
 }
 
-/// A box of the node drawing.
-pub struct NodeBox {
-    pub id: String,
-    pub label: String,
-    pub group: String,
-    pub is_gpu: bool,
-}
+#[cfg(test)]
+mod axis_tests {
+    use super::*;
 
-/// An edge of the node drawing, coloured by class.
-pub struct Edge {
-    pub a: String,
-    pub b: String,
-    pub class: String,
-    pub label: String,
-}
-
-/// The node: devices grouped by NUMA node / socket in columns, GPUs above
-/// NICs, edges coloured by class (only the best class per device pair is
-/// drawn, so the picture stays readable).
-pub fn node_diagram(boxes: &[NodeBox], edges: &[Edge]) -> String {
-    let mut groups: Vec<&str> = boxes.iter().map(|b| b.group.as_str()).collect();
-    groups.sort_unstable();
-    groups.dedup();
-    let col_w = 170i32;
-    let width = (groups.len() as i32 * col_w + 40).max(400);
-    let per_col = groups
-        .iter()
-        .map(|g| boxes.iter().filter(|b| b.group == *g).count())
-        .max()
-        .unwrap_or(1) as i32;
-    let height = (per_col * 46 + 120).max(220);
-    let pos = |id: &str| -> Option<(i32, i32)> {
-        let b = boxes.iter().find(|b| b.id == id)?;
-        let gi = groups.iter().position(|g| *g == b.group)? as i32;
-        let mut in_group: Vec<&NodeBox> = boxes.iter().filter(|x| x.group == b.group).collect();
-        in_group.sort_by_key(|x| !x.is_gpu);
-        let k = in_group.iter().position(|x| x.id == id)? as i32;
-        Some((30 + gi * col_w, 60 + k * 46))
-    };
-    draw(width as u32, height as u32, |root| {
-        for (gi, g) in groups.iter().enumerate() {
-            let x = 20 + gi as i32 * col_w;
-            root.draw(&Rectangle::new(
-                [(x, 30), (x + col_w - 20, height - 10)],
-                RGBColor(235, 240, 250).filled(),
-            ))?;
-            root.draw(&Text::new(g.to_string(), (x + 6, 36), ("sans-serif", 12)))?;
-        }
-        for e in edges {
-            let (Some(a), Some(b)) = (pos(&e.a), pos(&e.b)) else {
-                continue;
-            };
-            let c = class_colour(&e.class);
-            let (a, b) = ((a.0 + 60, a.1 + 15), (b.0 + 60, b.1 + 15));
-            root.draw(&PathElement::new(vec![a, b], c.stroke_width(2)))?;
-            if !e.label.is_empty() {
-                root.draw(&Text::new(
-                    e.label.clone(),
-                    ((a.0 + b.0) / 2, (a.1 + b.1) / 2),
-                    ("sans-serif", 9),
-                ))?;
-            }
-        }
-        for b in boxes {
-            let Some((x, y)) = pos(&b.id) else { continue };
-            let fill = if b.is_gpu {
-                RGBColor(225, 245, 225)
-            } else {
-                RGBColor(255, 240, 220)
-            };
-            root.draw(&Rectangle::new([(x, y), (x + 120, y + 30)], fill.filled()))?;
-            root.draw(&Rectangle::new(
-                [(x, y), (x + 120, y + 30)],
-                BLACK.stroke_width(1),
-            ))?;
-            root.draw(&Text::new(
-                b.label.clone(),
-                (x + 5, y + 10),
-                ("sans-serif", 11),
-            ))?;
-        }
-        Ok(())
-    })
+    #[test]
+    fn power_of_two_sweeps_get_binary_ticks_and_others_decimal() {
+        assert!(powers_of_two(&[1024.0, 2048.0, 1048576.0]));
+        assert!(!powers_of_two(&[1000.0, 2048.0]));
+        let t = pow2_ticks(4.0, 8.0 * 1073741824.0);
+        assert!(t.len() <= 9 && t.iter().all(|x| (*x as u64).is_power_of_two()));
+        assert_eq!(size_short(t[0]), "4 B");
+        assert_eq!(pow10_ticks(5.0, 2000.0), [10.0, 100.0, 1000.0]);
+        assert_eq!(gbs_tick(0.25), "0.25");
+        assert_eq!(gbs_tick(120.0), "120");
+    }
 }

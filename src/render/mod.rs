@@ -77,6 +77,14 @@ pub struct Site {
 pub struct NodeSummary {
     pub name: String,
     pub href: String,
+    /// One of [`view::index::VERDICTS`].
+    pub verdict: &'static str,
+    /// The verdict as a CSS class: `v-critical`, `v-notes-only`...
+    pub verdict_class: String,
+    /// The top finding in words, and the link to its evidence line (from
+    /// the index).
+    pub top_finding: String,
+    pub top_href: String,
     pub gpus: String,
     pub nics: String,
     pub shape: String,
@@ -119,7 +127,7 @@ struct IndexPage<'a> {
     inline_css: &'a str,
     home_href: &'a str,
     version: &'a str,
-    nodes: &'a [NodeSummary],
+    nodes: &'a Triage,
     fleet: Option<FleetView>,
 }
 
@@ -153,7 +161,7 @@ struct ReportPage<'a> {
     inline_css: &'a str,
     home_href: &'a str,
     version: &'a str,
-    nodes: &'a [NodeSummary],
+    nodes: &'a Triage,
     node_views: &'a [NodeView],
     fleet: Option<FleetView>,
 }
@@ -255,11 +263,26 @@ fn fleet_view(
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn summary(v: &NodeView, href: String) -> NodeSummary {
+    // Links of a node's page are relative to it; the index is two up.
+    let base = href.strip_suffix("index.html").unwrap_or("");
+    let (top_finding, top_href) = match &v.top_finding {
+        Some((s, l)) => (
+            s.clone(),
+            l.as_ref()
+                .map(|l| format!("{base}{}", l.href))
+                .unwrap_or_default(),
+        ),
+        None => (String::new(), String::new()),
+    };
     NodeSummary {
         name: v.name.clone(),
         href,
-        gpus: v.gpus_shown.clone(),
-        nics: v.nics_shown.clone(),
+        verdict: v.verdict,
+        verdict_class: view::index::verdict_class(v.verdict),
+        top_finding,
+        top_href,
+        gpus: v.gpus_named.clone(),
+        nics: v.nics_named.clone(),
         shape: v.shape.clone(),
         critical: v.critical,
         warning: v.warning,
@@ -272,6 +295,35 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
         },
         problems: v.problems.len(),
     }
+}
+
+/// Index rows by severity (verdict, then critical, warning and info
+/// counts, then name), and the count of nodes of each verdict.
+fn triage(mut rows: Vec<NodeSummary>) -> Triage {
+    use std::cmp::Reverse;
+    rows.sort_by_key(|r| {
+        (
+            view::index::verdict_rank(r.verdict),
+            Reverse(r.critical),
+            Reverse(r.warning),
+            Reverse(r.info),
+            r.name.clone(),
+        )
+    });
+    let verdicts = view::index::VERDICTS
+        .iter()
+        .map(|v| {
+            let n = rows.iter().filter(|r| r.verdict == *v).count();
+            (*v, view::index::verdict_class(v), n)
+        })
+        .collect();
+    Triage { rows, verdicts }
+}
+
+/// The index rows, most severe first, and the count of each verdict.
+pub struct Triage {
+    pub rows: Vec<NodeSummary>,
+    pub verdicts: Vec<(&'static str, String, usize)>,
 }
 
 /// The multi-page site.
@@ -287,10 +339,12 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     let mut site = Site::default();
     site.files
         .insert("style.css".into(), CSS.as_bytes().to_vec());
-    let summaries: Vec<NodeSummary> = views
-        .iter()
-        .map(|v| summary(v, format!("nodes/{}/index.html", v.slug)))
-        .collect();
+    let summaries = triage(
+        views
+            .iter()
+            .map(|v| summary(v, format!("nodes/{}/index.html", v.slug)))
+            .collect(),
+    );
     let index = IndexPage {
         title: "wire-report".into(),
         css_href: "style.css",
@@ -358,10 +412,12 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         .zip(slugs.nodes())
         .map(|(n, s)| view::node_view(n, s, Mode::SingleFile))
         .collect();
-    let summaries: Vec<NodeSummary> = views
-        .iter()
-        .map(|v| summary(v, format!("#{}", v.slug)))
-        .collect();
+    let summaries = triage(
+        views
+            .iter()
+            .map(|v| summary(v, format!("#{}", v.slug)))
+            .collect(),
+    );
     let page = ReportPage {
         title: if views.len() == 1 {
             format!("{}: wire-report", views[0].name)

@@ -19,3 +19,4 @@ mod never_panics;
 mod pair;
 mod site;
 mod ticket;
+mod topology_map;

@@ -204,3 +204,113 @@ fn single_file_report_is_self_contained() {
     assert!(html.contains("silent-staging"));
     assert!(html.len() < 1_500_000, "{} bytes", html.len());
 }
+
+/// The rows of the index: each row's cells as text, tags stripped.
+fn index_rows(html: &str) -> Vec<Vec<String>> {
+    let strip = |s: &str| {
+        let mut out = String::new();
+        let mut in_tag = false;
+        for c in s.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => out.push(c),
+                _ => {}
+            }
+        }
+        out.trim().to_string()
+    };
+    let body = html
+        .split("<tbody>")
+        .nth(1)
+        .unwrap()
+        .split("</tbody>")
+        .next()
+        .unwrap();
+    body.split("</tr>")
+        .filter(|r| r.contains("<td"))
+        .map(|r| {
+            r.split("</td>")
+                .filter(|c| c.contains("<td"))
+                .map(|c| strip(&c[c.find("<td").unwrap()..]))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hardware() {
+    let files = captures_site();
+    let html = std::str::from_utf8(&files["index.html"]).unwrap();
+    let rows = index_rows(html);
+    assert_eq!(rows.len(), 70);
+    let rank = |v: &str| {
+        ["critical", "warning", "notes only", "no findings"]
+            .iter()
+            .position(|x| v.starts_with(x))
+            .unwrap_or_else(|| panic!("verdict `{v}`"))
+    };
+    let ranks: Vec<usize> = rows.iter().map(|r| rank(&r[1])).collect();
+    assert!(
+        ranks.windows(2).all(|w| w[0] <= w[1]),
+        "not sorted by severity: {ranks:?}"
+    );
+    assert!(ranks[0] == 0, "the shipped captures hold critical findings");
+    for r in &rows {
+        // A node with findings shows the top one in words.
+        assert_eq!(
+            rank(&r[1]) == 3,
+            r[2] == "none",
+            "{}: top finding `{}`",
+            r[0],
+            r[2]
+        );
+        assert!(
+            !r[3].contains("not described") && !r[4].contains("not described"),
+            "{r:?}"
+        );
+    }
+    let row = |name: &str| rows.iter().find(|r| r[0] == name).unwrap();
+    assert_eq!(row("rtx3090-4gpu")[3], "4 x GeForce RTX 3090");
+    assert_eq!(row("a100-sxm4-80gb-8gpu")[3], "8 x NVIDIA A100-SXM4-80GB");
+    assert_eq!(row("mi300x-8gpu-k8s")[3], "8 x AMD Instinct MI300X");
+    assert_eq!(row("tesla-t4")[3], "1 x Tesla T4");
+    assert_eq!(row("dgx1v-v100-8gpu-1nic")[3], "8 (model not named)");
+    assert!(
+        row("h100-8nic-ndr400")[4].starts_with("8 x MT4129, 1 x MT41692"),
+        "{:?}",
+        row("h100-8nic-ndr400")
+    );
+    assert!(row("soft-roce-k8s")[4].contains("rxe0"));
+    // Counts by verdict at the top, and an offline filter.
+    assert!(html.contains("<span class=\"verdict v-critical\">"));
+    assert!(
+        html.contains("id=\"only-findings\"")
+            && files["style.css"]
+                .windows(26)
+                .any(|w| w == b"#only-findings:checked ~ t")
+    );
+}
+
+#[test]
+fn no_empty_furniture_and_no_chart_text_under_11_px() {
+    let files = captures_site();
+    for (page, bytes) in files.iter().filter(|(k, _)| k.ends_with(".html")) {
+        let html = std::str::from_utf8(bytes).unwrap();
+        for (i, _) in html.match_indices("font-size=\"") {
+            let v: f64 = html[i + 11..].split('"').next().unwrap().parse().unwrap();
+            assert!(v >= 11.0, "{page}: SVG text at {v} px");
+        }
+        assert!(
+            !html.contains("Not computed"),
+            "{page}: an empty model panel"
+        );
+        assert!(!html.contains("href=\"\""), "{page}: an empty link");
+        assert!(html.matches("Views not drawn").count() <= 1, "{page}");
+    }
+    // DGX-1V: a topology only, so no ladder and no model panel; it says
+    // once what the missing views need.
+    let dgx = std::str::from_utf8(&files["nodes/dgx1v-v100-8gpu-1nic/index.html"]).unwrap();
+    assert!(!dgx.contains("<h2>Ladder</h2>"));
+    assert!(dgx.contains("Views not drawn for lack of evidence: the injection ceiling needs"));
+}

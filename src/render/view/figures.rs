@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::{ChartView, Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Kind, Measurement, Statistic};
-use crate::facts::{self, LadderScope};
+use crate::facts::{self, LadderScope, NodeFacts};
 use crate::models::fit;
 use crate::render::charts::{self, FitLine, Series};
 use crate::render::format::{gbs, secs, size_short};
@@ -139,7 +139,19 @@ fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
 
 /// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
 /// m* marked; collectives as busbw vs size.
-pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
+/// The expected ceiling of a sweep's path, and where it comes from, when
+/// the link facts give one ([`NodeFacts::ceiling`]).
+fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
+    let mut m = Measurement::new("sweep", 1, s.kind, s.test.clone(), s.statistic);
+    m.src = s.src.clone().map(Into::into);
+    m.dst = s.dst.clone().map(Into::into);
+    m.direction = s.direction;
+    let c = facts.ceiling(&m)?;
+    let from = crate::render::explain::ceiling_from(&c.from);
+    Some((c.bytes_per_s, format!("{} ({from})", gbs(c.bytes_per_s))))
+}
+
+pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -> Vec<ChartView> {
     let mut out = Vec::new();
     for s in fit::sweeps(&b.measurements).iter().take(12) {
         let series = Series {
@@ -225,7 +237,13 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
         };
         out.push(ChartView {
             title: s.label(),
-            svg: charts::sweep_chart(&s.label(), &[series], &lines, y),
+            svg: charts::sweep_chart(
+                &s.label(),
+                &[series],
+                &lines,
+                y,
+                ceiling_of(s, facts).as_ref().map(|(c, l)| (*c, l.as_str())),
+            ),
             note,
             source: Some(linker.link(&s.source)),
         });
@@ -260,7 +278,7 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
         }
         let title = format!("{kind}: bus bandwidth vs message size");
         out.push(ChartView {
-            svg: charts::sweep_chart(&title, &series, &[], "busbw GB/s (1e9 bytes/s, log)"),
+            svg: charts::sweep_chart(&title, &series, &[], "busbw GB/s (1e9 bytes/s, log)", None),
             title,
             note: "busbw = algbw x the collective's factor, comparable with a link's bandwidth (nccl-tests).".into(),
             source: Some(linker.link(&cells[0].source)),
@@ -269,11 +287,25 @@ pub(super) fn sweep_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
     out
 }
 
+/// Whether the ladder has a point to draw.
+pub(super) fn has_ladder(b: &Bundle) -> bool {
+    !ladder_points(b).is_empty()
+}
+
+/// The ladder chart, or nothing when it has no point.
+pub(super) fn ladder(b: &Bundle) -> String {
+    let points = ladder_points(b);
+    if points.is_empty() {
+        return String::new();
+    }
+    charts::ladder_chart(&points)
+}
+
 /// This node's best figure per kind and transcript, on the ladder: one
 /// direction on one node ([`facts::ladder_points`] halves bidirectional
 /// sums and keeps multi-node figures off).
-pub(super) fn ladder(b: &Bundle) -> String {
-    let points: Vec<(String, f64)> = facts::ladder_points(b)
+fn ladder_points(b: &Bundle) -> Vec<(String, f64)> {
+    facts::ladder_points(b)
         .into_iter()
         .filter(|p| p.scope != LadderScope::MultiNode)
         .map(|p| {
@@ -289,6 +321,5 @@ pub(super) fn ladder(b: &Bundle) -> String {
             };
             (label, p.per_direction_bytes_per_s)
         })
-        .collect();
-    charts::ladder_chart(&points)
+        .collect()
 }

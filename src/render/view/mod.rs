@@ -13,10 +13,13 @@
 mod evidence;
 mod figures;
 mod findings;
+pub mod holdings;
+pub mod index;
 mod interpretation;
 mod links;
 mod models;
 mod topology;
+pub mod topomap;
 mod transcripts;
 
 use crate::diagnosis::Severity;
@@ -57,10 +60,15 @@ pub struct NodeView {
     pub origin: &'static str,
     pub gpus: usize,
     pub nics: usize,
-    /// `8`, or `not described` when no topology transcript names devices.
-    pub gpus_shown: String,
-    pub nics_shown: String,
     pub missing_short: String,
+    /// For the index: the GPUs and adapters in words, from any transcript
+    /// that names them ([`index`]).
+    pub gpus_named: String,
+    pub nics_named: String,
+    /// The most severe of [`index::VERDICTS`] this node earns.
+    pub verdict: &'static str,
+    /// The most severe finding: its summary and its first evidence line.
+    pub top_finding: Option<(String, Option<Link>)>,
     pub shape: String,
     pub findings: Vec<FindingView>,
     pub critical: usize,
@@ -74,10 +82,17 @@ pub struct NodeView {
     /// The two-node check this node took part in, in words.
     pub pair: Option<String>,
     pub matrix: Option<MatrixView>,
+    /// The topology map ([`topomap`]) and what its evidence does not say.
     pub diagram_svg: String,
+    pub map_notes: Vec<String>,
+    /// What else the bundle holds, as tables ([`holdings`]).
+    pub tables: Vec<holdings::TableView>,
     pub value_matrices: Vec<ValueMatrix>,
     pub sweep_charts: Vec<ChartView>,
+    /// Empty when no figure can be placed on it.
     pub ladder_svg: String,
+    /// Views not drawn, each with what it needs: said once, under Evidence.
+    pub not_shown: Vec<String>,
     pub cliff: Option<ChartView>,
     pub models: Vec<ModelView>,
     pub interpretation: Vec<SeriesView>,
@@ -98,9 +113,22 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         origin: evidence::origin(b),
         gpus,
         nics,
-        gpus_shown: topology::shown(facts, gpus),
-        nics_shown: topology::shown(facts, nics),
         missing_short: evidence::missing_short(&missing),
+        gpus_named: index::gpus(b, facts),
+        nics_named: index::nics(b, facts),
+        verdict: index::verdict(
+            findings::count(diagnosed, Severity::Critical),
+            findings::count(diagnosed, Severity::Warning),
+            findings::count(diagnosed, Severity::Info),
+        ),
+        top_finding: index::top(diagnosed).map(|d| {
+            let link = d
+                .evidence
+                .first()
+                .map(|s| linker.link(s))
+                .filter(|l| !l.href.is_empty());
+            (crate::render::explain::summary(&d.finding), link)
+        }),
         shape: topology::shape(b, facts),
         critical: findings::count(diagnosed, Severity::Critical),
         warning: findings::count(diagnosed, Severity::Warning),
@@ -112,12 +140,23 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         pair: b.peer.as_ref().map(evidence::pair_text),
         probes: evidence::probes(b),
         matrix: topology::class_matrix(b, facts),
-        diagram_svg: topology::diagram(b),
+        diagram_svg: topomap::svg(&topomap::map(b, facts)),
+        map_notes: topomap::map(b, facts).notes,
+        tables: holdings::tables(b, &linker),
         value_matrices: figures::value_matrices(b, &linker),
-        sweep_charts: figures::sweep_charts(b, &linker),
+        sweep_charts: figures::sweep_charts(b, facts, &linker),
         ladder_svg: figures::ladder(b),
         cliff: models::cliff(facts),
-        models: models::model_views(b, facts),
+        models: models::models(b, facts).0,
+        not_shown: {
+            let mut n = models::models(b, facts).1;
+            if !figures::has_ladder(b) {
+                n.push(
+                    "the ladder needs a bandwidth figure (a copy, RDMA or collective test)".into(),
+                );
+            }
+            n
+        },
         interpretation: interpretation::interpretation(b, facts, &linker),
         transcripts: transcripts::links(b, &linker),
         transcript_views: transcripts::views(b, slugs),

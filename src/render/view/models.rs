@@ -45,7 +45,19 @@ pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
     })
 }
 
-pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
+/// The title of a model that could not be computed: its line says what it
+/// needs, and the page lists it once with the missing evidence.
+pub(super) const NOT_SHOWN: &str = "not computed";
+
+/// The models computed, and for each one not computed, what it needs.
+pub(super) fn models(b: &Bundle, facts: &NodeFacts) -> (Vec<ModelView>, Vec<String>) {
+    let (shown, not): (Vec<ModelView>, Vec<ModelView>) = model_views(b, facts)
+        .into_iter()
+        .partition(|m| m.title != NOT_SHOWN);
+    (shown, not.into_iter().flat_map(|m| m.lines).collect())
+}
+
+fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     let mut out = Vec::new();
     let gpus = facts.gpus.len() as u32;
     let nics = facts.nics.len() as u32;
@@ -66,9 +78,9 @@ pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
             }
         }
         _ => out.push(ModelView {
-            title: "Injection ceiling".into(),
+            title: NOT_SHOWN.into(),
             lines: vec![format!(
-                "Not computed: needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {}).",
+                "the injection ceiling needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {})",
                 if rate.is_some() { "present" } else { "absent" }
             )],
         }),
@@ -97,9 +109,9 @@ pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
             }
         }
         (p, r) => out.push(ModelView {
-            title: "Staged vs direct".into(),
+            title: NOT_SHOWN.into(),
             lines: vec![format!(
-                "Not computed: needs a PCIe link state (lspci or nvidia-smi -q: {}) and an adapter rate (RDMA ports: {}).",
+                "staged vs direct needs a PCIe link state (lspci or nvidia-smi -q: {}) and an adapter rate (RDMA ports: {})",
                 if p.is_some() { "present" } else { "absent" },
                 if r.is_some() { "present" } else { "absent" }
             )],

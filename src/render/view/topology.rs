@@ -4,11 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::bundle::Bundle;
-use crate::evidence::measurement::{Direction, Kind, Statistic};
-use crate::evidence::topology::{DeviceKind, LinkClass};
+use crate::evidence::topology::DeviceKind;
 use crate::facts::NodeFacts;
-use crate::render::charts::{self, NodeBox};
-use crate::render::format::gbs;
 
 pub struct Cell {
     pub text: String,
@@ -28,7 +25,11 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
         return if facts.gpus.len() == 1 {
             "one GPU".into()
         } else {
-            "GPU links not described".into()
+            if facts.described {
+                "GPU links not listed".into()
+            } else {
+                "no topology transcript".into()
+            }
         };
     }
     if by.len() == 1 {
@@ -95,83 +96,4 @@ pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> 
         })
         .collect();
     Some(MatrixView { columns, rows })
-}
-
-pub(super) fn diagram(b: &Bundle) -> String {
-    let t = &b.topology;
-    if t.devices.is_empty() {
-        return String::new();
-    }
-    let boxes: Vec<NodeBox> = t
-        .devices
-        .iter()
-        .map(|d| NodeBox {
-            id: d.id.clone(),
-            label: match &d.name {
-                Some(n) if d.kind == DeviceKind::Nic => format!("{} {n}", d.id),
-                _ => d.id.clone(),
-            },
-            group: d.numa_node.map_or_else(
-                || "NUMA node not stated".to_string(),
-                |n| format!("NUMA node {n}"),
-            ),
-            is_gpu: d.kind == DeviceKind::Gpu,
-        })
-        .collect();
-    // Each device's best links only, so the picture stays readable.
-    let mut edges = Vec::new();
-    for l in &t.links {
-        if l.class == LinkClass::Unknown {
-            continue;
-        }
-        let best_a = t
-            .links
-            .iter()
-            .filter(|x| x.a == l.a || x.b == l.a)
-            .map(|x| x.class)
-            .min();
-        let best_b = t
-            .links
-            .iter()
-            .filter(|x| x.a == l.b || x.b == l.b)
-            .map(|x| x.class)
-            .min();
-        if Some(l.class) != best_a && Some(l.class) != best_b {
-            continue;
-        }
-        let measured = b
-            .measurements
-            .iter()
-            .filter(|m| {
-                m.kind == Kind::P2pCopy
-                    && m.direction == Direction::Uni
-                    && m.statistic == Statistic::Avg
-            })
-            .filter(|m| {
-                m.src.as_deref() == Some(l.a.as_str()) && m.dst.as_deref() == Some(l.b.as_str())
-            })
-            .filter_map(|m| m.bandwidth_bytes_per_s)
-            .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-        let label = match measured {
-            Some(v) => format!("{} measured", gbs(v)),
-            None => String::new(),
-        };
-        edges.push(charts::Edge {
-            a: l.a.clone(),
-            b: l.b.clone(),
-            class: l.class.as_str().to_string(),
-            label,
-        });
-    }
-    charts::node_diagram(&boxes, &edges)
-}
-
-/// A device count as shown: `8`, or `not described` when no topology
-/// transcript names devices.
-pub(super) fn shown(facts: &NodeFacts, n: usize) -> String {
-    if !facts.described {
-        "not described".into()
-    } else {
-        n.to_string()
-    }
 }

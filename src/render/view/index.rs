@@ -1,0 +1,179 @@
+//! What the index says about one node: its verdict, its top finding, and
+//! its GPUs and adapters in words, from any transcript that names them
+//! (the topology first, then device lines of benchmarks, then RDMA tools).
+
+use std::collections::BTreeMap;
+
+use crate::bundle::Bundle;
+use crate::diagnosis::Diagnosed;
+use crate::facts::NodeFacts;
+
+/// The verdicts of the index, most severe first: the label and its rank.
+pub const VERDICTS: [&str; 4] = ["critical", "warning", "notes only", "no findings"];
+
+/// A node's verdict: the most severe of its findings.
+pub fn verdict(critical: usize, warning: usize, info: usize) -> &'static str {
+    if critical > 0 {
+        VERDICTS[0]
+    } else if warning > 0 {
+        VERDICTS[1]
+    } else if info > 0 {
+        VERDICTS[2]
+    } else {
+        VERDICTS[3]
+    }
+}
+
+/// The rank of a verdict in [`VERDICTS`] (0 is the most severe).
+pub fn verdict_rank(v: &str) -> usize {
+    VERDICTS
+        .iter()
+        .position(|x| *x == v)
+        .unwrap_or(VERDICTS.len())
+}
+
+/// A verdict as a CSS class: `v-critical`, `v-notes-only`...
+pub fn verdict_class(v: &str) -> String {
+    format!("v-{}", v.replace(' ', "-"))
+}
+
+/// `n x MODEL` per model, in order of first appearance.
+fn counted(models: &[&str]) -> String {
+    let mut order: Vec<&str> = Vec::new();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in models {
+        if !counts.contains_key(m) {
+            order.push(m);
+        }
+        *counts.entry(m).or_default() += 1;
+    }
+    order
+        .iter()
+        .map(|m| format!("{} x {m}", counts[m]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The GPUs in words: `8 x NVIDIA A100-SXM4-80GB`, `8 (model not named)`,
+/// or why there is no count.
+pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
+    let topo_models: Vec<&str> = b
+        .topology
+        .gpus()
+        .filter_map(|d| d.name.as_deref())
+        .filter(|n| n.chars().any(|c| c.is_ascii_alphabetic()) && !n.contains(':'))
+        .collect();
+    let named: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
+    let count = [facts.gpus.len(), named.len(), facts.measured_gpus.len()]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    if count == 0 {
+        return if facts.described {
+            "none listed".into()
+        } else {
+            "not named in any transcript".into()
+        };
+    }
+    let models = if !topo_models.is_empty() {
+        topo_models
+    } else {
+        named
+    };
+    if models.len() == count {
+        counted(&models)
+    } else if models.is_empty() {
+        format!("{count} (model not named)")
+    } else {
+        format!("{count}: {}", counted(&models))
+    }
+}
+
+/// The network adapters in words: count, model and active port rates from
+/// RDMA tools, else the adapters the topology lists.
+pub(super) fn nics(b: &Bundle, facts: &NodeFacts) -> String {
+    if !b.rdma.is_empty() {
+        let mut names: Vec<&str> = b.rdma.iter().map(|d| d.name.as_str()).collect();
+        names.dedup();
+        let models: Vec<&str> = b.rdma.iter().filter_map(|d| d.ca_type.as_deref()).collect();
+        let mut text = if models.len() == b.rdma.len() {
+            counted(&models)
+        } else {
+            format!("{}", b.rdma.len())
+        };
+        text.push_str(&format!(" ({})", short_list(&names)));
+        let ports: Vec<_> = b.rdma.iter().flat_map(|d| &d.ports).collect();
+        let active: Vec<_> = ports.iter().filter(|p| p.active == Some(true)).collect();
+        if !ports.is_empty() {
+            let mut rates: Vec<&str> = active
+                .iter()
+                .filter_map(|p| p.rate_as_printed.as_deref())
+                .collect();
+            rates.sort();
+            rates.dedup();
+            text.push_str(&format!(
+                "; {} of {} ports active",
+                active.len(),
+                ports.len()
+            ));
+            if !rates.is_empty() {
+                text.push_str(&format!(" at {} Gb/s as printed", rates.join(", ")));
+            }
+        }
+        return text;
+    }
+    if !facts.nics.is_empty() {
+        let names: Vec<&str> = facts
+            .nics
+            .iter()
+            .map(|n| n.name.as_deref().unwrap_or(n.id.as_str()))
+            .collect();
+        return format!("{} ({})", facts.nics.len(), short_list(&names));
+    }
+    if !facts.measured_adapters.is_empty() {
+        let names: Vec<&str> = facts.measured_adapters.iter().map(|s| s.as_str()).collect();
+        return format!(
+            "{} ({}) named by RDMA tests; ports not listed",
+            names.len(),
+            short_list(&names)
+        );
+    }
+    if facts.described {
+        "none listed".into()
+    } else {
+        "not named in any transcript".into()
+    }
+}
+
+/// Up to four names, then how many more.
+fn short_list(names: &[&str]) -> String {
+    let mut s = names.iter().take(4).copied().collect::<Vec<_>>().join(", ");
+    if names.len() > 4 {
+        s.push_str(&format!(" and {} more", names.len() - 4));
+    }
+    s
+}
+
+/// The most severe finding (the diagnosis lists them most severe first).
+pub(super) fn top(diagnosed: &[Diagnosed]) -> Option<&Diagnosed> {
+    diagnosed.iter().min_by_key(|d| d.severity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_rank_by_the_most_severe_finding() {
+        assert_eq!(verdict(1, 5, 0), "critical");
+        assert_eq!(verdict(0, 1, 3), "warning");
+        assert_eq!(verdict(0, 0, 2), "notes only");
+        assert_eq!(verdict(0, 0, 0), "no findings");
+        assert!(verdict_rank("critical") < verdict_rank("no findings"));
+    }
+
+    #[test]
+    fn models_are_counted_in_order() {
+        assert_eq!(counted(&["A", "A", "B"]), "2 x A, 1 x B");
+    }
+}
