@@ -17,14 +17,14 @@ impl Backend for OffByOne {
     fn fill(&mut self, s: usize, seed: u64) -> Result<(), String> {
         self.0.fill(s, seed)
     }
-    fn copy_timed(&mut self, s: usize) -> Result<Duration, String> {
+    fn copy_timed(&mut self, s: usize, _: u32) -> Result<Duration, String> {
         self.0.dst[1..s].copy_from_slice(&self.0.src[..s - 1]);
         Ok(Duration::from_micros(1))
     }
     fn verify(&mut self, s: usize, seed: u64) -> Result<u64, String> {
         self.0.verify(s, seed)
     }
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         self.0.release()
     }
 }
@@ -98,7 +98,7 @@ impl Backend for Sluggish {
         self.fills += 1;
         Ok(())
     }
-    fn copy_timed(&mut self, _: usize) -> Result<Duration, String> {
+    fn copy_timed(&mut self, _: usize, _: u32) -> Result<Duration, String> {
         self.copies += 1;
         if self.fail_at_copy == Some(self.copies) {
             return Err("injected".into());
@@ -113,8 +113,9 @@ impl Backend for Sluggish {
         self.verifies += 1;
         Ok(0)
     }
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         self.releases += 1;
+        Ok(())
     }
 }
 
