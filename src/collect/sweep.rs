@@ -319,8 +319,8 @@ fn run_sizes(
 fn nonzero(t: Duration, copies: u32) -> Result<Duration, String> {
     if t.is_zero() {
         Err(format!(
-            "the timer read an elapsed time of 0 ms for {} back to back: no bandwidth can be computed",
-            count(copies as usize, "copy")
+            "the timer read an elapsed time of 0 ms for {copies} {} back to back: no bandwidth can be computed",
+            if copies == 1 { "copy" } else { "copies" }
         ))
     } else {
         Ok(t)

@@ -326,6 +326,20 @@ fn a_held_stream_and_back_to_back_copies_hide_the_submit_latency() {
         "{}",
         d2d.questions.outstanding
     );
+    // Where the host buffers were allocated is said (the fake's bus ids are
+    // not in this machine's sysfs, so: not bound, and why).
+    assert!(
+        d2d.questions.path.contains(
+            "host buffers not bound near the GPU: `/sys/bus/pci/devices/0000:10:00.0/local_cpulist`"
+        ),
+        "{}",
+        d2d.questions.path
+    );
+    assert!(
+        d2d.questions
+            .outstanding
+            .contains("the stream held by a wait on a host flag")
+    );
     assert_clean(&r.report);
 }
 
