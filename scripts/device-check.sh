@@ -54,16 +54,15 @@ step() {
     return $rc
 }
 
-state() {
-    nvidia-smi --query-gpu=index,pci.bus_id,persistence_mode,compute_mode,clocks.applications.graphics,clocks.applications.memory,mig.mode.current,memory.used \
-        --format=csv,noheader
-}
+# The device state this check must leave as it found it (memory.used last:
+# compared apart).
+state=(nvidia-smi --query-gpu=index,pci.bus_id,persistence_mode,compute_mode,clocks.applications.graphics,clocks.applications.memory,mig.mode.current,memory.used --format=csv,noheader)
 
 if command -v nvidia-smi >/dev/null; then
     step facts-q 30 nvidia-smi -q
     step facts-pcie-clocks 20 nvidia-smi --query-gpu=index,name,pci.bus_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,clocks.sm,clocks.mem,clocks.max.sm,persistence_mode,driver_version --format=csv
     step facts-topo 20 nvidia-smi topo -m
-    step state-before 20 state
+    step state-before 20 "${state[@]}"
 else
     echo "facts: nvidia-smi not on PATH (no facts, no device-state check)" >> "$steps"
 fi
@@ -90,7 +89,7 @@ else
 fi
 ours ours-2
 if command -v nvidia-smi >/dev/null; then
-    step state-after 20 state
+    step state-after 20 "${state[@]}"
 fi
 
 step compare 60 "$py" "$here/device-compare.py" "$work" "${TOLERANCE:-0.02}" "${MIN_BYTES:-268435456}"
