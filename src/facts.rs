@@ -10,8 +10,8 @@
 //! (render writes the words), no judgement (the diagnosis decides what
 //! matters). The diff compares raw observations and needs none of them.
 
-pub mod sku;
 mod names;
+pub mod sku;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -80,7 +80,9 @@ impl GpuApi for Hip {
     fn open(&self, dev: i32) -> Result<i32, String> {
         Ok(dev)
     }
-    fn close(&self, _dev: i32) {}
+    fn close(&self, _dev: i32) -> Result<(), String> {
+        Ok(())
+    }
     fn make_current(&self, dev: i32) -> Result<(), String> {
         check(unsafe { hip::hipSetDevice(dev) }, "hipSetDevice")
     }
@@ -89,8 +91,8 @@ impl GpuApi for Hip {
         check(unsafe { hip::hipMalloc(&mut p, n) }, "hipMalloc")?;
         Ok(p as u64)
     }
-    fn free(&self, p: u64) {
-        let _ = unsafe { hip::hipFree(p as *mut c_void) };
+    fn free(&self, p: u64) -> Result<(), String> {
+        check(unsafe { hip::hipFree(p as *mut c_void) }, "hipFree")
     }
     fn host_alloc(&self, n: usize) -> Result<*mut u8, String> {
         let mut p: *mut c_void = ptr::null_mut();
@@ -98,16 +100,27 @@ impl GpuApi for Hip {
         check(unsafe { hip::hipHostMalloc(&mut p, n, 0) }, "hipHostMalloc")?;
         Ok(p as *mut u8)
     }
-    fn host_free(&self, p: *mut u8) {
-        let _ = unsafe { hip::hipHostFree(p as *mut c_void) };
+    fn host_free(&self, p: *mut u8) -> Result<(), String> {
+        check(unsafe { hip::hipHostFree(p as *mut c_void) }, "hipHostFree")
+    }
+    fn flag_alloc(&self) -> Result<(*mut u32, u64), String> {
+        // hipStreamWaitValue32 exists, but this backend has not been run
+        // on an AMD GPU with it: the windows are not held.
+        Err("holding a HIP stream on a host flag is not implemented".into())
+    }
+    fn flag_free(&self, host: *mut u32) -> Result<(), String> {
+        self.host_free(host as *mut u8)
+    }
+    fn wait_flag(&self, _s: Self::Stream, _flag: u64) -> Result<(), String> {
+        Err("holding a HIP stream on a host flag is not implemented".into())
     }
     fn stream(&self) -> Result<Self::Stream, String> {
         let mut s: hip::hipStream_t = ptr::null_mut();
         check(unsafe { hip::hipStreamCreate(&mut s) }, "hipStreamCreate")?;
         Ok(s)
     }
-    fn stream_destroy(&self, s: Self::Stream) {
-        let _ = unsafe { hip::hipStreamDestroy(s) };
+    fn stream_destroy(&self, s: Self::Stream) -> Result<(), String> {
+        check(unsafe { hip::hipStreamDestroy(s) }, "hipStreamDestroy")
     }
     fn stream_sync(&self, s: Self::Stream) -> Result<(), String> {
         check(
@@ -120,8 +133,8 @@ impl GpuApi for Hip {
         check(unsafe { hip::hipEventCreate(&mut e) }, "hipEventCreate")?;
         Ok(e)
     }
-    fn event_destroy(&self, e: Self::Event) {
-        let _ = unsafe { hip::hipEventDestroy(e) };
+    fn event_destroy(&self, e: Self::Event) -> Result<(), String> {
+        check(unsafe { hip::hipEventDestroy(e) }, "hipEventDestroy")
     }
     fn record(&self, e: Self::Event, s: Self::Stream) -> Result<(), String> {
         check(unsafe { hip::hipEventRecord(e, s) }, "hipEventRecord")
@@ -136,7 +149,10 @@ impl GpuApi for Hip {
             unsafe { hip::hipEventElapsedTime(&mut ms, a, b) },
             "hipEventElapsedTime",
         )?;
-        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(format!("hipEventElapsedTime: {ms} ms"));
+        }
+        Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
     }
     fn h2d(&self, dst: u64, src: *const u8, n: usize, s: Self::Stream) -> Result<(), String> {
         let kind = hip::hipMemcpyKind::hipMemcpyHostToDevice;
@@ -190,8 +206,13 @@ impl GpuApi for Hip {
         check(r, "hipDeviceEnablePeerAccess")?;
         Ok(true)
     }
-    fn disable_peer(&self, peer: i32) {
-        let _ = unsafe { hip::hipDeviceDisablePeerAccess(peer) };
+    fn disable_peer(&self, peer: i32) -> Result<bool, String> {
+        let r = unsafe { hip::hipDeviceDisablePeerAccess(peer) };
+        if r == hip::hipError_t::hipErrorPeerAccessNotEnabled {
+            return Ok(false);
+        }
+        check(r, "hipDeviceDisablePeerAccess")?;
+        Ok(true)
     }
 }
 

@@ -21,7 +21,8 @@ mod plan;
 use std::time::{Duration, Instant};
 
 pub use plan::{
-    ASSUMED_BYTES_PER_S, ASSUMED_SECONDS_PER_COPY, MIN_REPEATS, Plan, Settings, default_sizes,
+    ASSUMED_BYTES_PER_S, ASSUMED_COPY_BYTES_PER_S, ASSUMED_SECONDS_PER_COPY, COPIES_PER_WINDOW,
+    MIN_REPEATS, Plan, Settings, default_sizes,
 };
 use plan::{count, seconds, short_size};
 
@@ -45,6 +46,10 @@ pub struct Path {
     pub description: String,
     /// How the time is taken, for the questions' "unit" answer.
     pub timer: &'static str,
+    /// How a timed window is held and filled, for the questions'
+    /// "outstanding" answer: `the stream held by a wait on a host flag
+    /// while 1 warm-up copy and the timed copies were queued`.
+    pub window: String,
 }
 
 /// One way of copying bytes. Every call that can fail returns an error
@@ -55,13 +60,67 @@ pub trait Backend {
     fn prepare(&mut self, max_bytes: usize) -> Result<(), String>;
     /// Writes the pattern of `seed` to the first `size` bytes of the source.
     fn fill(&mut self, size: usize, seed: u64) -> Result<(), String>;
-    /// Copies `size` bytes once; returns the time the backend measured
-    /// (device events on GPUs, a monotonic clock on the host).
-    fn copy_timed(&mut self, size: usize) -> Result<Duration, String>;
+    /// Copies `size` bytes `copies` times back to back in one timed window;
+    /// returns the window's time as the backend measured it (device events
+    /// on GPUs, a monotonic clock on the host).
+    fn copy_timed(&mut self, size: usize, copies: u32) -> Result<Duration, String>;
     /// Counts the bytes of the destination that differ from the pattern.
     fn verify(&mut self, size: usize, seed: u64) -> Result<u64, String>;
-    /// Frees everything the backend allocated or enabled.
-    fn release(&mut self);
+    /// Frees everything the backend allocated and restores what it changed;
+    /// says what could not be released or restored.
+    fn release(&mut self) -> Result<(), String>;
+}
+
+/// The pattern of the last two (size, seed) asked for, built once each:
+/// a sweep alternates two seeds per size, so each size builds two.
+#[derive(Default)]
+pub struct Patterns {
+    slots: [(usize, u64, Vec<u8>); 2],
+    next: usize,
+}
+
+impl Patterns {
+    /// The first `size` bytes of the pattern of `seed`.
+    pub fn get(&mut self, size: usize, seed: u64) -> Result<&[u8], String> {
+        let hit = self
+            .slots
+            .iter()
+            .position(|(n, s, v)| *n == size && *s == seed && v.len() == size);
+        let i = match hit {
+            Some(i) => i,
+            None => {
+                let i = self.next;
+                self.next = 1 - i;
+                let v = &mut self.slots[i].2;
+                v.clear();
+                v.try_reserve_exact(size)
+                    .map_err(|e| format!("pattern buffer of {size} bytes: {e}"))?;
+                v.resize(size, 0);
+                fill_pattern(v, seed);
+                self.slots[i].0 = size;
+                self.slots[i].1 = seed;
+                i
+            }
+        };
+        Ok(&self.slots[i].2)
+    }
+}
+
+/// How many bytes of `got` differ from `want` (byte-exact; equal slices
+/// are compared at memcmp speed).
+pub fn count_differences(got: &[u8], want: &[u8]) -> u64 {
+    if got == want {
+        return 0;
+    }
+    let extra = got.len().abs_diff(want.len()) as u64;
+    got.iter().zip(want).filter(|(a, b)| a != b).count() as u64 + extra
+}
+
+/// The seed of the `i`-th window (warm-up ones first) of the `si`-th size:
+/// two seeds per size, alternating, so every window changes every byte of
+/// the destination and the two patterns are built once.
+fn seed_of(si: usize, i: u32) -> u64 {
+    (si as u64) << 32 | u64::from(i % 2)
 }
 
 /// The pattern byte at position `i` for `seed`: every byte depends on its
@@ -198,7 +257,14 @@ pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
             describe_size(max as u64)
         )),
     };
-    backend.release();
+    // What prepare found out (how a window is held, where memory is).
+    result.path = backend.path();
+    if let Err(e) = backend.release() {
+        result.error = Some(match result.error.take() {
+            Some(first) => format!("{first}; then at release: {e}"),
+            None => format!("at release: {e}"),
+        });
+    }
     result
 }
 
@@ -210,12 +276,12 @@ fn run_sizes(
 ) -> Result<(), String> {
     for (si, &size) in plan.sizes.iter().enumerate() {
         let at = describe_size(size as u64);
-        // Warm-up: outside the timed window (first touch, path setup).
+        let k = plan.copies_per_window;
+        // Warm-up: windows that are not timed (first touch, path setup).
         for w in 0..plan.warmup {
-            let seed = 1_000_000 + u64::from(w);
             backend
-                .fill(size, seed)
-                .and_then(|_| backend.copy_timed(size))
+                .fill(size, seed_of(si, w))
+                .and_then(|_| backend.copy_timed(size, k))
                 .map_err(|e| format!("warm-up at {at}: {e}"))?;
         }
         let mut point = PointResult {
@@ -224,14 +290,15 @@ fn run_sizes(
             mismatched_bytes: 0,
         };
         for r in 0..plan.repeats {
-            let seed = (si as u64) << 32 | u64::from(r);
+            let seed = seed_of(si, plan.warmup + r);
             let outcome = backend
                 .fill(size, seed)
-                .and_then(|_| backend.copy_timed(size))
+                .and_then(|_| backend.copy_timed(size, k))
+                .and_then(|t| nonzero(t, k))
                 .and_then(|t| backend.verify(size, seed).map(|bad| (t, bad)));
             match outcome {
                 Ok((t, bad)) => {
-                    point.times_s.push(t.as_secs_f64());
+                    point.times_s.push(t.as_secs_f64() / f64::from(k));
                     point.mismatched_bytes += bad;
                 }
                 Err(e) => {
@@ -245,6 +312,19 @@ fn run_sizes(
         points.push(point);
     }
     Ok(())
+}
+
+/// A window's time, unless the timer did not advance: then no bandwidth
+/// can be computed, and saying "infinite" would be a lie.
+fn nonzero(t: Duration, copies: u32) -> Result<Duration, String> {
+    if t.is_zero() {
+        Err(format!(
+            "the timer read an elapsed time of 0 ms for {copies} {} back to back: no bandwidth can be computed",
+            if copies == 1 { "copy" } else { "copies" }
+        ))
+    } else {
+        Ok(t)
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -302,13 +382,24 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurem
             .into();
             q.direction = "unidirectional: one source buffer to one destination buffer".into();
             q.message_size = describe_size(p.size as u64);
-            q.warm_up = format!(
-                "{} untimed copies of this size before the timed ones",
-                r.plan.warmup
-            )
+            q.warm_up = match r.plan.copies_per_window {
+                1 => format!(
+                    "{} untimed copies of this size before the timed ones",
+                    r.plan.warmup
+                ),
+                k => format!(
+                    "{} untimed windows of {k} copies of this size before the timed ones",
+                    r.plan.warmup
+                ),
+            }
             .into();
             q.outstanding = format!(
-                "one copy at a time; {}, each filled with a new pattern and checked byte by byte",
+                "{} ({}); {}, each filled with the other of two patterns and checked byte by byte",
+                match r.plan.copies_per_window {
+                    1 => "one copy in each timed window".to_string(),
+                    k => format!("{k} copies back to back in each timed window"),
+                },
+                r.path.window,
                 repetitions(&r.plan, p.times_s.len())
             )
             .into();
@@ -370,7 +461,8 @@ impl Backend for HostBackend {
             copy_engine: CopyEngine::Unknown,
             p2p: P2p::Unknown,
             description: self.description.clone(),
-            timer: "the monotonic clock around each copy",
+            timer: "the monotonic clock around each window",
+            window: "copies one after the other on this thread".into(),
         }
     }
 
@@ -393,10 +485,12 @@ impl Backend for HostBackend {
         Ok(())
     }
 
-    fn copy_timed(&mut self, size: usize) -> Result<Duration, String> {
+    fn copy_timed(&mut self, size: usize, copies: u32) -> Result<Duration, String> {
         let t = Instant::now();
-        self.dst[..size].copy_from_slice(&self.src[..size]);
-        std::hint::black_box(&mut self.dst);
+        for _ in 0..copies {
+            self.dst[..size].copy_from_slice(&self.src[..size]);
+            std::hint::black_box(&mut self.dst);
+        }
         Ok(t.elapsed())
     }
 
@@ -404,9 +498,10 @@ impl Backend for HostBackend {
         Ok(count_mismatches(&self.dst[..size], seed))
     }
 
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         self.src = Vec::new();
         self.dst = Vec::new();
+        Ok(())
     }
 }
 

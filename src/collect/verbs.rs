@@ -24,8 +24,9 @@ fn width(w: u8) -> String {
     .into()
 }
 
-/// Speed name and per-lane data rate in Gb/s from `active_speed`.
-fn speed(s: u8) -> (&'static str, f64) {
+/// Speed name and per-lane data rate in Gb/s from `active_speed` (or, when
+/// the library fills it, `active_speed_ex`, which alone can say XDR).
+fn speed(s: u32) -> (&'static str, f64) {
     match s {
         1 => ("SDR", 2.0),
         2 => ("DDR", 4.0),
@@ -35,6 +36,7 @@ fn speed(s: u8) -> (&'static str, f64) {
         32 => ("EDR", 25.0),
         64 => ("HDR", 50.0),
         128 => ("NDR", 100.0),
+        256 => ("XDR", 200.0),
         _ => ("unknown speed", 0.0),
     }
 }
@@ -109,9 +111,33 @@ fn device(dev: Device<'_>) -> RdmaDevice {
     d
 }
 
+/// GID entries read per port at most (the table's own length otherwise:
+/// RoCE ports list one entry per address and version, often more than 16).
+const MAX_GIDS: i32 = 1024;
+
+/// `ibv_port_attr` as rdma-core v47 and later lay it out: the same fields,
+/// then `active_speed_ex` (at offset 52), the only place an XDR port's
+/// speed is reported. Older libraries leave it zero.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PortAttrEx {
+    base: ib::ibv_port_attr,
+    active_speed_ex: u32,
+}
+
+/// The `query_port` op of a `verbs_context`.
+type QueryPort =
+    unsafe extern "C" fn(*mut ib::ibv_context, u8, *mut ib::ibv_port_attr, usize) -> i32;
+
 /// A port as `ibv_query_port` describes it, with its non-zero GIDs.
-fn port_of(ctx: &Context, port: u8, pa: &ib::ibv_port_attr) -> RdmaPort {
-    let (sname, per_lane) = speed(pa.active_speed);
+fn port_of(ctx: &Context, port: u8, pa: &PortAttrEx) -> RdmaPort {
+    let (ex, pa) = (pa.active_speed_ex, &pa.base);
+    let code = if ex != 0 {
+        ex
+    } else {
+        u32::from(pa.active_speed)
+    };
+    let (sname, per_lane) = speed(code);
     let rate = per_lane * lanes(pa.active_width);
     let active = pa.state == ib::ibv_port_state::IBV_PORT_ACTIVE;
     RdmaPort {
@@ -126,8 +152,9 @@ fn port_of(ctx: &Context, port: u8, pa: &ib::ibv_port_attr) -> RdmaPort {
         link_up: Some(pa.phys_state == 5),
         rate_bytes_per_s: (rate > 0.0).then_some(rate * 1.25e8),
         rate_as_printed: Some(format!(
-            "{rate} Gb/s ({} {sname}, from ibv_query_port)",
-            width(pa.active_width)
+            "{rate} Gb/s ({} {sname}, from ibv_query_port{})",
+            width(pa.active_width),
+            if ex != 0 { ", active_speed_ex" } else { "" }
         )),
         width: Some(width(pa.active_width)),
         speed: Some(sname.into()),
@@ -142,7 +169,7 @@ fn port_of(ctx: &Context, port: u8, pa: &ib::ibv_port_attr) -> RdmaPort {
         }),
         lid: Some(format!("0x{:x}", pa.lid)),
         sm_lid: Some(format!("0x{:x}", pa.sm_lid)),
-        gids: (0..pa.gid_tbl_len.clamp(0, 16))
+        gids: (0..pa.gid_tbl_len.clamp(0, MAX_GIDS))
             .filter_map(|idx| ctx.gid(port, idx))
             .collect(),
         source: libibverbs(),
@@ -225,18 +252,50 @@ impl Context {
         (unsafe { ib::ibv_query_device(self.0, &mut attr) } == 0).then_some(attr)
     }
 
-    fn query_port(&self, port: u8) -> Option<ib::ibv_port_attr> {
-        let mut pa: ib::ibv_port_attr = unsafe { std::mem::zeroed() };
-        // SAFETY: the exported (compat) ibv_query_port fills a prefix of
-        // ibv_port_attr; the buffer is the full, zeroed struct.
+    /// The port's attributes through the extended query (the
+    /// `verbs_context` op `ibv_query_port` is an inline wrapper of, with the
+    /// size of [`PortAttrEx`], so a new library fills `active_speed_ex`);
+    /// the exported compat call when the context has no such op.
+    fn query_port(&self, port: u8) -> Option<PortAttrEx> {
+        // SAFETY: a zeroed attribute struct is a valid out-buffer.
+        let mut pa: PortAttrEx = unsafe { std::mem::zeroed() };
+        let out = &mut pa as *mut PortAttrEx;
+        // SAFETY: as rdma-core's inline ibv_query_port: the op fills at
+        // most the length given; the compat call fills a prefix.
         let rc = unsafe {
-            ib::ibv_query_port(
-                self.0,
-                port,
-                &mut pa as *mut _ as *mut ib::_compat_ibv_port_attr,
-            )
+            match self.query_port_op() {
+                Some(op) => op(
+                    self.0,
+                    port,
+                    out as *mut ib::ibv_port_attr,
+                    size_of::<PortAttrEx>(),
+                ),
+                None => ib::ibv_query_port(self.0, port, out as *mut ib::_compat_ibv_port_attr),
+            }
         };
         (rc == 0).then_some(pa)
+    }
+
+    /// The `query_port` op of the context's `verbs_context`, if it has one:
+    /// a context whose `abi_compat` is all ones sits inside a
+    /// `verbs_context`, whose `sz` says which ops it has (rdma-core's
+    /// `verbs_get_ctx_op`).
+    fn query_port_op(&self) -> Option<QueryPort> {
+        // SAFETY: `self.0` is an open context; the verbs_context around it
+        // is read only after abi_compat says it is there.
+        unsafe {
+            if (*self.0).abi_compat as usize != u32::MAX as usize {
+                return None;
+            }
+            let at = std::mem::offset_of!(ib::verbs_context, context);
+            let vc = (self.0 as *mut u8).sub(at) as *const ib::verbs_context;
+            let need = size_of::<ib::verbs_context>()
+                - std::mem::offset_of!(ib::verbs_context, query_port);
+            if (*vc).sz < need {
+                return None;
+            }
+            (*vc).query_port
+        }
     }
 
     /// GID `idx` of `port` as eight colon-separated groups; `None` when it
@@ -288,6 +347,9 @@ mod tests {
     fn decodes_width_and_speed_codes() {
         assert_eq!(super::width(2), "4X");
         assert_eq!(super::speed(64), ("HDR", 50.0));
+        assert_eq!(super::speed(256), ("XDR", 200.0));
+        // rdma-core v47's layout: active_speed_ex right after the 52 bytes.
+        assert_eq!(std::mem::offset_of!(super::PortAttrEx, active_speed_ex), 52);
         assert_eq!(super::lanes(2) * super::speed(128).1, 400.0);
     }
 }

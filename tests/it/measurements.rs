@@ -121,13 +121,15 @@ fn p2p_bandwidth_latency_test_by_hand() {
 #[test]
 fn nvbandwidth_by_hand() {
     let b = node("h100-8gpu-azure-ndv5");
-    // line 25: "2    372.05    370.90       N/A    370.90    372.96 ..." (GPU(row) -> GPU(column))
+    // line 25: "2    372.05    370.90       N/A    370.90    372.96 ..."
+    // (printed GPU(row) -> GPU(column), but a read test: GPU2 read from GPU4,
+    // so the data moved GPU4 -> GPU2); nvbandwidth reports medians.
     let m = cell(
         &b,
         "nvbandwidth",
         25,
-        Statistic::Avg,
-        Some(("GPU2", "GPU4")),
+        Statistic::Median,
+        Some(("GPU4", "GPU2")),
     );
     assert!(close(m.bandwidth_bytes_per_s.unwrap(), 372.96e9));
     assert_eq!((m.copy_engine, m.kind), (CopyEngine::Ce, Kind::P2pCopy));
@@ -140,7 +142,7 @@ fn nvbandwidth_by_hand() {
         &b,
         "nvbandwidth",
         30,
-        Statistic::Avg,
+        Statistic::Median,
         Some(("GPU3", "CPU0")),
     );
     assert_eq!(m.kind, Kind::D2h);
@@ -151,7 +153,7 @@ fn nvbandwidth_by_hand() {
         &b,
         "nvbandwidth",
         11,
-        Statistic::Avg,
+        Statistic::Median,
         Some(("GPU0", "GPU1")),
     );
     assert!(close(m.latency_s.unwrap(), 826.42e-9));
@@ -165,7 +167,7 @@ fn nvbandwidth_by_hand() {
         &b,
         "nvbandwidth",
         13,
-        Statistic::Avg,
+        Statistic::Median,
         Some(("CPU0", "GPU0")),
     );
     assert_eq!((m.kind, m.copy_engine), (Kind::H2d, CopyEngine::Sm));
@@ -184,9 +186,10 @@ fn nvbandwidth_json_synthetic_fixture() {
     let p = evidence::parse(Tool::NvbandwidthJson, text).unwrap();
     assert_eq!(p.measurements.len(), 2);
     let m = &p.measurements[0];
+    // A write test: row 0 wrote into column 1, whatever the arrow prints.
     assert_eq!(
         (m.src.as_deref(), m.dst.as_deref()),
-        (Some("GPU1"), Some("GPU0"))
+        (Some("GPU0"), Some("GPU1"))
     );
     assert!(close(m.bandwidth_bytes_per_s.unwrap(), 373.22e9));
     assert_eq!(p.notes.len(), 1);

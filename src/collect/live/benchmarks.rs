@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use super::recorder::{Policy, Recorder};
-use crate::bundle::ProbeStatus;
 use crate::bundle::{PeerLink, Role};
+use crate::bundle::{ProbeStatus, ProblemKind};
 use crate::collect::pair;
 use crate::evidence::tools::{Stage, live_commands};
 
@@ -101,7 +101,30 @@ fn pair_side(rec: &mut Recorder, plan: &pair::Plan, budget: Duration) {
     });
 }
 
+/// How long the loopback server may take to finish once its client has.
+const SERVER_GRACE: Duration = Duration::from_secs(10);
+
+/// Waits for `child` at most `limit`, then stops it. True when it had to
+/// be stopped.
+fn wait_or_stop(child: &mut std::process::Child, limit: Duration) -> bool {
+    let end = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return false,
+            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return true;
+            }
+        }
+    }
+}
+
 /// `ib_write_bw` loopback: a server and a client on the same active port.
+/// The server is waited for at most [`SERVER_GRACE`] after its client (at
+/// once when the client failed), then stopped; its output is read while it
+/// runs, so a full pipe cannot block it.
 fn loopback(rec: &mut Recorder, budget: &Budget) {
     let name = "benchmark ib_write_bw loopback";
     let port = first_active_port(rec);
@@ -118,25 +141,43 @@ fn loopback(rec: &mut Recorder, budget: &Budget) {
     };
     let port = port.to_string();
     let args = ["-d", &dev, "-i", &port, "--report_gbits", "-a"];
-    let server = std::process::Command::new(&exe)
+    let mut server = std::process::Command::new(&exe)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn();
+    let reader = server
+        .as_mut()
+        .ok()
+        .and_then(|s| s.stdout.take())
+        .map(|mut so| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = std::io::Read::read_to_end(&mut so, &mut text);
+                text
+            })
+        });
     std::thread::sleep(Duration::from_millis(500));
     let client = [&args[..], &["localhost"]].concat();
     let out = rec.runner.run_for("ib_write_bw", &client, budget.left());
     if let Ok(mut server) = server {
-        if out.status != ProbeStatus::Ok {
-            let _ = server.kill();
+        let grace = if out.status == ProbeStatus::Ok {
+            SERVER_GRACE.min(budget.left())
+        } else {
+            Duration::ZERO
+        };
+        if wait_or_stop(&mut server, grace) && out.status == ProbeStatus::Ok {
+            rec.problem(
+                name,
+                ProblemKind::Probe,
+                format!(
+                    "the ib_write_bw loopback server had not finished {} s after its client and was stopped",
+                    grace.as_secs()
+                ),
+            );
         }
-        let _ = server.wait();
-        let mut text = Vec::new();
-        if let Some(mut so) = server.stdout.take() {
-            use std::io::Read;
-            let _ = so.read_to_end(&mut text);
-        }
+        let text = reader.and_then(|r| r.join().ok()).unwrap_or_default();
         if !text.is_empty() {
             let _ = rec.transcript("ib_write_bw-server.txt", text);
         }

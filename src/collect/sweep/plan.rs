@@ -11,6 +11,9 @@ pub struct Settings {
     pub warmup: u32,
     /// Timed repetitions of each size, before any budget.
     pub repeats: u32,
+    /// Copies queued back to back in each timed window (each repetition);
+    /// the time per copy is the window's time divided by them.
+    pub copies_per_window: u32,
     /// Wall-clock budget of one runtime's sweeps together (fills and
     /// checks included), for the plan's estimate; `None` (or zero): no
     /// budget, the plan runs the repetitions asked for.
@@ -28,6 +31,7 @@ impl Default for Settings {
             sizes: default_sizes(),
             warmup: 2,
             repeats: 7,
+            copies_per_window: COPIES_PER_WINDOW,
             budget: None,
         }
     }
@@ -37,9 +41,17 @@ impl Default for Settings {
 /// asked for): three give a median and a spread.
 pub const MIN_REPEATS: u32 = 3;
 
-/// What a plan's estimate assumes a copy costs, per byte of its size: the
-/// source filled with the pattern, the copy, the destination brought back
-/// and checked. A deliberately plain figure, the same on every machine, so
+/// Copies per timed window of the device sweeps, as nvbandwidth's default
+/// loop count (16): a few microseconds of submit and event time are then
+/// a small part of the window even at the largest size.
+pub const COPIES_PER_WINDOW: u32 = 16;
+
+/// What a plan's estimate assumes the copies of a window run at.
+pub const ASSUMED_COPY_BYTES_PER_S: f64 = 1e10;
+
+/// What a plan's estimate assumes a repetition costs, per byte of its
+/// size, besides its copies: the source filled with the pattern, the
+/// destination brought back and checked. A deliberately plain figure, the same on every machine, so
 /// a budget maps to the same plan everywhere.
 pub const ASSUMED_BYTES_PER_S: f64 = 1e9;
 
@@ -57,6 +69,8 @@ pub struct Plan {
     pub warmup: u32,
     /// Timed repetitions of every size on every path.
     pub repeats: u32,
+    /// Copies back to back in each timed window.
+    pub copies_per_window: u32,
     /// The repetitions asked for, before the budget.
     pub asked_repeats: u32,
     pub budget: Option<Duration>,
@@ -77,6 +91,7 @@ impl Plan {
             sizes,
             warmup: settings.warmup,
             repeats: asked,
+            copies_per_window: settings.copies_per_window.max(1),
             asked_repeats: asked,
             budget: settings.budget.filter(|b| !b.is_zero()),
         };
@@ -91,12 +106,17 @@ impl Plan {
         plan
     }
 
-    /// Estimated seconds of one pass: one copy of every size on every path.
+    /// Estimated seconds of one pass: one window of every size on every path.
     fn pass_s(&self) -> f64 {
         let one: f64 = self
             .sizes
             .iter()
-            .map(|&s| ASSUMED_SECONDS_PER_COPY + s as f64 / ASSUMED_BYTES_PER_S)
+            .map(|&s| {
+                let k = f64::from(self.copies_per_window);
+                k * ASSUMED_SECONDS_PER_COPY
+                    + s as f64 / ASSUMED_BYTES_PER_S
+                    + k * s as f64 / ASSUMED_COPY_BYTES_PER_S
+            })
             .sum();
         one * self.paths as f64
     }
@@ -116,11 +136,15 @@ impl Plan {
             _ => String::new(),
         };
         let mut s = format!(
-            "{} x {}{sizes} x {} (+{} warm-up), about {}",
+            "{} x {}{sizes} x {} (+{} warm-up){}, about {}",
             count(self.paths, "path"),
             count(self.sizes.len(), "size"),
             count(self.repeats as usize, "repetition"),
             self.warmup,
+            match self.copies_per_window {
+                1 => String::new(),
+                k => format!(", {k} copies per window"),
+            },
             seconds(self.estimate_s())
         );
         if let Some(budget) = self.budget {
@@ -186,6 +210,7 @@ pub(super) mod tests {
             sizes: sizes.to_vec(),
             warmup,
             repeats,
+            copies_per_window: 1,
             budget: budget_s.map(Duration::from_secs_f64),
         }
     }

@@ -17,14 +17,14 @@ impl Backend for OffByOne {
     fn fill(&mut self, s: usize, seed: u64) -> Result<(), String> {
         self.0.fill(s, seed)
     }
-    fn copy_timed(&mut self, s: usize) -> Result<Duration, String> {
+    fn copy_timed(&mut self, s: usize, _: u32) -> Result<Duration, String> {
         self.0.dst[1..s].copy_from_slice(&self.0.src[..s - 1]);
         Ok(Duration::from_micros(1))
     }
     fn verify(&mut self, s: usize, seed: u64) -> Result<u64, String> {
         self.0.verify(s, seed)
     }
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         self.0.release()
     }
 }
@@ -98,7 +98,7 @@ impl Backend for Sluggish {
         self.fills += 1;
         Ok(())
     }
-    fn copy_timed(&mut self, _: usize) -> Result<Duration, String> {
+    fn copy_timed(&mut self, _: usize, _: u32) -> Result<Duration, String> {
         self.copies += 1;
         if self.fail_at_copy == Some(self.copies) {
             return Err("injected".into());
@@ -113,8 +113,9 @@ impl Backend for Sluggish {
         self.verifies += 1;
         Ok(0)
     }
-    fn release(&mut self) {
+    fn release(&mut self) -> Result<(), String> {
         self.releases += 1;
+        Ok(())
     }
 }
 
@@ -157,4 +158,36 @@ fn an_error_stops_the_sweep_and_says_how_far_it_got() {
             .filter(|m| m.size_bytes == Some(1 << 20))
             .all(|m| m.iterations == Some(1) && m.questions.outstanding.contains("1 of 4 planned"))
     );
+}
+
+#[test]
+fn patterns_are_built_once_per_size_and_seed_and_compared_exactly() {
+    let mut p = Patterns::default();
+    let a = p.get(1000, 0).unwrap().to_vec();
+    let b = p.get(1000, 1).unwrap().to_vec();
+    assert_ne!(a, b, "the two seeds of a size differ");
+    // Alternating seeds hit the two built slots, not a rebuild.
+    let a_again = p.get(1000, 0).unwrap().as_ptr();
+    assert_eq!(a_again, p.get(1000, 0).unwrap().as_ptr());
+    assert_eq!(p.get(1000, 0).unwrap(), &a[..]);
+    let mut want = vec![0u8; 1000];
+    fill_pattern(&mut want, 1);
+    assert_eq!(b, want);
+    assert_eq!(count_differences(&a, &a), 0);
+    let mut one_off = a.clone();
+    one_off[999] ^= 1;
+    assert_eq!(count_differences(&one_off, &a), 1);
+    assert_eq!(count_differences(&a[..998], &a), 2);
+    // Consecutive windows alternate seeds within a size.
+    assert_eq!(
+        (seed_of(3, 0), seed_of(3, 1), seed_of(3, 2)),
+        (3 << 32, (3 << 32) | 1, 3 << 32)
+    );
+}
+
+#[test]
+fn a_window_that_took_no_time_is_an_error_not_infinite_bandwidth() {
+    assert!(nonzero(Duration::from_nanos(1), 16).is_ok());
+    let e = nonzero(Duration::ZERO, 16).unwrap_err();
+    assert!(e.contains("elapsed time of 0 ms for 16 copies"), "{e}");
 }

@@ -190,7 +190,18 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
         }
     }
     progress.finish(&lines, &mut out);
+    set_statistic(text, &mut out);
     Ok(out)
+}
+
+/// The matrix cells' statistic, from the whole transcript ([`statistic_of`]).
+fn set_statistic(text: &str, out: &mut Parsed) {
+    let st = statistic_of(text);
+    for m in out.measurements.iter_mut() {
+        if m.statistic != Statistic::Sum {
+            m.statistic = st;
+        }
+    }
 }
 
 /// `SUM <test> <value>`: the total over the matrix.
@@ -286,7 +297,7 @@ fn matrix_row(
         let col: usize = c.parse().unwrap_or(0);
         let r = ends.get(&head.row_kind, row);
         let k = ends.get(&head.col_kind, col);
-        let (src, dst) = if head.arrow == "<-" { (k, r) } else { (r, k) };
+        let (src, dst) = moves(test, &head.arrow, r, k);
         let mut m = Measurement::new(
             "nvbandwidth",
             rn,
@@ -309,6 +320,43 @@ fn matrix_row(
         out.push(m);
     }
     Ok(out)
+}
+
+/// Which way the data of a cell moves: `(src, dst)` from the row's and the
+/// column's endpoint. The test decides, not the printed arrow: in every
+/// version (v0.2 to v0.10) the `*_read_*` tests print `GPU(row) ->
+/// GPU(column)` but copy from the column's GPU into the row's (nvbandwidth's
+/// testcases: `value(src, peer) = doMemcpy(peer, src)`, issued in the row's
+/// context); `*_write_*` and the other unidirectional tests copy from the
+/// row's endpoint to the column's, or the other way when the arrow is `<-`
+/// (`device_to_host`: `CPU(row) <- GPU(column)`).
+fn moves<T>(test: &str, arrow: &str, row: T, col: T) -> (T, T) {
+    let uni = !test.contains("bidirectional");
+    if uni && test.contains("_read_") {
+        (col, row)
+    } else if uni && test.contains("_write_") {
+        (row, col)
+    } else if arrow == "<-" {
+        (col, row)
+    } else {
+        (row, col)
+    }
+}
+
+/// nvbandwidth reports the median of its samples unless run with `-m`
+/// (`--useMean`); a pasted command line that shows the flag says so.
+fn statistic_of(text: &str) -> Statistic {
+    let mean = text.lines().any(|l| {
+        let l = l.trim();
+        l.contains("nvbandwidth")
+            && !l.starts_with("nvbandwidth Version")
+            && (l.contains("--useMean") || l.split_whitespace().any(|t| t == "-m"))
+    });
+    if mean {
+        Statistic::Avg
+    } else {
+        Statistic::Median
+    }
 }
 
 fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, printed: &str) {
@@ -344,8 +392,11 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
         "GB/s = 1e9 bytes per second, as printed".into()
     };
     q.direction = match m.direction {
+        Direction::Uni if test.contains("_read_") => {
+            "unidirectional: a read test, the data moves from the column's GPU to the row's (whatever arrow the title prints)".into()
+        }
         Direction::Uni => {
-            "unidirectional, in the direction of the arrow in the matrix title".into()
+            "unidirectional, from the row's endpoint to the column's (the other way when the title's arrow is `<-`)".into()
         }
         Direction::Bi => "bidirectional (<->): both directions at once".into(),
     };
@@ -436,7 +487,7 @@ pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
                     })
                     .unwrap_or(("GPU".into(), "GPU".into(), "->".into(), CopyEngine::Unknown));
                 let (a, b) = (ends.get(&rk, r), ends.get(&ck, c));
-                let (src, dst) = if arrow == "<-" { (b, a) } else { (a, b) };
+                let (src, dst) = moves(&name, &arrow, a, b);
                 let mut m = Measurement::new(
                     "nvbandwidth",
                     line,
@@ -457,6 +508,7 @@ pub fn parse_nvbandwidth_json(text: &str) -> Result<Parsed, ParseError> {
             }
         }
     }
+    set_statistic(text, &mut out);
     Ok(out)
 }
 
@@ -481,5 +533,94 @@ mod tests {
         let h = nvb_head("Device to Device Latency SM GPU(row) <-> GPU(column) (ns)").unwrap();
         assert!(h.latency_ns);
         assert_eq!(h.engine, CopyEngine::Sm);
+    }
+
+    /// The cell of `test` that reads `printed`: (src, dst, statistic).
+    fn cell(p: &Parsed, test: &str, printed: &str) -> (String, String, Statistic) {
+        let m = p
+            .measurements
+            .iter()
+            .find(|m| m.test.as_str() == test && m.as_printed.starts_with(printed))
+            .unwrap_or_else(|| panic!("no {test} cell printed {printed}"));
+        let id = |t: &Option<Text>| t.as_ref().map(|t| t.to_string()).unwrap_or_default();
+        (id(&m.src), id(&m.dst), m.statistic)
+    }
+
+    #[test]
+    fn read_ce_moves_data_from_the_column_to_the_row_whatever_the_arrow() {
+        // Real v0.4 capture: `memcpy CE GPU(row) -> GPU(column)`; row 2,
+        // column 4 reads 372.96: GPU2 read from GPU4.
+        let text = include_str!(
+            "../../../captures/h100-8gpu-azure-ndv5/nvbandwidth-001-v0.4-8x-h100-azure-ndv5-d2d-read-ce.txt"
+        );
+        let p = parse_nvbandwidth(text).unwrap();
+        let (src, dst, st) = cell(&p, "device_to_device_memcpy_read_ce", "372.96");
+        assert_eq!(
+            (src.as_str(), dst.as_str(), st),
+            ("GPU4", "GPU2", Statistic::Median)
+        );
+        // Real v0.10.0 capture, same rule.
+        let text = include_str!(
+            "../../../captures/h100-8gpu-acceptance/nvbandwidth-007-v0.10.0-8x-h100-d2d-latency-sm-and-read-ce.txt"
+        );
+        let p = parse_nvbandwidth(text).unwrap();
+        let read: Vec<_> = p
+            .measurements
+            .iter()
+            .filter(|m| {
+                m.test.as_str() == "device_to_device_memcpy_read_ce"
+                    && m.statistic == Statistic::Median
+            })
+            .collect();
+        assert!(!read.is_empty());
+        assert!(read.iter().all(|m| {
+            m.questions
+                .direction
+                .contains("from the column's GPU to the row's")
+        }));
+    }
+
+    #[test]
+    fn device_to_host_follows_its_arrow_and_every_cell_is_a_median() {
+        // Real v0.2 capture: `memcpy CE CPU(row) <- GPU(column)`.
+        let text = include_str!(
+            "../../../captures/rtx4090-8gpu/nvbandwidth-006-v0.2-8x-rtx4090-full-run-truncated.txt"
+        );
+        let p = parse_nvbandwidth(text).unwrap();
+        let (src, dst, st) = cell(&p, "device_to_host_memcpy_ce", "26.77");
+        assert!(
+            src.starts_with("GPU") && !dst.starts_with("GPU"),
+            "{src} -> {dst}"
+        );
+        assert_eq!(st, Statistic::Median);
+        assert!(
+            p.measurements
+                .iter()
+                .all(|m| matches!(m.statistic, Statistic::Median | Statistic::Sum))
+        );
+    }
+
+    #[test]
+    fn write_ce_moves_data_from_the_row_to_the_column_and_dash_m_means_mean() {
+        // SYNTHETIC (the shape of `nvbandwidth -j`, numbers made up): row 0
+        // wrote into column 1.
+        let json = r#"{"nvbandwidth": {"testcases": [{"name": "device_to_device_memcpy_write_ce",
+            "status": "passed", "bandwidth_description": "memcpy CE GPU(row) <- GPU(column) bandwidth GB/s",
+            "bandwidth_matrix": [["N/A", "11.5"], ["22.5", "N/A"]]}]}}"#;
+        let p = parse_nvbandwidth_json(json).unwrap();
+        let (src, dst, st) = cell(&p, "device_to_device_memcpy_write_ce", "11.5");
+        assert_eq!(
+            (src.as_str(), dst.as_str(), st),
+            ("GPU0", "GPU1", Statistic::Median)
+        );
+        assert_eq!(
+            statistic_of("$ ./nvbandwidth -t device_local_copy -m\n"),
+            Statistic::Avg
+        );
+        assert_eq!(statistic_of("$ nvbandwidth --useMean\n"), Statistic::Avg);
+        assert_eq!(
+            statistic_of("nvbandwidth Version: v0.8\n"),
+            Statistic::Median
+        );
     }
 }
