@@ -36,10 +36,25 @@ def load(path):
         return None
 
 
+def cells_of(bundle):
+    """A bundle's measurement cells as flat dicts: version 1 lists them;
+    version 2 keeps what a series shares once, and each cell names it."""
+    ms = (bundle or {}).get("measurements", [])
+    if isinstance(ms, list):
+        return ms
+    series = ms.get("series", [])
+    out = []
+    for c in ms.get("cells", []):
+        i = c.get("series")
+        shared = series[i] if isinstance(i, int) and 0 <= i < len(series) else {}
+        out.append({**shared, **c})
+    return out
+
+
 def ours(work, run):
     b = load(os.path.join(work, f"ours-{run}", "bundle.json"))
     cells = {}
-    for m in (b or {}).get("measurements", []):
+    for m in cells_of(b):
         t = m.get("test", "")
         mt = re.match(r"cuda (.+) (\S+)->(\S+)$", t)
         if not mt or m.get("statistic") != "median" or not m.get("bandwidth_bytes_per_s"):
