@@ -121,14 +121,25 @@ pub fn write_site(
     files: &std::collections::BTreeMap<String, Vec<u8>>,
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
-    files.par_iter().try_for_each(|(rel, bytes)| {
-        let path = dir.join(rel);
-        // Skip unchanged files: keeps timestamps and makes re-renders cheap.
-        if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
-            return Ok(());
-        }
-        write_file(&path, bytes, false)
-    })?;
+    files
+        .par_iter()
+        .try_for_each(|(rel, bytes)| write_site_file(dir, rel, bytes))?;
+    remove_stale(dir, &|rel| files.contains_key(rel))
+}
+
+/// Writes one file of a site under `dir` (atomically, not flushed), unless
+/// it already holds these bytes: keeps timestamps and makes re-renders cheap.
+pub fn write_site_file(dir: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let path = dir.join(rel);
+    if std::fs::read(&path).is_ok_and(|old| old == *bytes) {
+        return Ok(());
+    }
+    write_file(&path, bytes, false)
+}
+
+/// Removes the site files under `dir` that this render did not write
+/// (`written` says which it did), and directories left empty.
+pub fn remove_stale(dir: &Path, written: &dyn Fn(&str) -> bool) -> anyhow::Result<()> {
     for e in walkdir::WalkDir::new(dir).contents_first(true) {
         let e = e.with_context(|| format!("failed to walk `{}`", dir.display()))?;
         let rel = e
@@ -137,7 +148,7 @@ pub fn write_site(
             .unwrap_or(e.path())
             .to_string_lossy()
             .replace('\\', "/");
-        if e.file_type().is_file() && !files.contains_key(&rel) && is_site_file(&rel) {
+        if e.file_type().is_file() && !written(&rel) && is_site_file(&rel) {
             std::fs::remove_file(e.path())
                 .with_context(|| format!("failed to remove stale `{}`", e.path().display()))?;
         } else if e.file_type().is_dir()
