@@ -1,14 +1,14 @@
 //! Ingest end to end, as users run it: `wire-report collect --from CORPUS
 //! --out DIR` (walk, read, detect, parse, bundle, write every node's
-//! bundle, one sync at the end) over the shipped captures replicated to
-//! 4,096 node directories (over 20 MB), in a child process whose CPU time
+//! bundle, one sync at the end) over the shipped captures replicated until
+//! there are 20 MB of transcripts, in a child process whose CPU time
 //! (user + system, from wait4) and peak RSS the kernel reports. Beside it in
 //! the same run, paired: `cp -r` of the same tree, the baseline that only
 //! moves the bytes (reads every input file, writes a copy). MB = 1e6 bytes
 //! of transcripts in.
 //!
 //! Prints MB/s per CPU-second for both and their ratio, the bundles'
-//! bytes over the transcripts' bytes, and peak RSS at 1,024 vs 4,096 nodes.
+//! bytes over the transcripts' bytes, and peak RSS at 1,024 nodes vs all.
 //!
 //! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5). A
 //! benchmark, not a test: nothing here asserts a time.
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use common::{Cost, median, run, tree_bytes, wr};
 
-const NODES: usize = 4096;
+const TARGET_BYTES: u64 = 20_000_000;
 const SMALL: usize = 1024;
 
 fn main() {
@@ -31,7 +31,7 @@ fn main() {
     std::fs::create_dir_all("target").unwrap();
     let dir = tempfile::tempdir_in("target").expect("a directory under target/");
     let corpus = dir.path().join("corpus");
-    let nodes = replicate(Path::new("captures"), &corpus, NODES);
+    let nodes = replicate(Path::new("captures"), &corpus, TARGET_BYTES);
     let bytes_in = tree_bytes(&corpus);
     println!(
         "ingest corpus: captures/ replicated to {} node directories, {:.1} MB of transcripts",
@@ -57,15 +57,19 @@ fn main() {
     let (m, b) = (median(&mine), median(&base));
     let mbs = |c: &Cost| bytes_in as f64 / 1e6 / c.cpu_s;
     println!(
-        "collect --from: {:.2} s wall, {:.2} CPU-s: {:.1} MB/s per CPU-second (median of {runs})",
+        "collect --from: {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second (median of {runs})",
         m.wall_s,
         m.cpu_s,
+        m.user_s,
+        m.cpu_s - m.user_s,
         mbs(&m)
     );
     println!(
-        "baseline cp -r: {:.2} s wall, {:.2} CPU-s: {:.1} MB/s per CPU-second; collect costs {:.1}x its CPU",
+        "baseline cp -r: {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second; collect costs {:.1}x its CPU",
         b.wall_s,
         b.cpu_s,
+        b.user_s,
+        b.cpu_s - b.user_s,
         mbs(&b),
         m.cpu_s / b.cpu_s
     );
@@ -97,8 +101,8 @@ fn main() {
 }
 
 /// Copies every node directory of `captures` into `to` again and again
-/// (`r000-<node>`, `r001-<node>`...) until there are `n`; returns them.
-fn replicate(captures: &Path, to: &Path, n: usize) -> Vec<PathBuf> {
+/// (`r000-<node>`, `r001-<node>`...) until they hold `bytes`; returns them.
+fn replicate(captures: &Path, to: &Path, bytes: u64) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(captures)
         .unwrap()
         .filter_map(Result::ok)
@@ -107,14 +111,18 @@ fn replicate(captures: &Path, to: &Path, n: usize) -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     let mut out = Vec::new();
-    for i in 0..n {
+    let mut copied = 0;
+    for i in 0.. {
+        if copied >= bytes {
+            break;
+        }
         let src = &dirs[i % dirs.len()];
         let name = src.file_name().unwrap().to_string_lossy();
         let dst = to.join(format!("r{:03}-{name}", i / dirs.len()));
         std::fs::create_dir_all(&dst).unwrap();
         for f in std::fs::read_dir(src).unwrap().filter_map(Result::ok) {
             if f.path().is_file() {
-                std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
+                copied += std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
             }
         }
         out.push(dst);

@@ -12,6 +12,8 @@ pub struct Cost {
     pub wall_s: f64,
     /// User + system CPU seconds of the child.
     pub cpu_s: f64,
+    /// User CPU seconds alone.
+    pub user_s: f64,
     /// Peak resident set of the child, KiB (ru_maxrss).
     pub max_rss_kib: i64,
 }
@@ -41,6 +43,7 @@ pub fn run(cmd: &mut Command) -> Cost {
     Cost {
         wall_s,
         cpu_s: secs(ru.ru_utime) + secs(ru.ru_stime),
+        user_s: secs(ru.ru_utime),
         max_rss_kib: ru.ru_maxrss,
     }
 }
@@ -67,6 +70,7 @@ pub fn median(runs: &[Cost]) -> Cost {
     Cost {
         wall_s: med(&|c| c.wall_s),
         cpu_s: med(&|c| c.cpu_s),
+        user_s: med(&|c| c.user_s),
         max_rss_kib: med(&|c| c.max_rss_kib as f64) as i64,
     }
 }
