@@ -1,106 +1,131 @@
-//! Ingest throughput: every transcript in `captures/`, ingested again and
-//! again on one thread until at least 100 MB have gone through detection,
-//! parsing and the bundle, then MB/s (1 MB = 1e6 bytes) per core.
+//! Ingest end to end, as users run it: `wire-report collect --from CORPUS
+//! --out DIR` (walk, read, detect, parse, bundle, write every node's
+//! bundle, one sync at the end) over the shipped captures replicated until
+//! there are 20 MB of transcripts, in a child process whose CPU time
+//! (user + system, from wait4) and peak RSS the kernel reports. Beside it in
+//! the same run, paired: `cp -r` of the same tree, the baseline that only
+//! moves the bytes (reads every input file, writes a copy). MB = 1e6 bytes
+//! of transcripts in.
 //!
-//! Run: `cargo bench --bench ingest`. A benchmark, not a test: nothing here
-//! asserts a time.
+//! Prints MB/s per CPU-second for both and their ratio, the bundles'
+//! bytes over the transcripts' bytes, and peak RSS at 1,024 nodes vs all.
+//!
+//! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5). A
+//! benchmark, not a test: nothing here asserts a time.
 
-use std::time::Instant;
+mod common;
 
-use wire_report::bundle::{Bundle, Host, Origin};
+use std::path::{Path, PathBuf};
 
-const TARGET_BYTES: usize = 100_000_000;
+use common::{Cost, median, run, tree_bytes, wr};
+
+const TARGET_BYTES: u64 = 20_000_000;
+const SMALL: usize = 1024;
 
 fn main() {
-    let files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new("captures")
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() != "SOURCES.tsv")
-        .map(|e| {
-            (
-                e.path().display().to_string(),
-                std::fs::read(e.path()).expect("readable capture"),
-            )
-        })
-        .collect();
-    let corpus: usize = files.iter().map(|f| f.1.len()).sum();
-    let rounds = TARGET_BYTES.div_ceil(corpus);
-    // Warm-up round outside the timing.
-    let mut sink = 0usize;
-    sink += round(&files);
-    let start = Instant::now();
-    for _ in 0..rounds {
-        sink += round(&files);
-    }
-    let secs = start.elapsed().as_secs_f64();
-    if std::env::var_os("INGEST_PROFILE").is_some() {
-        profile(&files, rounds);
-    }
-    let bytes = corpus * rounds;
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    // On the disk cargo builds on (not /tmp, which may be tmpfs).
+    std::fs::create_dir_all("target").unwrap();
+    let dir = tempfile::tempdir_in("target").expect("a directory under target/");
+    let corpus = dir.path().join("corpus");
+    let nodes = replicate(Path::new("captures"), &corpus, TARGET_BYTES);
+    let bytes_in = tree_bytes(&corpus);
     println!(
-        "ingest: {} files, {corpus} bytes per round, {rounds} rounds = {:.1} MB in {secs:.3} s on 1 thread: {:.1} MB/s per core (cells produced: {sink})",
-        files.len(),
-        bytes as f64 / 1e6,
-        bytes as f64 / 1e6 / secs
+        "ingest corpus: captures/ replicated to {} node directories, {:.1} MB of transcripts",
+        nodes.len(),
+        bytes_in as f64 / 1e6
+    );
+
+    let (mut mine, mut base) = (Vec::new(), Vec::new());
+    let mut bundle_bytes = 0;
+    for i in 0..runs {
+        let out = dir.path().join(format!("bundles{i}"));
+        mine.push(run(wr()
+            .args(["collect", "--quiet", "--from"])
+            .arg(&corpus)
+            .arg("--out")
+            .arg(&out)));
+        bundle_bytes = tree_bytes(&out);
+        std::fs::remove_dir_all(&out).unwrap();
+        let copy = dir.path().join(format!("copy{i}"));
+        base.push(run(&mut common::cp(&corpus, &copy)));
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+    let (m, b) = (median(&mine), median(&base));
+    let mbs = |c: &Cost| bytes_in as f64 / 1e6 / c.cpu_s;
+    println!(
+        "collect --from: {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second (median of {runs})",
+        m.wall_s,
+        m.cpu_s,
+        m.user_s,
+        m.cpu_s - m.user_s,
+        mbs(&m)
+    );
+    println!(
+        "baseline cp -r: {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second; collect costs {:.1}x its CPU",
+        b.wall_s,
+        b.cpu_s,
+        b.user_s,
+        b.cpu_s - b.user_s,
+        mbs(&b),
+        m.cpu_s / b.cpu_s
+    );
+    println!(
+        "bundles: {:.1} MB, {:.2}x the transcripts' bytes",
+        bundle_bytes as f64 / 1e6,
+        bundle_bytes as f64 / bytes_in as f64
+    );
+
+    // Peak RSS against the node count: the first 1,024 nodes, then all.
+    let rss = |paths: &[PathBuf]| {
+        let out = dir.path().join("rss");
+        let c = run(wr()
+            .args(["collect", "--quiet", "--from"])
+            .args(paths)
+            .arg("--out")
+            .arg(&out));
+        std::fs::remove_dir_all(&out).unwrap();
+        c.max_rss_kib
+    };
+    let small = rss(&nodes[..SMALL]);
+    let all = rss(&nodes);
+    println!(
+        "peak RSS: {SMALL} nodes {:.1} MiB, {} nodes {:.1} MiB",
+        small as f64 / 1024.0,
+        nodes.len(),
+        all as f64 / 1024.0
     );
 }
 
-/// One pass over the corpus, one bundle per file (as a node directory of
-/// one file would be); returns how many measurement cells came out.
-fn round(files: &[(String, Vec<u8>)]) -> usize {
-    let mut cells = 0;
-    for (path, bytes) in files {
-        let mut b = Bundle::new(Host {
-            name: "bench".into(),
-            origin: Origin::Ingested,
-        });
-        b.absorb(wire_report::ingest::read_transcript(path, bytes));
-        cells += b.measurements.len() + b.topology.links.len();
-    }
-    cells
-}
-
-/// Where the time goes: detection alone, then detection and parsing.
-fn profile(files: &[(String, Vec<u8>)], rounds: usize) {
-    let texts: Vec<&str> = files
-        .iter()
-        .map(|f| std::str::from_utf8(&f.1).unwrap())
+/// Copies every node directory of `captures` into `to` again and again
+/// (`r000-<node>`, `r001-<node>`...) until they hold `bytes`; returns them.
+fn replicate(captures: &Path, to: &Path, bytes: u64) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(captures)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
         .collect();
-    let t = Instant::now();
-    for _ in 0..rounds {
-        for x in &texts {
-            std::hint::black_box(wire_report::evidence::detect(x));
+    dirs.sort();
+    let mut out = Vec::new();
+    let mut copied = 0;
+    for i in 0.. {
+        if copied >= bytes {
+            break;
         }
-    }
-    println!("  detect only: {:.3} s", t.elapsed().as_secs_f64());
-    let t = Instant::now();
-    for _ in 0..rounds {
-        for x in &texts {
-            if let Some(tool) = wire_report::evidence::detect(x) {
-                std::hint::black_box(wire_report::evidence::parse(tool, x).ok());
+        let src = &dirs[i % dirs.len()];
+        let name = src.file_name().unwrap().to_string_lossy();
+        let dst = to.join(format!("r{:03}-{name}", i / dirs.len()));
+        std::fs::create_dir_all(&dst).unwrap();
+        for f in std::fs::read_dir(src).unwrap().filter_map(Result::ok) {
+            if f.path().is_file() {
+                copied += std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
             }
         }
+        out.push(dst);
     }
-    println!("  detect + parse: {:.3} s", t.elapsed().as_secs_f64());
-    let mut per: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
-    for x in &texts {
-        let Some(tool) = wire_report::evidence::detect(x) else {
-            continue;
-        };
-        let t = Instant::now();
-        for _ in 0..rounds {
-            std::hint::black_box(wire_report::evidence::parse(tool, x).ok());
-        }
-        let e = per.entry(tool.as_str()).or_default();
-        e.0 += t.elapsed().as_secs_f64();
-        e.1 += x.len() * rounds;
-    }
-    for (tool, (secs, bytes)) in per {
-        println!(
-            "  {tool:28} {:7.3} s {:8.1} MB/s",
-            secs,
-            bytes as f64 / 1e6 / secs
-        );
-    }
+    out
 }

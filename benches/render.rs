@@ -1,78 +1,64 @@
-//! Render throughput: the shipped captures, ingested once, replicated to
-//! 1,024 node bundles on disk; then, timed: load every bundle, render the
-//! site, write it. Prints wall seconds and peak resident memory of the
-//! timed part (VmHWM, reset before it through /proc/self/clear_refs).
+//! Render as users run it: `wire-report render FLEET --out SITE` in a child
+//! process over 1,024 and then 4,096 node bundles on disk (the shipped
+//! captures, ingested once and replicated under new node names), with the
+//! wall time and the peak RSS the kernel reports (wait4's ru_maxrss).
+//! Beside it in the same run, paired: `cp -r` of the input tree, the
+//! baseline that only moves the bytes.
 //!
-//! Run: `cargo bench --bench render` (NODES=n to change the count).
+//! Run: `cargo bench --bench render` (RUNS=n paired runs per size, default
+//! 3). A benchmark, not a test: nothing here asserts a time.
 
-use std::path::PathBuf;
-use std::time::Instant;
+mod common;
 
-use wire_report::render;
+use std::path::{Path, PathBuf};
 
-fn vm_hwm_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
+use common::{median, run, tree_bytes, wr};
 
 fn main() {
-    let nodes: usize = std::env::var("NODES")
+    let runs: usize = std::env::var("RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1024);
+        .unwrap_or(3);
     let base = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).expect("captures/");
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let input = dir.path().join("fleet");
-    for i in 0..nodes {
+    std::fs::create_dir_all("target").unwrap();
+    let dir = tempfile::tempdir_in("target").expect("a directory under target/");
+    for nodes in [1024, 4096] {
+        let input = dir.path().join(format!("fleet{nodes}"));
+        fleet(&base, &input, nodes);
+        let bytes_in = tree_bytes(&input);
+        let (mut mine, mut cp) = (Vec::new(), Vec::new());
+        let mut bytes_out = 0;
+        for i in 0..runs {
+            let site = dir.path().join(format!("site{i}"));
+            mine.push(run(wr().arg("render").arg(&input).arg("--out").arg(&site)));
+            bytes_out = tree_bytes(&site);
+            std::fs::remove_dir_all(&site).unwrap();
+            let copy = dir.path().join(format!("copy{i}"));
+            cp.push(run(&mut common::cp(&input, &copy)));
+            std::fs::remove_dir_all(&copy).unwrap();
+        }
+        let (m, c) = (median(&mine), median(&cp));
+        println!(
+            "render {nodes} nodes ({:.1} MB of bundles -> {:.1} MB of site): {:.2} s wall, {:.2} CPU-s, peak RSS {:.0} MiB (median of {runs}); cp -r {:.2} s wall: {:.1}x",
+            bytes_in as f64 / 1e6,
+            bytes_out as f64 / 1e6,
+            m.wall_s,
+            m.cpu_s,
+            m.max_rss_kib as f64 / 1024.0,
+            c.wall_s,
+            m.wall_s / c.wall_s
+        );
+        std::fs::remove_dir_all(&input).unwrap();
+    }
+}
+
+/// `n` node directories, each a capture's bundle under a new node name.
+fn fleet(base: &[wire_report::bundle::Bundle], to: &Path, n: usize) {
+    for i in 0..n {
         let mut b = base[i % base.len()].clone();
         b.host.name = format!("node{i:04}-{}", b.host.name);
-        let d = input.join(&b.host.name);
+        let d = to.join(&b.host.name);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("bundle.json"), b.to_json()).unwrap();
+        std::fs::write(d.join("bundle.json"), b.to_json_bytes()).unwrap();
     }
-    drop(base);
-    let bytes_in: u64 = walkdir::WalkDir::new(&input)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum();
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let start = Instant::now();
-    let bundles = wire_report::inputs::load_nodes(std::slice::from_ref(&input)).unwrap();
-    let loaded = start.elapsed().as_secs_f64();
-    let site = render::render_site(&bundles).unwrap();
-    let rendered = start.elapsed().as_secs_f64();
-    let out = dir.path().join("site");
-    wire_report::fs::write_site(&out, &site.files).unwrap();
-    let total = start.elapsed().as_secs_f64();
-    let bytes_out: usize = site.files.values().map(Vec::len).sum();
-    println!(
-        "render: {nodes} nodes ({:.1} MB of bundles) -> {} files, {:.1} MB: load {loaded:.2} s, render {:.2} s, write {:.2} s, total {total:.2} s wall; peak RSS {} MiB",
-        bytes_in as f64 / 1e6,
-        site.files.len(),
-        bytes_out as f64 / 1e6,
-        rendered - loaded,
-        total - rendered,
-        vm_hwm_kib().map_or("unknown".into(), |k| (k / 1024).to_string())
-    );
-    let page = |p: &str| site.files.get(p).map_or(0, Vec::len);
-    let heaviest_node = site
-        .files
-        .iter()
-        .filter(|(p, _)| p.starts_with("nodes/") && p.ends_with("/index.html"))
-        .map(|(_, v)| v.len())
-        .max()
-        .unwrap_or(0);
-    println!(
-        "pages: fleet index.html {:.0} KB, heaviest node index.html {:.0} KB",
-        page("index.html") as f64 / 1e3,
-        heaviest_node as f64 / 1e3
-    );
 }

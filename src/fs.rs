@@ -175,24 +175,37 @@ pub fn write_site(
     files: &std::collections::BTreeMap<String, Vec<u8>>,
 ) -> anyhow::Result<()> {
     use rayon::prelude::*;
+    files
+        .par_iter()
+        .try_for_each(|(rel, bytes)| write_site_file(dir, rel, bytes))?;
+    finish_site(dir, &files.keys().cloned().collect())
+}
+
+/// Writes one file of a site under `dir` (atomically, not flushed), unless
+/// it already holds these bytes: keeps timestamps and makes re-renders cheap.
+pub fn write_site_file(dir: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let path = dir.join(rel);
+    if read(&path).is_ok_and(|old| old == *bytes) {
+        return Ok(());
+    }
+    write_file(&path, bytes, false)
+}
+
+/// Ends a render that wrote `written` (paths relative to `dir`): removes
+/// the files the previous render listed in its [`SITE_MANIFEST`] and this
+/// one did not write, then writes the new manifest. Nothing the manifest
+/// does not list is ever removed.
+pub fn finish_site(dir: &Path, written: &std::collections::BTreeSet<String>) -> anyhow::Result<()> {
     let manifest = dir.join(SITE_MANIFEST);
     let previous = match read(&manifest) {
         Ok(bytes) => manifest_entries(&String::from_utf8_lossy(&bytes)),
         Err(_) => Vec::new(),
     };
-    files.par_iter().try_for_each(|(rel, bytes)| {
-        let path = dir.join(rel);
-        // Skip unchanged files: keeps timestamps and makes re-renders cheap.
-        if read(&path).is_ok_and(|old| old == *bytes) {
-            return Ok(());
-        }
-        write_file(&path, bytes, false)
-    })?;
-    for rel in previous.iter().filter(|r| !files.contains_key(*r)) {
+    for rel in previous.iter().filter(|r| !written.contains(*r)) {
         remove_stale(dir, rel)?;
     }
     let mut text = String::from(MANIFEST_HEADER);
-    for rel in files.keys() {
+    for rel in written {
         text.push_str(rel);
         text.push('\n');
     }

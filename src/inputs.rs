@@ -273,6 +273,118 @@ pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
     Ok(out)
 }
 
+/// One node to load, named before it is loaded: what [`load_nodes`] would
+/// return, one bundle at a time ([`NodeSource::load`]), so a render can
+/// hold one node at a time.
+pub struct NodeSource {
+    /// The node's name (`host.name` of its bundle).
+    pub name: String,
+    what: What,
+}
+
+enum What {
+    /// A `bundle.json` found in a directory: read when loaded.
+    BundleFile(PathBuf),
+    /// A directory of transcripts: read and parsed when loaded.
+    Dir(NodePlan),
+    /// A path given by itself, already loaded (to know its name).
+    Loaded(Box<Bundle>, Option<Vec<u8>>),
+}
+
+impl NodeSource {
+    /// The node's bundle, and the bytes of the bundle file it was read
+    /// from (none for transcripts). `None` when a directory turned out to
+    /// hold nothing but bundles.
+    pub fn load(self) -> anyhow::Result<Option<(Bundle, Option<Vec<u8>>)>> {
+        match self.what {
+            What::BundleFile(p) => {
+                let bytes = crate::fs::read(&p)?;
+                let text = std::str::from_utf8(&bytes).map_err(|e| {
+                    anyhow::anyhow!(
+                        "`{}`: not UTF-8 text (byte {} is invalid)",
+                        p.display(),
+                        e.valid_up_to()
+                    )
+                })?;
+                let b = Bundle::from_json(text, &p)?;
+                Ok(Some((b, Some(bytes))))
+            }
+            What::Dir(plan) => Ok(read_node(plan).map(|n| (n.bundle, None))),
+            What::Loaded(b, raw) => Ok(Some((*b, raw))),
+        }
+    }
+}
+
+/// The nodes [`load_nodes`] would load, in its order (by node name), with
+/// nothing loaded but what it takes to know each node's name: a bundle
+/// file's `host.name` is read without building the bundle.
+pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            let b = load_source(p)?;
+            let raw = crate::fs::read(p)
+                .ok()
+                .filter(|bytes| std::str::from_utf8(bytes).is_ok_and(is_bundle));
+            out.push(NodeSource {
+                name: b.host.name.clone(),
+                what: What::Loaded(Box::new(b), raw),
+            });
+            continue;
+        }
+        if !p.exists() {
+            anyhow::bail!("`{}` does not exist", p.display());
+        }
+        let mut bundle_files = Vec::new();
+        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
+            let e = e.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
+            if e.file_type().is_file() && e.file_name() == "bundle.json" {
+                bundle_files.push(e.into_path());
+            }
+        }
+        for f in &bundle_files {
+            out.push(NodeSource {
+                name: host_name(f)?,
+                what: What::BundleFile(f.clone()),
+            });
+        }
+        let bundle_dirs: Vec<PathBuf> = bundle_files
+            .iter()
+            .filter_map(|f| f.parent().map(Path::to_path_buf))
+            .collect();
+        out.extend(
+            plan(std::slice::from_ref(p), &bundle_dirs)?
+                .into_iter()
+                .map(|n| NodeSource {
+                    name: n.name.clone(),
+                    what: What::Dir(n),
+                }),
+        );
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// A bundle file's `host.name`, read without building the bundle; when it
+/// has none, the error loading it would give.
+fn host_name(path: &Path) -> anyhow::Result<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        host: Option<HostName>,
+    }
+    #[derive(serde::Deserialize)]
+    struct HostName {
+        name: String,
+    }
+    let bytes = crate::fs::read(path)?;
+    match serde_json::from_slice::<Head>(&bytes) {
+        Ok(Head {
+            host: Some(HostName { name }),
+        }) => Ok(name),
+        _ => load_source(path).map(|b| b.host.name),
+    }
+}
+
 /// Reads a bundle, a node directory, or a single transcript as a one-file
 /// bundle (named after its directory). Fails when the file is none of
 /// these, naming the line.

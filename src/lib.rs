@@ -8,10 +8,16 @@
 //!            -> ingest::read_transcript: bytes -> evidence::detect
 //!               -> the tool's parser (evidence::TOOLS) -> Reading
 //!            -> Bundle::absorb -> Bundle (observations + transcripts
-//!               + problems + probes) -> bundle.json (fs::write_atomic)
+//!               + problems + probes) -> bundle.json (version 2, compact;
+//!               atomic rename per file, one sync per run)
 //! use:     inputs -> Bundle -> facts::NodeFacts -> diagnosis, models,
 //!            diff, placement -> render (site, single file, markdown)
 //! ```
+//! Both stages stream: `collect --from` writes each node's bundle when its
+//! files are read and drops it ([`inputs::ingest_each`]); `render` to a site
+//! names every node first ([`inputs::node_sources`]), then loads, renders
+//! and writes one node at a time, keeping only the index rows and the
+//! fleet's per-node facts.
 //!
 //! # I/O rules
 //! Only [`collect`] (live probing), [`inputs`] (reading the user's files),

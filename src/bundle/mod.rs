@@ -6,25 +6,38 @@
 //! The bundle holds observations only. Models and diagnosis run when a
 //! bundle is read, so a better model can re-interpret old bundles.
 //!
-//! # Example (abridged)
+//! # Example (abridged, version 2; written on one line)
 //! ```json
 //! {
-//!   "schema_version": 1,
+//!   "schema_version": 2,
 //!   "generator": { "name": "wire-report", "version": "0.1.0" },
 //!   "host": { "name": "dgx1-p100", "origin": "ingested" },
+//!   "files": ["captures/dgx1-p100/topo.txt", "captures/dgx1-p100/p2p.txt"],
 //!   "topology": {
 //!     "devices": [
 //!       { "id": "GPU0", "kind": "gpu", "cpu_affinity": [{ "first": 1, "last": 1 }],
-//!         "source": { "file": "captures/dgx1-p100/topo.txt", "line": 2 } },
-//!       { "id": "NIC0", "kind": "nic", "name": "mlx5_0",
-//!         "source": { "file": "captures/dgx1-p100/topo.txt", "line": 10 } }
+//!         "source": [0, 2] },
+//!       { "id": "NIC0", "kind": "nic", "name": "mlx5_0", "source": [0, 10] }
 //!     ],
 //!     "links": [
 //!       { "a": "GPU0", "b": "GPU1", "class": "direct-link", "code": "NV1", "nvlinks": 1,
-//!         "sources": [{ "file": "captures/dgx1-p100/topo.txt", "line": 2 }] }
+//!         "sources": [[0, 2]] }
 //!     ]
 //!   },
-//!   "measurements": [],
+//!   "measurements": {
+//!     "series": [
+//!       { "tool": "p2pBandwidthLatencyTest", "file": 1, "kind": "p2p-copy",
+//!         "test": "Unidirectional P2P=Enabled Bandwidth Matrix (GB/s)",
+//!         "direction": "uni", "statistic": "avg", "p2p": "enabled",
+//!         "buffers": "device", "copy_engine": "unknown",
+//!         "verification": { "state": "unknown" },
+//!         "questions": { "unit": "GB/s = 1e9 bytes per second, as printed", "...": "..." } }
+//!     ],
+//!     "cells": [
+//!       { "series": 0, "src": "GPU0", "dst": "GPU1",
+//!         "bandwidth_bytes_per_s": 18170000000.0, "as_printed": "18.17 GB/s", "line": 30 }
+//!     ]
+//!   },
 //!   "transcripts": [
 //!     { "path": "captures/dgx1-p100/topo.txt", "tool": "nvidia-smi-topo",
 //!       "sha256": "9f2c...", "text": "\t    GPU0GPU1..." }
@@ -32,6 +45,9 @@
 //!   "problems": []
 //! }
 //! ```
+//! A source is `[index into files, line]`. Version 1 (pretty JSON, sources
+//! `{ "file": ..., "line": ... }`, `measurements` a list of full cells) is
+//! still read and migrated; see [`wire`].
 
 mod absorb;
 mod peer;

@@ -8,7 +8,8 @@
 //! - `measurements` is `{ "series": [...], "cells": [...] }`: what cells of
 //!   one test share (tool, file, kind, test, direction, statistic, p2p,
 //!   buffers, copy engine, iteration counts, queue depth, QPs, verification,
-//!   and six of the seven questions' answers) is a series, stored once;
+//!   and six of the seven questions' answers, an answer "not stated by the
+//!   tool" left out) is a series, stored once;
 //!   a cell holds its numbers, its line and `series`, the index of its series.
 //!   The message-size answer is derived from `size_bytes` when it is the
 //!   usual one (`describe_size`, or "not stated" without a size) and stored
@@ -228,15 +229,30 @@ pub struct Series {
     pub questions: SeriesQuestions,
 }
 
-/// [`Questions`] less `message_size`.
+/// [`Questions`] less `message_size`. An answer the transcript does not
+/// give ([`NOT_STATED`]) is left out, and reads back as [`NOT_STATED`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct SeriesQuestions {
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub unit: Text,
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub direction: Text,
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub warm_up: Text,
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub outstanding: Text,
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub path: Text,
+    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
     pub context: Text,
+}
+
+fn not_stated() -> Text {
+    Text::from(NOT_STATED)
+}
+
+fn is_not_stated(t: &Text) -> bool {
+    *t == NOT_STATED
 }
 
 /// One number of a series.

@@ -56,6 +56,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if single_file.is_none() && !md {
         crate::fs::check_writable_dir(out)?;
     }
+    if single_file.is_none() && !md && !a.redact {
+        return stream_site(&inputs, out);
+    }
     let mut bundles = inputs::load_nodes(&inputs)?;
     if bundles.is_empty() {
         anyhow::bail!(
@@ -94,6 +97,87 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "wrote {} files ({total} bytes, {} nodes) under {}",
         site.files.len(),
         bundles.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a node of [`stream_site`] leaves behind once written.
+struct Done {
+    summary: crate::render::NodeSummary,
+    fleet: Option<crate::render::fleet::FleetNode>,
+    slug: String,
+    /// The site files it wrote, relative to the site.
+    written: Vec<String>,
+    bytes: usize,
+}
+
+/// The site, one node at a time: every node's name is known first (so
+/// slugs are decided as [`crate::render::render_site`] decides them), then
+/// each node is loaded, rendered, written and dropped (a few in parallel),
+/// keeping only its index row and what the fleet needs; the index comes
+/// last. Memory holds the nodes in flight, not the fleet.
+fn stream_site(inputs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
+    use rayon::prelude::*;
+    let sources = inputs::node_sources(inputs)?;
+    if sources.is_empty() {
+        anyhow::bail!(
+            "no bundles or transcripts under {}",
+            super::show_paths(inputs)
+        );
+    }
+    let slugs = crate::render::view::node_slugs(sources.iter().map(|s| s.name.as_str()));
+    let with_fleet = sources.len() > 1;
+    let done: Vec<anyhow::Result<Option<Done>>> = sources
+        .into_par_iter()
+        .zip(slugs)
+        .map(|(src, slug)| {
+            let Some((bundle, raw)) = src.load()? else {
+                return Ok(None);
+            };
+            let r = crate::render::render_node(&bundle, slug.clone(), raw, with_fleet)?;
+            drop(bundle);
+            let mut bytes = 0;
+            let mut written = Vec::new();
+            for (rel, data) in &r.files {
+                crate::fs::write_site_file(out, rel, data)?;
+                bytes += data.len();
+                written.push(rel.clone());
+            }
+            Ok(Some(Done {
+                summary: r.summary,
+                fleet: r.fleet,
+                slug,
+                written,
+                bytes,
+            }))
+        })
+        .collect();
+    let (mut summaries, mut fleet, mut slugs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut written = std::collections::BTreeSet::new();
+    let mut total = 0;
+    for d in done {
+        let Some(d) = d? else {
+            continue;
+        };
+        summaries.push(d.summary);
+        fleet.extend(d.fleet);
+        slugs.push(d.slug);
+        written.extend(d.written);
+        total += d.bytes;
+    }
+    let nodes = summaries.len();
+    let index = crate::render::index_page(summaries, fleet, &slugs)?;
+    let css = crate::render::CSS.as_bytes();
+    for (rel, data) in [("index.html", index.as_slice()), ("style.css", css)] {
+        crate::fs::write_site_file(out, rel, data)?;
+        total += data.len();
+        written.insert(rel.to_string());
+    }
+    crate::fs::finish_site(out, &written)?;
+    eprintln!(
+        "wrote {} files ({total} bytes, {nodes} nodes) under {}",
+        written.len(),
         out.display()
     );
     Ok(ExitCode::SUCCESS)

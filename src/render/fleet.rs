@@ -184,25 +184,54 @@ pub fn fleet(bundles: &[Bundle]) -> Fleet {
     fleet_of(bundles.iter().zip(&facts))
 }
 
+/// What the fleet needs of one node, kept when its bundle is dropped (a
+/// streaming render holds only these).
+#[derive(Debug, Clone)]
+pub struct FleetNode {
+    pub name: String,
+    pub signature: String,
+    pub values: BTreeMap<MetricKey, NodeValue>,
+    /// [`worst_at`] of each metric the node has.
+    pub worst_at: BTreeMap<MetricKey, String>,
+}
+
+impl FleetNode {
+    pub fn of(b: &Bundle, facts: &NodeFacts) -> FleetNode {
+        let values = node_metrics(b, facts);
+        let worst_at = values
+            .keys()
+            .filter_map(|k| worst_at(b, k).map(|w| (k.clone(), w)))
+            .collect();
+        FleetNode {
+            name: b.host.name.clone(),
+            signature: topology_signature(b, facts),
+            values,
+            worst_at,
+        }
+    }
+}
+
 /// [`fleet`], with each node's facts already computed.
 pub fn fleet_of<'a>(nodes: impl IntoIterator<Item = (&'a Bundle, &'a NodeFacts)>) -> Fleet {
-    let nodes: Vec<(&Bundle, &NodeFacts)> = nodes.into_iter().collect();
+    fleet_from(
+        nodes
+            .into_iter()
+            .map(|(b, f)| FleetNode::of(b, f))
+            .collect(),
+    )
+}
+
+/// [`fleet`] from what each node left behind.
+pub fn fleet_from(nodes: Vec<FleetNode>) -> Fleet {
+    let by_name: BTreeMap<&str, &FleetNode> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     let values: BTreeMap<String, BTreeMap<MetricKey, NodeValue>> = nodes
         .iter()
-        .map(|(b, f)| (b.host.name.clone(), node_metrics(b, f)))
+        .map(|n| (n.name.clone(), n.values.clone()))
         .collect();
-    let by_name: BTreeMap<&str, &Bundle> = nodes
-        .iter()
-        .map(|(b, _)| (b.host.name.as_str(), *b))
-        .collect();
-    let signatures: Vec<String> = nodes
-        .iter()
-        .map(|(b, f)| topology_signature(b, f))
-        .collect();
+    let signatures: Vec<String> = nodes.iter().map(|n| n.signature.clone()).collect();
     let group: BTreeMap<&str, &str> = nodes
         .iter()
-        .zip(&signatures)
-        .map(|((b, _), s)| (b.host.name.as_str(), s.as_str()))
+        .map(|n| (n.name.as_str(), n.signature.as_str()))
         .collect();
     let mut metrics: Vec<MetricKey> = values.values().flat_map(|m| m.keys().cloned()).collect();
     metrics.sort();
@@ -243,7 +272,11 @@ pub fn fleet_of<'a>(nodes: impl IntoIterator<Item = (&'a Bundle, &'a NodeFacts)>
                             fleet_median: m,
                             fleet_mad: mad,
                             at: (which == "worst")
-                                .then(|| by_name.get(node.as_str()).and_then(|b| worst_at(b, k)))
+                                .then(|| {
+                                    by_name
+                                        .get(node.as_str())
+                                        .and_then(|n| n.worst_at.get(k).cloned())
+                                })
                                 .flatten(),
                         });
                     }

@@ -169,24 +169,26 @@ struct ReportPage<'a> {
 /// Most metrics shown as heatmap columns; the rest are counted.
 const FLEET_COLUMNS: usize = 16;
 
-/// The fleet comparison, for two nodes or more; `link` makes a node's
-/// link from its slug in `slugs`.
+/// The fleet comparison, for two nodes or more: `nodes` is what each node
+/// left for it, `slugs` each node's slug in the same order; `link` makes a
+/// node's link from its slug.
 fn fleet_view(
-    nodes: &[Analysed<'_>],
-    slugs: &Slugs,
+    nodes: Vec<fleet::FleetNode>,
+    slugs: &[String],
     link: &dyn Fn(&str) -> String,
 ) -> Option<FleetView> {
     if nodes.len() < 2 {
         return None;
     }
-    let f = fleet::fleet_of(nodes.iter().map(|n| (n.bundle, &n.facts)));
-    let nodes = || nodes.iter().map(|n| n.bundle).zip(slugs.nodes());
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
+    let f = fleet::fleet_from(nodes);
+    let nodes = || names.iter().zip(slugs);
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for ((b, s), signature) in nodes().zip(&f.signatures) {
+    for ((name, s), signature) in nodes().zip(&f.signatures) {
         groups
             .entry(signature.clone())
             .or_default()
-            .push((b.host.name.clone(), link(&s.node)));
+            .push((name.clone(), link(s)));
     }
     let mut groups: Vec<(String, Vec<(String, String)>)> = groups.into_iter().collect();
     groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
@@ -206,8 +208,7 @@ fn fleet_view(
         .map(|o| (o.node.as_str(), o.metric.as_str()))
         .collect();
     let rows = nodes()
-        .map(|(b, s)| {
-            let name = &b.host.name;
+        .map(|(name, s)| {
             let cells = metrics
                 .iter()
                 .map(|k| match f.values.get(name).and_then(|m| m.get(k)) {
@@ -230,7 +231,7 @@ fn fleet_view(
                 .collect();
             FleetRow {
                 name: name.clone(),
-                href: link(&s.node),
+                href: link(s),
                 cells,
             }
         })
@@ -339,29 +340,22 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     let mut site = Site::default();
     site.files
         .insert("style.css".into(), CSS.as_bytes().to_vec());
-    let summaries = triage(
-        views
-            .iter()
-            .map(|v| summary(v, format!("nodes/{}/index.html", v.slug)))
-            .collect(),
+    let summaries: Vec<NodeSummary> = views
+        .iter()
+        .map(|v| summary(v, format!("nodes/{}/index.html", v.slug)))
+        .collect();
+    let fleet_nodes = fleet_nodes(&nodes);
+    let node_slugs: Vec<String> = slugs.nodes().iter().map(|s| s.node.clone()).collect();
+    site.files.insert(
+        "index.html".into(),
+        index_page(summaries, fleet_nodes, &node_slugs)?,
     );
-    let index = IndexPage {
-        title: "wire-report".into(),
-        css_href: "style.css",
-        inline_css: "",
-        home_href: "index.html",
-        version: VERSION,
-        nodes: &summaries,
-        fleet: fleet_view(&nodes, &slugs, &|slug| format!("nodes/{slug}/index.html")),
-    };
-    site.files
-        .insert("index.html".into(), index.render()?.into_bytes());
     // Pages of each node, rendered in parallel and gathered in order.
     let pages: Vec<anyhow::Result<Files>> = views
         .par_iter()
         .zip(bundles)
         .zip(slugs.nodes())
-        .map(|((v, b), s)| node_files(v, b, s))
+        .map(|((v, b), s)| node_files(v, b, s, None))
         .collect();
     for p in pages {
         site.files.extend(p?);
@@ -369,11 +363,76 @@ pub fn render_site(bundles: &[Bundle]) -> anyhow::Result<Site> {
     Ok(site)
 }
 
-/// Relative paths and contents.
-type Files = Vec<(String, Vec<u8>)>;
+/// What the fleet needs of every node, for nodes already analysed.
+fn fleet_nodes(nodes: &[Analysed<'_>]) -> Vec<fleet::FleetNode> {
+    if nodes.len() < 2 {
+        return Vec::new();
+    }
+    nodes
+        .iter()
+        .map(|n| fleet::FleetNode::of(n.bundle, &n.facts))
+        .collect()
+}
 
-/// The files of one node: its page, its transcripts, its bundle.
-fn node_files(v: &NodeView, b: &Bundle, slugs: &NodeSlugs) -> anyhow::Result<Files> {
+/// The site's `index.html`: one row per node, and the fleet for two or
+/// more (`fleet` and `slugs` in the order of `summaries`).
+pub fn index_page(
+    summaries: Vec<NodeSummary>,
+    fleet: Vec<fleet::FleetNode>,
+    slugs: &[String],
+) -> anyhow::Result<Vec<u8>> {
+    let summaries = triage(summaries);
+    let index = IndexPage {
+        title: "wire-report".into(),
+        css_href: "style.css",
+        inline_css: "",
+        home_href: "index.html",
+        version: VERSION,
+        nodes: &summaries,
+        fleet: fleet_view(fleet, slugs, &|slug| format!("nodes/{slug}/index.html")),
+    };
+    Ok(index.render()?.into_bytes())
+}
+
+/// One node of a streaming render: its files, its index row, and what the
+/// fleet needs of it (absent when `with_fleet` is false), from its bundle
+/// alone; `raw` is the bundle file's bytes when the node was read from one,
+/// copied as the node's `bundle.json`.
+pub struct RenderedNode {
+    pub files: Files,
+    pub summary: NodeSummary,
+    pub fleet: Option<fleet::FleetNode>,
+}
+
+/// Renders one node for a site whose node slugs were decided beforehand.
+pub fn render_node(
+    b: &Bundle,
+    node_slug: String,
+    raw: Option<Vec<u8>>,
+    with_fleet: bool,
+) -> anyhow::Result<RenderedNode> {
+    let slugs = NodeSlugs::of(node_slug, b);
+    let n = Analysed::of(b);
+    let v = view::node_view(&n, &slugs, Mode::Site);
+    let files = node_files(&v, b, &slugs, raw)?;
+    Ok(RenderedNode {
+        files,
+        summary: summary(&v, format!("nodes/{}/index.html", v.slug)),
+        fleet: with_fleet.then(|| fleet::FleetNode::of(b, &n.facts)),
+    })
+}
+
+/// Relative paths and contents.
+pub type Files = Vec<(String, Vec<u8>)>;
+
+/// The files of one node: its page, its transcripts, its bundle (`raw`
+/// when given: the input's own bytes).
+fn node_files(
+    v: &NodeView,
+    b: &Bundle,
+    slugs: &NodeSlugs,
+    raw: Option<Vec<u8>>,
+) -> anyhow::Result<Files> {
     let mut out = Vec::new();
     let dir = format!("nodes/{}", slugs.node);
     let page = NodePage {
@@ -396,9 +455,12 @@ fn node_files(v: &NodeView, b: &Bundle, slugs: &NodeSlugs) -> anyhow::Result<Fil
         };
         out.push((format!("{dir}/{slug}.html"), page.render()?.into_bytes()));
     }
-    // Compact: this copy is for download, not for reading in place.
-    let json = serde_json::to_vec(b)
-        .map_err(|e| anyhow::anyhow!("bundle of {} does not serialise: {e}", b.host.name))?;
+    // The input's bytes when it was a bundle; else the bundle as written.
+    let json = match raw {
+        Some(bytes) => bytes,
+        None => serde_json::to_vec(b)
+            .map_err(|e| anyhow::anyhow!("bundle of {} does not serialise: {e}", b.host.name))?,
+    };
     out.push((format!("{dir}/bundle.json"), json));
     Ok(out)
 }
@@ -430,7 +492,15 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
         version: VERSION,
         nodes: &summaries,
         node_views: &views,
-        fleet: fleet_view(&nodes, &slugs, &|slug| format!("#{slug}")),
+        fleet: fleet_view(
+            fleet_nodes(&nodes),
+            &slugs
+                .nodes()
+                .iter()
+                .map(|s| s.node.clone())
+                .collect::<Vec<_>>(),
+            &|slug| format!("#{slug}"),
+        ),
     };
     Ok(page.render()?)
 }

@@ -314,3 +314,57 @@ fn no_empty_furniture_and_no_chart_text_under_11_px() {
     assert!(!dgx.contains("<h2>Ladder</h2>"));
     assert!(dgx.contains("Views not drawn for lack of evidence: the injection ceiling needs"));
 }
+
+/// `render` on the command line loads, renders and writes one node at a
+/// time; what it writes is the golden site, file for file.
+#[test]
+fn streaming_render_writes_the_golden_site() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("site");
+    crate::common::wr()
+        .args(["render", "captures", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let files = |root: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        walkdir::WalkDir::new(root)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+                (rel, std::fs::read(e.path()).unwrap())
+            })
+            .collect()
+    };
+    let (mine, golden) = (files(&out), files(std::path::Path::new("site")));
+    assert_eq!(mine.len(), golden.len());
+    for ((a, x), (b, y)) in mine.iter().zip(&golden) {
+        assert_eq!(a, b);
+        assert!(x == y, "{a} differs from the golden site");
+    }
+}
+
+/// A bundle rendered into a site is offered for download as the very bytes
+/// it was read from (here a version 1 bundle stays version 1).
+#[test]
+fn a_bundle_input_is_copied_into_the_site_byte_for_byte() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("fleet/dgx1v");
+    std::fs::create_dir_all(&node).unwrap();
+    let v1 = std::fs::read("tests/fixtures/v1-dgx1v-bundle.json").unwrap();
+    std::fs::write(node.join("bundle.json"), &v1).unwrap();
+    let out = d.path().join("site");
+    crate::common::wr()
+        .arg("render")
+        .arg(d.path().join("fleet"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let copy = out.join("nodes/dgx1v-v100-8gpu-1nic/bundle.json");
+    assert_eq!(std::fs::read(copy).unwrap(), v1);
+    let page = std::fs::read_to_string(out.join("nodes/dgx1v-v100-8gpu-1nic/index.html")).unwrap();
+    assert!(page.contains("GPU7"));
+}

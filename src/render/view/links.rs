@@ -51,28 +51,11 @@ pub struct NodeSlugs {
 impl Slugs {
     /// The slugs of these bundles, unique among them, in the order given.
     pub fn decide(bundles: &[Bundle]) -> Slugs {
-        let mut seen = BTreeSet::new();
+        let names = node_slugs(bundles.iter().map(|b| b.host.name.as_str()));
         let nodes = bundles
             .iter()
-            .map(|b| {
-                let base = slug(&b.host.name);
-                let mut node = base.clone();
-                let mut k = 2;
-                while !seen.insert(node.clone()) {
-                    node = format!("{base}-{k}");
-                    k += 1;
-                }
-                NodeSlugs {
-                    node,
-                    transcripts: (0..b.transcripts.len()).map(|i| format!("t{i}")).collect(),
-                    by_path: b
-                        .transcripts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, t)| (t.path.clone(), i))
-                        .collect(),
-                }
-            })
+            .zip(names)
+            .map(|(b, node)| NodeSlugs::of(node, b))
             .collect();
         Slugs { nodes }
     }
@@ -83,7 +66,41 @@ impl Slugs {
     }
 }
 
+/// The node slugs of these names, in order: [`slug`] of each, with `-2`,
+/// `-3`, ... when an earlier name already has it. [`Slugs::decide`] and a
+/// streaming render (which knows every name before it loads any bundle)
+/// both decide them here.
+pub fn node_slugs<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    names
+        .map(|name| {
+            let base = slug(name);
+            let mut node = base.clone();
+            let mut k = 2;
+            while !seen.insert(node.clone()) {
+                node = format!("{base}-{k}");
+                k += 1;
+            }
+            node
+        })
+        .collect()
+}
+
 impl NodeSlugs {
+    /// A node's slugs, its own slug decided by [`node_slugs`].
+    pub fn of(node: String, b: &Bundle) -> NodeSlugs {
+        NodeSlugs {
+            node,
+            transcripts: (0..b.transcripts.len()).map(|i| format!("t{i}")).collect(),
+            by_path: b
+                .transcripts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.path.clone(), i))
+                .collect(),
+        }
+    }
+
     /// The page slug of the transcript read from `path`, if the bundle has one.
     pub fn transcript_of(&self, path: &str) -> Option<&str> {
         self.by_path

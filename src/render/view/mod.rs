@@ -30,7 +30,7 @@ pub use evidence::missing_kinds;
 pub use figures::ValueMatrix;
 pub use findings::{FindingView, markdown};
 pub use interpretation::SeriesView;
-pub use links::{NodeSlugs, Slugs, slug};
+pub use links::{NodeSlugs, Slugs, node_slugs, slug};
 pub use models::ModelView;
 pub use topology::{Cell, MatrixView};
 pub use transcripts::{TranscriptLink, TranscriptView};
