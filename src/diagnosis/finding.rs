@@ -185,8 +185,9 @@ pub enum Finding {
         test: String,
         message: String,
     },
-    /// The tool itself failed (a crash, a missing device). When it asked
-    /// about a device the node does not have, the defect is the capture's.
+    /// The tool itself failed (a crash, a device it could not read). When
+    /// it could not open or stat a device (`No such file or directory`),
+    /// what is missing is a gap in the capture, not a fault of the node.
     ToolFailed {
         tool: String,
         message: String,

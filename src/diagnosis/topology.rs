@@ -101,12 +101,18 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
 
 pub(super) fn injection_share(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     let gpus = facts.gpus.len();
-    // Adapters as the topology names them.
-    let nics = facts.nics.len();
+    // The compute adapters when their rates are known, else every adapter
+    // the topology names.
+    let nics = facts
+        .injection
+        .as_ref()
+        .map_or(facts.nics.len(), |i| i.adapters);
     if gpus < 2 || nics == 0 || nics >= gpus {
         return;
     }
-    let rate = facts.fastest_port_bytes_per_s;
+    let node = facts.injection.as_ref().map(|i| i.node_bytes_per_s);
+    // One adapter's rate as the model takes it: the node's sum, shared.
+    let rate = node.map(|n| n / nics as f64);
     let per_gpu = rate
         .and_then(|r| injection::injection(gpus as u32, nics as u32, r, 1.0).ok())
         .map(|i| i.per_gpu_bytes_per_s);

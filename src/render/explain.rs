@@ -354,7 +354,9 @@ pub fn summary(f: &Finding) -> String {
             capture_defect,
         } => {
             if *capture_defect {
-                format!("{tool} (a defect of the capture, not of the node): {message}")
+                format!(
+                    "{tool} could not read a device and stopped (a gap in the capture, not a fault of the node's links): {message}"
+                )
             } else {
                 format!("{tool}: {message}")
             }
