@@ -312,7 +312,7 @@ fn injection(
         });
     }
     let r = fastest?;
-    (!nics.is_empty()).then(|| NodeInjection {
+    (!nics.is_empty()).then_some(NodeInjection {
         adapters: nics.len(),
         node_bytes_per_s: r * nics.len() as f64,
         summed: false,

@@ -73,7 +73,7 @@ pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
             title: "Injection ceiling".into(),
             lines: vec![format!(
                 "Not computed: needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {}).",
-                if rate.is_some() { "present" } else { "absent" }
+                if facts.fastest_port_bytes_per_s.is_some() { "present" } else { "absent" }
             )],
         }),
     }
@@ -86,7 +86,7 @@ pub(super) fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         })?;
         ceiling::pcie(generation, lanes).ok()
     });
-    match (pcie, rate) {
+    match (pcie, facts.fastest_port_bytes_per_s) {
         (Some(p), Some(r)) => {
             let m = 1e9;
             if let (Ok(s), Ok(d)) = (staging::staged_cost(m, p.per_direction_bytes_per_s, r), staging::direct_cost(m, p.per_direction_bytes_per_s, r)) {
