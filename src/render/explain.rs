@@ -267,6 +267,18 @@ pub fn summary(f: &Finding) -> String {
             if gpus.len() == 1 { "its" } else { "their" },
             nic_name.as_deref().unwrap_or(nic)
         ),
+        Finding::NicAcrossHostBridge {
+            gpus,
+            nic,
+            nic_name,
+            code,
+        } => format!(
+            "{} {}: {} closest adapter, {} ({nic}), is under another host bridge ({code}): GPUDirect RDMA crosses the root complex.",
+            if gpus.len() == 1 { "GPU" } else { "GPUs" },
+            gpus.join(", "),
+            if gpus.len() == 1 { "its" } else { "their" },
+            nic_name.as_deref().unwrap_or(nic)
+        ),
         Finding::InjectionShare {
             gpus,
             nics,
@@ -394,6 +406,9 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::NicOnOtherSocket { .. } => {
             include_str!("../../templates/explain/nic-on-other-socket.md")
+        }
+        Finding::NicAcrossHostBridge { .. } => {
+            include_str!("../../templates/explain/nic-across-host-bridge.md")
         }
         Finding::InjectionShare { .. } => {
             include_str!("../../templates/explain/injection-share.md")
