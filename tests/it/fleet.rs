@@ -132,7 +132,9 @@ fn diff_of_identical_collections_is_quiet() {
         .arg(d.path().join("b"))
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("0 significant change(s)"));
+        .stdout(predicate::str::contains(
+            "0 change(s) for the worse, 0 for the better",
+        ));
 }
 
 #[test]
@@ -215,6 +217,24 @@ fn diff_attributes_each_change_to_its_device() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("GPU0-GPU1") && page.contains("mlx4_0 port 1"));
     assert!(!page.contains("http://") && !page.contains("https://"));
+
+    // The other way round every change is an improvement: reported as
+    // better, exit 0 (dgx02's node directory and node05's figures too).
+    wr().arg("diff")
+        .arg(&b)
+        .arg(&a)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "(better) dgx02 topology GPU0-GPU1: cross-socket",
+        ))
+        .stdout(predicate::str::contains(
+            "(better) ib01 rdma-port mlx4_0 port 1",
+        ))
+        .stdout(predicate::str::contains("takes 50% less time"))
+        .stdout(predicate::str::contains(
+            "0 change(s) for the worse, 3 for the better",
+        ));
 }
 
 #[test]
