@@ -291,9 +291,12 @@ pub fn topology_signature(b: &Bundle, facts: &NodeFacts) -> String {
             .filter_map(crate::facts::port_data_rate)
             .fold(0.0f64, f64::max);
         let model = d.ca_type.as_deref().unwrap_or("adapter");
-        *adapters
-            .entry(format!("{model} at {}", crate::render::format::gbs(rate)))
-            .or_default() += 1;
+        let rate = if rate > 0.0 {
+            format!("at {}", crate::render::format::gbs(rate))
+        } else {
+            "rate not stated".into()
+        };
+        *adapters.entry(format!("{model} {rate}")).or_default() += 1;
     }
     if !adapters.is_empty() {
         parts.push(
@@ -341,7 +344,7 @@ pub fn topology_signature(b: &Bundle, facts: &NodeFacts) -> String {
             .collect();
         devices.sort_unstable();
         devices.dedup();
-        if tools.is_empty() {
+        if tools.is_empty() || devices.is_empty() {
             return format!("{} alone: hardware not described", b.host.name);
         }
         return format!(
