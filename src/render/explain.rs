@@ -209,6 +209,94 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+fn tool_failed(tool: &str, message: &str, capture_defect: bool) -> String {
+    if capture_defect {
+        format!(
+            "{tool} could not read a device and stopped (a gap in the capture, not a fault of the node's links): {message}"
+        )
+    } else {
+        format!("{tool}: {message}")
+    }
+}
+
+/// The sentence of a finding about a link (PCIe, NVLink, RDMA port);
+/// [`summary`] sends exactly these kinds here.
+fn link_summary(f: &Finding) -> String {
+    match f {
+        Finding::PcieWidthDown {
+            address,
+            name,
+            current_lanes: c,
+            max_lanes: m,
+            slot_lanes,
+        } => width_down(&pcie_label(address, name.as_deref()), (*c, *m), *slot_lanes),
+        Finding::PcieSpeedDown {
+            address,
+            name,
+            current,
+            max,
+        } => format!(
+            "{} links at {} of {}. GPUs drop speed when idle; check again under load before replacing anything.",
+            pcie_label(address, name.as_deref()),
+            pcie_speed(*current),
+            pcie_speed(*max)
+        ),
+        Finding::NvlinksInactive {
+            gpu,
+            inactive,
+            total,
+            designed,
+        } => nvlinks_inactive(gpu, *inactive, *total, *designed),
+        Finding::RdmaPortUnused {
+            device,
+            port,
+            link_layer,
+            physical_state,
+        } => port_unused(
+            device,
+            *port,
+            link_layer.as_deref(),
+            physical_state.as_deref(),
+        ),
+        Finding::RdmaPortDown {
+            device,
+            port,
+            state,
+            physical_state,
+        } => port_down(device, *port, state.as_deref(), physical_state.as_deref()),
+        Finding::RdmaPortBelowRate {
+            device,
+            port,
+            link_layer,
+            rate_bytes_per_s,
+            best_bytes_per_s,
+        } => format!(
+            "{device} port {port} is active at {} while other {} ports run at {}.",
+            gbs(*rate_bytes_per_s),
+            link_layer.as_deref().unwrap_or_default(),
+            gbs(*best_bytes_per_s)
+        ),
+        Finding::PortErrorsGrew {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: error counters grew during this collection ({}).",
+            counters(cs)
+        ),
+        Finding::CongestionSignals {
+            device,
+            port,
+            counters: cs,
+        } => format!(
+            "{device} port {port}: congestion signals grew during this collection ({}).",
+            counters(cs)
+        ),
+        // Not a link kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -285,75 +373,14 @@ pub fn summary(f: &Finding) -> String {
             per_gpu_bytes_per_s,
             ..
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
-        Finding::PcieWidthDown {
-            address,
-            name,
-            current_lanes: c,
-            max_lanes: m,
-            slot_lanes,
-        } => width_down(&pcie_label(address, name.as_deref()), (*c, *m), *slot_lanes),
-        Finding::PcieSpeedDown {
-            address,
-            name,
-            current,
-            max,
-        } => format!(
-            "{} links at {} of {}. GPUs drop speed when idle; check again under load before replacing anything.",
-            pcie_label(address, name.as_deref()),
-            pcie_speed(*current),
-            pcie_speed(*max)
-        ),
-        Finding::NvlinksInactive {
-            gpu,
-            inactive,
-            total,
-            designed,
-        } => nvlinks_inactive(gpu, *inactive, *total, *designed),
-        Finding::RdmaPortUnused {
-            device,
-            port,
-            link_layer,
-            physical_state,
-        } => port_unused(
-            device,
-            *port,
-            link_layer.as_deref(),
-            physical_state.as_deref(),
-        ),
-        Finding::RdmaPortDown {
-            device,
-            port,
-            state,
-            physical_state,
-        } => port_down(device, *port, state.as_deref(), physical_state.as_deref()),
-        Finding::RdmaPortBelowRate {
-            device,
-            port,
-            link_layer,
-            rate_bytes_per_s,
-            best_bytes_per_s,
-        } => format!(
-            "{device} port {port} is active at {} while other {} ports run at {}.",
-            gbs(*rate_bytes_per_s),
-            link_layer.as_deref().unwrap_or_default(),
-            gbs(*best_bytes_per_s)
-        ),
-        Finding::PortErrorsGrew {
-            device,
-            port,
-            counters: cs,
-        } => format!(
-            "{device} port {port}: error counters grew during this collection ({}).",
-            counters(cs)
-        ),
-        Finding::CongestionSignals {
-            device,
-            port,
-            counters: cs,
-        } => format!(
-            "{device} port {port}: congestion signals grew during this collection ({}).",
-            counters(cs)
-        ),
+        Finding::PcieWidthDown { .. }
+        | Finding::PcieSpeedDown { .. }
+        | Finding::NvlinksInactive { .. }
+        | Finding::RdmaPortUnused { .. }
+        | Finding::RdmaPortDown { .. }
+        | Finding::RdmaPortBelowRate { .. }
+        | Finding::PortErrorsGrew { .. }
+        | Finding::CongestionSignals { .. } => link_summary(f),
         Finding::WrongResults { tool, what, errors } => format!(
             "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
         ),
@@ -364,15 +391,7 @@ pub fn summary(f: &Finding) -> String {
             tool,
             message,
             capture_defect,
-        } => {
-            if *capture_defect {
-                format!(
-                    "{tool} could not read a device and stopped (a gap in the capture, not a fault of the node's links): {message}"
-                )
-            } else {
-                format!("{tool}: {message}")
-            }
-        }
+        } => tool_failed(tool, message, *capture_defect),
         Finding::BitsNotBytes {
             tool,
             example_as_printed,
