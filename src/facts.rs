@@ -57,6 +57,8 @@ pub struct NodeFacts {
     pub nvlinks: BTreeMap<String, GpuNvlinks>,
     /// Scale-up bandwidth per GPU, from NVLink.
     pub scaleup: Option<ScaleUp>,
+    /// The adapters that carry the job's traffic and their summed rate.
+    pub injection: Option<NodeInjection>,
     /// The ceiling of a copy from one device to another (unidirectional),
     /// for every pair the topology links; `None` where the link facts do
     /// not give one.
@@ -103,6 +105,20 @@ pub struct GpuNvlinks {
     pub first_active_rate_bytes_per_s: Option<f64>,
     /// The first rate an active link states: the per-link rate of a path.
     pub link_rate_bytes_per_s: Option<f64>,
+}
+
+/// What the node can inject into the network: the compute adapters (the
+/// topology's adapters whose RDMA port is of the fastest link layer and at
+/// least half the fastest rate, so a 25 GbE management or storage port
+/// beside 200 Gb/s InfiniBand rails does not count), each at its own data
+/// rate, summed. Where the topology names no adapter that the RDMA
+/// evidence rates, every topology adapter at the fastest port's rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInjection {
+    pub adapters: usize,
+    pub node_bytes_per_s: f64,
+    /// Whether each adapter's own rate was summed (else count x fastest).
+    pub summed: bool,
 }
 
 /// Scale-up bandwidth of one GPU: its active NVLinks times their rate.
@@ -152,7 +168,7 @@ impl NodeFacts {
     pub fn of(b: &Bundle) -> NodeFacts {
         let t = &b.topology;
         let gpus: Vec<String> = t.gpus().map(|d| d.id.clone()).collect();
-        let nics = t
+        let nics: Vec<Nic> = t
             .devices
             .iter()
             .filter(|d| d.kind == DeviceKind::Nic)
@@ -195,6 +211,8 @@ impl NodeFacts {
                     .or_insert_with(|| link_ceiling(l, nvlinks.get(s.as_str())));
             }
         }
+        let adapters = adapters(b);
+        let injection = injection(&nics, &adapters, b, fastest_port_bytes_per_s);
         let gpu_names = t
             .gpus()
             .filter_map(|d| Some((d.id.clone(), d.name.clone()?)))
@@ -210,7 +228,8 @@ impl NodeFacts {
             active_port_rates_bytes_per_s,
             fastest_port_bytes_per_s,
             fastest_port_by_layer: fastest_port_by_layer(b),
-            adapters: adapters(b),
+            adapters,
+            injection,
             nvlinks,
             scaleup,
             p2p_ceilings,
@@ -277,6 +296,52 @@ impl NodeFacts {
             _ => None,
         }
     }
+}
+
+fn injection(
+    nics: &[Nic],
+    adapters: &BTreeMap<String, Option<AdapterPort>>,
+    b: &Bundle,
+    fastest: Option<f64>,
+) -> Option<NodeInjection> {
+    // Each topology adapter the RDMA evidence rates, with its link layer.
+    let layer = |name: &str| {
+        b.rdma
+            .iter()
+            .find(|d| d.name == name)?
+            .ports
+            .iter()
+            .find(|p| p.active == Some(true))?
+            .link_layer
+            .clone()
+    };
+    let rated: Vec<(f64, Option<String>)> = nics
+        .iter()
+        .filter_map(|n| {
+            let name = n.name.as_deref()?;
+            let r = adapters.get(name)?.as_ref()?.rate_bytes_per_s?;
+            Some((r, layer(name)))
+        })
+        .collect();
+    let best = rated.iter().max_by(|a, b| a.0.total_cmp(&b.0)).cloned();
+    if let Some((top, top_layer)) = best {
+        let compute: Vec<f64> = rated
+            .iter()
+            .filter(|(r, l)| *l == top_layer && *r >= top / 2.0)
+            .map(|(r, _)| *r)
+            .collect();
+        return Some(NodeInjection {
+            adapters: compute.len(),
+            node_bytes_per_s: compute.iter().sum(),
+            summed: true,
+        });
+    }
+    let r = fastest?;
+    (!nics.is_empty()).then_some(NodeInjection {
+        adapters: nics.len(),
+        node_bytes_per_s: r * nics.len() as f64,
+        summed: false,
+    })
 }
 
 /// Whether the direct links among `gpus` connect them all (two or more).
@@ -579,6 +644,45 @@ mod tests {
                 (LadderScope::BothDirectionsHalved, 4.385e9),
                 (LadderScope::OneDirection, 360e9),
             ]
+        );
+    }
+
+    #[test]
+    fn injection_sums_the_compute_adapters_and_leaves_out_a_slow_other_layer() {
+        use crate::evidence::rdma::{RdmaDevice, RdmaPort};
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        let mut add = |name: &str, gbit: f64, layer: &str| {
+            let mut d = Device::new(format!("NIC{}", b.rdma.len()), DeviceKind::Nic, src());
+            d.name = Some(name.into());
+            b.topology.devices.push(d);
+            b.rdma.push(RdmaDevice {
+                name: name.into(),
+                ca_type: None,
+                firmware: None,
+                node_guid: None,
+                transport: None,
+                board_id: None,
+                ports: vec![RdmaPort {
+                    port: 1,
+                    active: Some(true),
+                    rate_bytes_per_s: Some(gbit * 1e9 / 8.0),
+                    link_layer: Some(layer.into()),
+                    ..RdmaPort::default()
+                }],
+                source: src(),
+            });
+        };
+        add("mlx5_0", 200.0, "InfiniBand");
+        add("mlx5_1", 100.0, "InfiniBand");
+        add("mlx5_2", 25.0, "Ethernet");
+        let i = NodeFacts::of(&b).injection.unwrap();
+        // 25 + 12.5 GB/s; the 25 GbE port is not a compute rail.
+        assert_eq!(
+            (i.adapters, i.node_bytes_per_s, i.summed),
+            (2, 37.5e9, true)
         );
     }
 }

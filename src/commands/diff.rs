@@ -16,7 +16,7 @@ Nodes are matched by name. Reported: topology class changes per pair, PCIe width
 device, RDMA port state and rate, error counters that grew, and bandwidth figures (same tool, \
 test, pair, direction and size) that moved beyond the spread the repetitions showed, or 10% \
 when the tool reports none.\n\
-Exit: 0 when nothing significant changed, 1 when something did, 2 on bad input.")]
+Exit: 0 when nothing got worse (improvements are listed as better), 1 when something did, 2 on bad input.")]
 pub struct Args {
     /// Bundles, node directories or folders of them, before.
     pub old: PathBuf,
@@ -30,7 +30,7 @@ pub struct Args {
     pub html: Option<PathBuf>,
 }
 
-/// `diff`: exit 1 when something significant changed.
+/// `diff`: exit 1 when something got worse.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (old, new) = (a.old.as_path(), a.new.as_path());
     let before = inputs::load_nodes(&[old.to_path_buf()])?;

@@ -48,6 +48,11 @@ pub struct StagingArgs {
     /// Network bandwidth per direction, GB/s (1e9 bytes/s).
     #[arg(long)]
     pub net_gbs: f64,
+    /// Fixed cost of each store-and-forward step, microseconds (a copy's
+    /// launch and completion). Assumed 2 when not given; use the alpha of
+    /// a latency sweep (`model fit`) from your own node.
+    #[arg(long)]
+    pub hop_latency_us: Option<f64>,
     #[arg(long)]
     pub json: bool,
 }
@@ -148,16 +153,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 fn staging_cmd(a: &StagingArgs) -> anyhow::Result<ExitCode> {
     let (pcie, net, m) = (a.pcie_gbs * 1e9, a.net_gbs * 1e9, a.bytes as f64);
-    let s = staging::staged_cost(m, pcie, net)?;
-    let d = staging::direct_cost(m, pcie, net)?;
+    let hop = a.hop_latency_us.unwrap_or(2.0) * 1e-6;
+    let s = staging::staged_cost_with_latency(m, pcie, net, hop)?;
+    let d = staging::direct_cost_with_latency(m, pcie, net, hop)?;
     let x = staging::crossover_pcie(net)?;
     let mut t = String::new();
     writeln!(
         t,
-        "inputs: message {}, PCIe {} per direction, network {}",
+        "inputs: message {}, PCIe {} per direction, network {}, {} per store-and-forward step (5 staged, 3 direct{})",
         bytes(m),
         gbs(pcie),
-        gbs(net)
+        gbs(net),
+        secs(hop),
+        if a.hop_latency_us.is_none() {
+            "; assumed, --hop-latency-us"
+        } else {
+            ""
+        }
     )?;
     writeln!(
         t,
@@ -180,7 +192,7 @@ fn staging_cmd(a: &StagingArgs) -> anyhow::Result<ExitCode> {
     )?;
     emit(
         a.json,
-        json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
+        json!({"model": BANNER, "inputs": {"bytes": m, "pcie_bytes_per_s": pcie, "net_bytes_per_s": net, "hop_latency_s": hop}, "staged": s, "direct": d, "crossover_pcie_bytes_per_s": x}),
         t,
     )
 }

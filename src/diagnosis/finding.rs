@@ -101,6 +101,15 @@ pub enum Finding {
         nic_name: Option<String>,
         code: String,
     },
+    /// The closest adapter of these GPUs sits under another host bridge of
+    /// the same socket (NODE, PHB): GPUDirect RDMA crosses the root
+    /// complex, which often caps peer-to-peer traffic well below the link.
+    NicAcrossHostBridge {
+        gpus: Vec<String>,
+        nic: String,
+        nic_name: Option<String>,
+        code: String,
+    },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {
         gpus: usize,
@@ -185,8 +194,9 @@ pub enum Finding {
         test: String,
         message: String,
     },
-    /// The tool itself failed (a crash, a missing device). When it asked
-    /// about a device the node does not have, the defect is the capture's.
+    /// The tool itself failed (a crash, a device it could not read). When
+    /// it could not open or stat a device (`No such file or directory`),
+    /// what is missing is a gap in the capture, not a fault of the node.
     ToolFailed {
         tool: String,
         message: String,
@@ -219,11 +229,12 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 20] = [
+    pub const KINDS: [&'static str; 21] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
         "nic-on-other-socket",
+        "nic-across-host-bridge",
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
@@ -250,6 +261,7 @@ impl Finding {
             Finding::NoPeerPath { .. } => "no-peer-path",
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
+            Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",

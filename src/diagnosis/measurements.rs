@@ -155,9 +155,10 @@ fn data_check(message: &str) -> bool {
     m.contains("data check") || m.contains("checking the pattern") || m.contains("memcmppattern")
 }
 
-/// Whether a tool failed because it was asked about a device the node
-/// does not have (`ibpanic: ... stat of IB device 'mlx5_8' failed: No such
-/// file or directory`): a defect of the capture, not of the node.
+/// Whether a tool failed because it could not open or stat a device
+/// (`ibpanic: ... stat of IB device 'mlx5_8' failed: No such file or
+/// directory`; ibstatus in the same capture reads that device Active): a
+/// gap in the capture, not a fault of the node.
 fn missing_device(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("no such file or directory") || m.contains("no such device")

@@ -61,9 +61,9 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
 pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     let t = &b.topology;
     // One cause, one finding: the GPUs whose closest adapter is the same
-    // one across the socket boundary, together.
+    // one beyond their own PCIe switch, together, by how far it is.
     type Far<'a> = (Vec<String>, &'a Nic, String, Vec<Source>);
-    let mut far: BTreeMap<&str, Far<'_>> = BTreeMap::new();
+    let mut far: BTreeMap<(LinkClass, &str), Far<'_>> = BTreeMap::new();
     for g in &facts.gpus {
         let best = facts
             .nics
@@ -71,8 +71,8 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
             .filter_map(|n| t.link(g, &n.id).map(|l| (l, n)))
             .min_by_key(|(l, _)| l.class);
         let Some((l, nic)) = best else { continue };
-        if l.class == LinkClass::CrossSocket {
-            let e = far.entry(nic.id.as_str()).or_insert_with(|| {
+        if matches!(l.class, LinkClass::CrossSocket | LinkClass::PcieHost) {
+            let e = far.entry((l.class, nic.id.as_str())).or_insert_with(|| {
                 (
                     Vec::new(),
                     nic,
@@ -84,29 +84,41 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
             e.3.extend(l.sources.iter().take(1).cloned());
         }
     }
-    for (gpus, nic, code, sources) in far.into_values() {
-        push(
-            out,
-            Severity::Warning,
+    for ((class, _), (gpus, nic, code, sources)) in far {
+        let (nic, nic_name) = (nic.id.clone(), nic.name.clone());
+        let finding = if class == LinkClass::CrossSocket {
             Finding::NicOnOtherSocket {
                 gpus,
-                nic: nic.id.clone(),
-                nic_name: nic.name.clone(),
+                nic,
+                nic_name,
                 code,
-            },
-            sources,
-        );
+            }
+        } else {
+            Finding::NicAcrossHostBridge {
+                gpus,
+                nic,
+                nic_name,
+                code,
+            }
+        };
+        push(out, Severity::Warning, finding, sources);
     }
 }
 
 pub(super) fn injection_share(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     let gpus = facts.gpus.len();
-    // Adapters as the topology names them.
-    let nics = facts.nics.len();
+    // The compute adapters when their rates are known, else every adapter
+    // the topology names.
+    let nics = facts
+        .injection
+        .as_ref()
+        .map_or(facts.nics.len(), |i| i.adapters);
     if gpus < 2 || nics == 0 || nics >= gpus {
         return;
     }
-    let rate = facts.fastest_port_bytes_per_s;
+    let node = facts.injection.as_ref().map(|i| i.node_bytes_per_s);
+    // One adapter's rate as the model takes it: the node's sum, shared.
+    let rate = node.map(|n| n / nics as f64);
     let per_gpu = rate
         .and_then(|r| injection::injection(gpus as u32, nics as u32, r, 1.0).ok())
         .map(|i| i.per_gpu_bytes_per_s);

@@ -163,7 +163,73 @@ pub struct Figure {
     pub statistic: Statistic,
 }
 
+/// Which way a change went for the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trend {
+    Worse,
+    Better,
+    /// Neither (a node newly collected, a code that changed in place).
+    Neutral,
+}
+
+impl Trend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trend::Worse => "worse",
+            Trend::Better => "better",
+            Trend::Neutral => "neutral",
+        }
+    }
+}
+
+/// Worse when `after < before`, better when above, of two optional values.
+fn trend_of<T: PartialOrd>(before: Option<T>, after: Option<T>) -> Trend {
+    match (before, after) {
+        (Some(b), Some(a)) if a < b => Trend::Worse,
+        (Some(b), Some(a)) if a > b => Trend::Better,
+        _ => Trend::Neutral,
+    }
+}
+
 impl ChangeKind {
+    /// Which way the change went: fewer lanes, a slower figure, a port
+    /// down, a class further down the ladder are worse; their opposites
+    /// better.
+    pub fn trend(&self) -> Trend {
+        match self {
+            ChangeKind::NodeGone => Trend::Worse,
+            ChangeKind::NodeNew => Trend::Neutral,
+            // Classes sort from the closest (self, direct link) down.
+            ChangeKind::ClassChanged { from, to, .. } => trend_of(Some(to.class), Some(from.class)),
+            ChangeKind::PcieWidth { from, to, .. } => trend_of(from.width_lanes, to.width_lanes),
+            ChangeKind::PcieSpeed { from, to, .. } => {
+                match trend_of(from.speed_gt_per_s, to.speed_gt_per_s) {
+                    Trend::Neutral => trend_of(from.generation, to.generation),
+                    t => t,
+                }
+            }
+            ChangeKind::PortState { from, to, .. } => {
+                let up = |p: &PortState| p.active != Some(false) && p.link_up != Some(false);
+                match (up(from), up(to)) {
+                    (true, false) => Trend::Worse,
+                    (false, true) => Trend::Better,
+                    _ => trend_of(from.rate_bytes_per_s, to.rate_bytes_per_s),
+                }
+            }
+            ChangeKind::CounterGrew { .. } => Trend::Worse,
+            ChangeKind::Bandwidth {
+                relative_change, ..
+            } => {
+                if *relative_change < 0.0 {
+                    Trend::Worse
+                } else {
+                    Trend::Better
+                }
+            }
+        }
+    }
+
     pub fn area(&self) -> Area {
         match self {
             ChangeKind::NodeGone | ChangeKind::NodeNew => Area::Node,
@@ -177,11 +243,12 @@ impl ChangeKind {
 }
 
 impl Change {
-    /// Whether it matters: a class or link got worse or better, a port
-    /// changed state, an error counter grew, a figure moved beyond its
-    /// spread, a node went missing. A node newly collected does not.
+    /// Whether it matters for the exit status: something got worse (a
+    /// class or link, a port, an error counter, a figure beyond its
+    /// spread, a node gone). An improvement is reported, as better, and
+    /// does not count.
     pub fn significant(&self) -> bool {
-        !matches!(self.kind, ChangeKind::NodeNew)
+        self.kind.trend() == Trend::Worse
     }
 }
 

@@ -11,6 +11,14 @@
 //! a single small message), and the pipelined bound (chunks overlap
 //! perfectly; time is set by the busiest resource; each side's PCIe
 //! carries two crossings when staged).
+//!
+//! Each store-and-forward step also costs a fixed latency (a copy's
+//! launch and completion, a DMA's doorbell): `hop_latency_s` per step,
+//! five steps staged (four PCIe crossings and the wire) against three
+//! direct. Serially every step pays it; pipelined, the first chunk still
+//! pays every step once. So at small sizes, where the seed says
+//! pipelining hides almost nothing, staged is slower by two hops' latency
+//! even when PCIe is wide (seed section 2.3, "Latency").
 
 use serde::Serialize;
 
@@ -37,35 +45,70 @@ fn check(m_bytes: f64, pcie: f64, net: f64) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// Host-staged path.
+/// Host-staged path, without a fixed cost per step.
 pub fn staged_cost(
     m_bytes: f64,
     pcie_bytes_per_s: f64,
     net_bytes_per_s: f64,
 ) -> Result<PathCost, ModelError> {
-    check(m_bytes, pcie_bytes_per_s, net_bytes_per_s)?;
-    let pcie = m_bytes / pcie_bytes_per_s;
-    let wire = m_bytes / net_bytes_per_s;
-    Ok(PathCost {
-        serial_s: 4.0 * pcie + wire,
-        pipelined_s: (2.0 * pcie).max(wire),
-        host_memory_traffic_bytes: 4.0 * m_bytes,
-        pcie_crossings: 4,
-    })
+    staged_cost_with_latency(m_bytes, pcie_bytes_per_s, net_bytes_per_s, 0.0)
 }
 
-/// Direct path (GPUDirect RDMA / peer-to-peer DMA).
+/// Direct path, without a fixed cost per step.
 pub fn direct_cost(
     m_bytes: f64,
     pcie_bytes_per_s: f64,
     net_bytes_per_s: f64,
 ) -> Result<PathCost, ModelError> {
+    direct_cost_with_latency(m_bytes, pcie_bytes_per_s, net_bytes_per_s, 0.0)
+}
+
+fn check_latency(hop_latency_s: f64) -> Result<(), ModelError> {
+    if hop_latency_s.is_finite() && hop_latency_s >= 0.0 {
+        Ok(())
+    } else {
+        Err(ModelError::Undefined(format!(
+            "a per-hop latency is zero or more seconds, not {hop_latency_s}"
+        )))
+    }
+}
+
+/// Host-staged path: five store-and-forward steps of `hop_latency_s` each.
+pub fn staged_cost_with_latency(
+    m_bytes: f64,
+    pcie_bytes_per_s: f64,
+    net_bytes_per_s: f64,
+    hop_latency_s: f64,
+) -> Result<PathCost, ModelError> {
     check(m_bytes, pcie_bytes_per_s, net_bytes_per_s)?;
+    check_latency(hop_latency_s)?;
     let pcie = m_bytes / pcie_bytes_per_s;
     let wire = m_bytes / net_bytes_per_s;
+    let fixed = 5.0 * hop_latency_s;
     Ok(PathCost {
-        serial_s: 2.0 * pcie + wire,
-        pipelined_s: pcie.max(wire),
+        serial_s: 4.0 * pcie + wire + fixed,
+        pipelined_s: (2.0 * pcie).max(wire) + fixed,
+        host_memory_traffic_bytes: 4.0 * m_bytes,
+        pcie_crossings: 4,
+    })
+}
+
+/// Direct path (GPUDirect RDMA / peer-to-peer DMA): three steps of
+/// `hop_latency_s` each.
+pub fn direct_cost_with_latency(
+    m_bytes: f64,
+    pcie_bytes_per_s: f64,
+    net_bytes_per_s: f64,
+    hop_latency_s: f64,
+) -> Result<PathCost, ModelError> {
+    check(m_bytes, pcie_bytes_per_s, net_bytes_per_s)?;
+    check_latency(hop_latency_s)?;
+    let pcie = m_bytes / pcie_bytes_per_s;
+    let wire = m_bytes / net_bytes_per_s;
+    let fixed = 3.0 * hop_latency_s;
+    Ok(PathCost {
+        serial_s: 2.0 * pcie + wire + fixed,
+        pipelined_s: pcie.max(wire) + fixed,
         host_memory_traffic_bytes: 0.0,
         pcie_crossings: 2,
     })
@@ -107,6 +150,17 @@ mod tests {
         let s = staged_cost(1e9, 10e9, 10e9).unwrap();
         let d = direct_cost(1e9, 10e9, 10e9).unwrap();
         assert_eq!(s.pipelined_s, 2.0 * d.pipelined_s);
+    }
+
+    #[test]
+    fn at_4_kib_staged_pays_two_more_hops_than_direct() {
+        // PCIe 20 GB/s, network 10 GB/s, 2 us per hop: the bandwidth terms
+        // pipeline to the same wire time, the fixed costs do not.
+        let s = staged_cost_with_latency(4096.0, 20e9, 10e9, 2e-6).unwrap();
+        let d = direct_cost_with_latency(4096.0, 20e9, 10e9, 2e-6).unwrap();
+        assert!((s.pipelined_s - d.pipelined_s - 4e-6).abs() < 1e-12);
+        assert!(s.pipelined_s > 1.3 * d.pipelined_s);
+        assert!(staged_cost_with_latency(1.0, 1.0, 1.0, -1.0).is_err());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::diff::{
 use crate::render::explain::pcie_label;
 use crate::render::format::{gbs, size_short};
 
-pub use crate::diff::Area;
+pub use crate::diff::{Area, Trend};
 
 /// One change as people read it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,6 +25,8 @@ pub struct ChangeRow {
     pub after: String,
     /// Whether it matters (see [`Change::significant`]).
     pub significant: bool,
+    /// Worse, better or neither.
+    pub trend: Trend,
     pub why: String,
 }
 
@@ -106,9 +108,9 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
         ),
         ChangeKind::ClassChanged { a, b, from, to } => {
             let why = if to.class > from.class {
-                "the pair moved down the ladder"
+                "the pair moved down the ladder: copies and collectives between them now run a tier slower"
             } else if to.class < from.class {
-                "the pair moved up the ladder"
+                "the pair moved up the ladder: copies and collectives between them can run a tier faster"
             } else {
                 "same class, different link count or code"
             };
@@ -120,18 +122,25 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             )
         }
         ChangeKind::PcieWidth { device, from, to } | ChangeKind::PcieSpeed { device, from, to } => {
+            let share = match (from.width_lanes, to.width_lanes) {
+                (Some(f), Some(t)) if f > 0 => format!("{}%", t * 100 / f),
+                _ => "a different share".into(),
+            };
             let why = match k {
                 ChangeKind::PcieWidth { .. } if to.width_lanes < from.width_lanes => {
-                    "the link lost lanes"
+                    format!("the link lost lanes: it now carries at most {share} of what it did")
                 }
-                ChangeKind::PcieWidth { .. } => "the link gained lanes",
-                _ => "the link speed changed (GPUs slow their links when idle: compare under load)",
+                ChangeKind::PcieWidth { .. } => {
+                    format!("the link gained lanes: it can carry {share} of what it did")
+                }
+                _ => "the link speed changed (GPUs slow their links when idle: compare under load)"
+                    .into(),
             };
             (
                 pcie_label(&device.address, device.name.as_deref()),
                 pcie_state(from),
                 pcie_state(to),
-                why.into(),
+                why,
             )
         }
         ChangeKind::PortState {
@@ -143,7 +152,11 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             format!("{device} port {port}"),
             port_state(from),
             port_state(to),
-            "port state or rate changed".into(),
+            match k.trend() {
+                Trend::Worse => "the port went down or slower: the node loses that share of its network injection".into(),
+                Trend::Better => "the port came up or got faster: the node gains network injection".into(),
+                Trend::Neutral => "port state or rate changed".into(),
+            },
         ),
         ChangeKind::CounterGrew {
             device,
@@ -158,9 +171,11 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             before.map_or("not read".into(), |b| b.to_string()),
             after.to_string(),
             if *delta > 0 {
-                format!("grew by {delta} while the new collection ran")
+                format!(
+                    "grew by {delta} while the new collection ran: errors on the link cost retransmissions, bandwidth and latency"
+                )
             } else {
-                "grew between the two collections".into()
+                "grew between the two collections: errors on the link cost retransmissions, bandwidth and latency".into()
             },
         ),
         ChangeKind::Bandwidth {
@@ -175,13 +190,20 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             gbs(*before_bytes_per_s),
             gbs(*after_bytes_per_s),
             format!(
-                "{:+.1}%, beyond the {:.1}% {}",
+                "{:+.1}%, beyond the {:.1}% {}: a transfer of this kind takes {:.0}% {} time",
                 relative_change * 100.0,
                 threshold * 100.0,
                 if *spread > 0.0 {
                     "spread the repetitions showed"
                 } else {
                     "default threshold (the tool reports no spread)"
+                },
+                // Time goes as 1 / bandwidth.
+                ((before_bytes_per_s / after_bytes_per_s) - 1.0).abs() * 100.0,
+                if after_bytes_per_s < before_bytes_per_s {
+                    "more"
+                } else {
+                    "less"
                 }
             ),
         ),
@@ -197,6 +219,7 @@ fn row(c: &Change) -> ChangeRow {
         before,
         after,
         significant: c.significant(),
+        trend: c.kind.trend(),
         why,
     }
 }
@@ -258,7 +281,11 @@ impl DiffView {
         for c in &self.changes {
             s.push_str(&format!(
                 "{}{} {} {}: {} -> {} ({})\n",
-                if c.significant { "" } else { "(info) " },
+                match c.trend {
+                    Trend::Worse => "",
+                    Trend::Better => "(better) ",
+                    Trend::Neutral => "(info) ",
+                },
                 c.node,
                 c.area.as_str(),
                 c.what,
@@ -268,8 +295,9 @@ impl DiffView {
             ));
         }
         s.push_str(&format!(
-            "{} significant change(s); {} bandwidth figure(s) compared, {} within their spread\n",
+            "{} change(s) for the worse, {} for the better; {} bandwidth figure(s) compared, {} within their spread\n",
             self.significant(),
+            self.changes.iter().filter(|c| c.trend == Trend::Better).count(),
             self.figures_compared,
             self.within_spread
         ));

@@ -209,70 +209,20 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
-/// One sentence with the numbers, for people (escaped where shown).
-pub fn summary(f: &Finding) -> String {
+fn tool_failed(tool: &str, message: &str, capture_defect: bool) -> String {
+    if capture_defect {
+        format!(
+            "{tool} could not read a device and stopped (a gap in the capture, not a fault of the node's links): {message}"
+        )
+    } else {
+        format!("{tool}: {message}")
+    }
+}
+
+/// The sentence of a finding about a link (PCIe, NVLink, RDMA port);
+/// [`summary`] sends exactly these kinds here.
+fn link_summary(f: &Finding) -> String {
     match f {
-        Finding::HostHopInGroup {
-            a,
-            b,
-            class,
-            code,
-            direct_pairs,
-            other_pairs,
-            gpu_pairs,
-            routable,
-        } => host_hop(
-            (a, b),
-            *class,
-            code,
-            (*direct_pairs, *other_pairs, *gpu_pairs),
-            *routable,
-        ),
-        Finding::SilentStaging {
-            src,
-            dst,
-            enabled_bytes_per_s,
-            disabled_bytes_per_s,
-            pairs,
-            p2p_status,
-        } => silent_staging(
-            (src, dst),
-            *enabled_bytes_per_s,
-            *disabled_bytes_per_s,
-            *pairs,
-            p2p_status.as_deref(),
-        ),
-        Finding::NoPeerPath {
-            a,
-            b,
-            status,
-            pairs,
-        } => no_peer_path((a, b), status, *pairs),
-        Finding::FarBelowCeiling {
-            test,
-            src,
-            dst,
-            measured_bytes_per_s: bw,
-            ceiling,
-        } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
-        Finding::NicOnOtherSocket {
-            gpus,
-            nic,
-            nic_name,
-            code,
-        } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
-        ),
-        Finding::InjectionShare {
-            gpus,
-            nics,
-            per_gpu_bytes_per_s,
-            ..
-        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
         Finding::PcieWidthDown {
             address,
             name,
@@ -342,6 +292,95 @@ pub fn summary(f: &Finding) -> String {
             "{device} port {port}: congestion signals grew during this collection ({}).",
             counters(cs)
         ),
+        // Not a link kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
+/// One sentence with the numbers, for people (escaped where shown).
+pub fn summary(f: &Finding) -> String {
+    match f {
+        Finding::HostHopInGroup {
+            a,
+            b,
+            class,
+            code,
+            direct_pairs,
+            other_pairs,
+            gpu_pairs,
+            routable,
+        } => host_hop(
+            (a, b),
+            *class,
+            code,
+            (*direct_pairs, *other_pairs, *gpu_pairs),
+            *routable,
+        ),
+        Finding::SilentStaging {
+            src,
+            dst,
+            enabled_bytes_per_s,
+            disabled_bytes_per_s,
+            pairs,
+            p2p_status,
+        } => silent_staging(
+            (src, dst),
+            *enabled_bytes_per_s,
+            *disabled_bytes_per_s,
+            *pairs,
+            p2p_status.as_deref(),
+        ),
+        Finding::NoPeerPath {
+            a,
+            b,
+            status,
+            pairs,
+        } => no_peer_path((a, b), status, *pairs),
+        Finding::FarBelowCeiling {
+            test,
+            src,
+            dst,
+            measured_bytes_per_s: bw,
+            ceiling,
+        } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
+        Finding::NicOnOtherSocket {
+            gpus,
+            nic,
+            nic_name,
+            code,
+        } => format!(
+            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
+            if gpus.len() == 1 { "GPU" } else { "GPUs" },
+            gpus.join(", "),
+            if gpus.len() == 1 { "its" } else { "their" },
+            nic_name.as_deref().unwrap_or(nic)
+        ),
+        Finding::NicAcrossHostBridge {
+            gpus,
+            nic,
+            nic_name,
+            code,
+        } => format!(
+            "{} {}: {} closest adapter, {} ({nic}), is under another host bridge ({code}): GPUDirect RDMA crosses the root complex.",
+            if gpus.len() == 1 { "GPU" } else { "GPUs" },
+            gpus.join(", "),
+            if gpus.len() == 1 { "its" } else { "their" },
+            nic_name.as_deref().unwrap_or(nic)
+        ),
+        Finding::InjectionShare {
+            gpus,
+            nics,
+            per_gpu_bytes_per_s,
+            ..
+        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::PcieWidthDown { .. }
+        | Finding::PcieSpeedDown { .. }
+        | Finding::NvlinksInactive { .. }
+        | Finding::RdmaPortUnused { .. }
+        | Finding::RdmaPortDown { .. }
+        | Finding::RdmaPortBelowRate { .. }
+        | Finding::PortErrorsGrew { .. }
+        | Finding::CongestionSignals { .. } => link_summary(f),
         Finding::WrongResults { tool, what, errors } => format!(
             "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
         ),
@@ -352,13 +391,7 @@ pub fn summary(f: &Finding) -> String {
             tool,
             message,
             capture_defect,
-        } => {
-            if *capture_defect {
-                format!("{tool} (a defect of the capture, not of the node): {message}")
-            } else {
-                format!("{tool}: {message}")
-            }
-        }
+        } => tool_failed(tool, message, *capture_defect),
         Finding::BitsNotBytes {
             tool,
             example_as_printed,
@@ -392,6 +425,9 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::NicOnOtherSocket { .. } => {
             include_str!("../../templates/explain/nic-on-other-socket.md")
+        }
+        Finding::NicAcrossHostBridge { .. } => {
+            include_str!("../../templates/explain/nic-across-host-bridge.md")
         }
         Finding::InjectionShare { .. } => {
             include_str!("../../templates/explain/injection-share.md")

@@ -142,8 +142,10 @@ const MIN_RELATIVE: f64 = 0.05;
 
 /// Whether `x` is an outlier of a fleet with this median and MAD.
 pub fn is_outlier(x: f64, median: f64, mad: f64) -> bool {
+    // Every fleet metric is a bandwidth or a rate: only a figure below its
+    // group is worse; one above is not flagged.
     let limit = (HAMPEL_K * MAD_TO_SIGMA * mad).max(MIN_RELATIVE * median.abs());
-    (x - median).abs() > limit
+    median - x > limit
 }
 
 /// One flagged value.
@@ -271,13 +273,10 @@ pub fn fleet_from(nodes: Vec<FleetNode>) -> Fleet {
                             value: x,
                             fleet_median: m,
                             fleet_mad: mad,
-                            at: (which == "worst")
-                                .then(|| {
-                                    by_name
-                                        .get(node.as_str())
-                                        .and_then(|n| n.worst_at.get(k).cloned())
-                                })
-                                .flatten(),
+                            // The line of the node's worst figure of the metric.
+                            at: by_name
+                                .get(node.as_str())
+                                .and_then(|n| n.worst_at.get(k).cloned()),
                         });
                     }
                 }
@@ -294,32 +293,98 @@ pub fn fleet_from(nodes: Vec<FleetNode>) -> Fleet {
     }
 }
 
-/// A signature of a node's topology: the class and code of every pair, so
-/// nodes wired alike group together.
+/// A node's hardware identity: GPU model and count, adapter model and
+/// rate, and the class and code of every pair, so only nodes built alike
+/// are compared. A node that states none of these is a group of its own
+/// (its name), never pooled with other undescribed nodes.
 pub fn topology_signature(b: &Bundle, facts: &NodeFacts) -> String {
-    let t = &b.topology;
-    if t.links.is_empty() {
-        return "no topology".into();
+    let mut parts = Vec::new();
+    if !facts.gpus.is_empty() {
+        let mut models: Vec<&str> = facts.gpu_names.values().map(String::as_str).collect();
+        models.sort_unstable();
+        models.dedup();
+        parts.push(format!(
+            "{} x {}",
+            facts.gpus.len(),
+            if models.is_empty() {
+                "GPU (model not stated)".to_string()
+            } else {
+                models.join(" + ")
+            }
+        ));
     }
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for l in &t.links {
-        *counts
-            .entry(format!(
-                "{} {}",
-                l.class,
-                l.code.clone().unwrap_or_default()
-            ))
-            .or_default() += 1;
-    }
-    let (gpus, nics) = (facts.gpus.len(), facts.nics.len());
-    format!(
-        "{gpus} GPUs, {nics} NICs: {}",
-        counts
+    let mut adapters: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &b.rdma {
+        let rate = d
+            .ports
             .iter()
-            .map(|(k, n)| format!("{n} x {k}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
+            .filter(|p| p.active == Some(true))
+            .filter_map(crate::facts::port_data_rate)
+            .fold(0.0f64, f64::max);
+        let model = d.ca_type.as_deref().unwrap_or("adapter");
+        let rate = if rate > 0.0 {
+            format!("at {}", crate::render::format::gbs(rate))
+        } else {
+            "rate not stated".into()
+        };
+        *adapters.entry(format!("{model} {rate}")).or_default() += 1;
+    }
+    if !adapters.is_empty() {
+        parts.push(
+            adapters
+                .iter()
+                .map(|(k, n)| format!("{n} x {k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    } else if !facts.nics.is_empty() {
+        parts.push(format!("{} NICs", facts.nics.len()));
+    }
+    let t = &b.topology;
+    if !t.links.is_empty() {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for l in &t.links {
+            *counts
+                .entry(format!(
+                    "{} {}",
+                    l.class,
+                    l.code.clone().unwrap_or_default()
+                ))
+                .or_default() += 1;
+        }
+        parts.push(
+            counts
+                .iter()
+                .map(|(k, n)| format!("{n} x {k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if parts.is_empty() {
+        // Nothing names the hardware: compare only nodes measured alike
+        // (the same tools over the same devices), else the node alone.
+        let mut tools: Vec<&str> = b.measurements.iter().map(|m| m.tool.as_str()).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        let mut devices: Vec<&str> = b
+            .measurements
+            .iter()
+            .flat_map(|m| [m.src.as_ref(), m.dst.as_ref()])
+            .flatten()
+            .map(|t| t.as_str())
+            .collect();
+        devices.sort_unstable();
+        devices.dedup();
+        if tools.is_empty() || devices.is_empty() {
+            return format!("{} alone: hardware not described", b.host.name);
+        }
+        return format!(
+            "hardware not described; measured by {} over {}",
+            tools.join(", "),
+            devices.join(", ")
+        );
+    }
+    parts.join("; ")
 }
 
 #[cfg(test)]
@@ -337,5 +402,7 @@ mod tests {
         assert_eq!(mad, 0.0);
         assert!(!is_outlier(101.0, m, mad));
         assert!(is_outlier(80.0, m, mad));
+        // Better than the group is not an outlier.
+        assert!(!is_outlier(120.0, m, mad));
     }
 }

@@ -73,6 +73,15 @@ const TRUTH: &[Row] = &[
         ),
     },
     Row {
+        kind: "nic-across-host-bridge",
+        severity: "warning",
+        fires: &["dgx1v-v100-8gpu-1nic"],
+        silent: (
+            "a100-sxm4-8gpu-4socket-3nic",
+            "GPU0-3 share a switch with their adapters (PXB); GPU4-7 are across the socket, a finding of its own",
+        ),
+    },
+    Row {
         kind: "injection-share",
         severity: "warning",
         fires: &[

@@ -113,9 +113,11 @@ fn fleet_index_groups_by_topology_and_names_the_outlier() {
         outliers.iter().all(|l| l.starts_with("node05:")),
         "{outliers:?}"
     );
-    // Two groups: 5 nodes without topology, 3 DGX-1V.
-    assert!(index.contains("<strong>5 node(s)</strong>"));
-    assert!(index.contains("<strong>3 node(s)</strong>: 8 GPUs, 1 NICs"));
+    // Two groups: 5 nodes measured alike (no topology), 3 DGX-1V.
+    assert!(index.contains(
+        "<strong>5 node(s)</strong>: hardware not described; measured by p2pBandwidthLatencyTest over GPU0, GPU1, GPU2, GPU3"
+    ));
+    assert!(index.contains("<strong>3 node(s)</strong>: 8 x GPU (model not stated); 1 NICs;"));
     assert_eq!(index.matches("class=\"outlier\"").count(), 1);
     for n in ["node01", "node05", "dgx03"] {
         assert!(site.join("nodes").join(n).join("index.html").is_file());
@@ -132,7 +134,9 @@ fn diff_of_identical_collections_is_quiet() {
         .arg(d.path().join("b"))
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("0 significant change(s)"));
+        .stdout(predicate::str::contains(
+            "0 change(s) for the worse, 0 for the better",
+        ));
 }
 
 #[test]
@@ -215,6 +219,24 @@ fn diff_attributes_each_change_to_its_device() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("GPU0-GPU1") && page.contains("mlx4_0 port 1"));
     assert!(!page.contains("http://") && !page.contains("https://"));
+
+    // The other way round every change is an improvement: reported as
+    // better, exit 0 (dgx02's node directory and node05's figures too).
+    wr().arg("diff")
+        .arg(&b)
+        .arg(&a)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "(better) dgx02 topology GPU0-GPU1: cross-socket",
+        ))
+        .stdout(predicate::str::contains(
+            "(better) ib01 rdma-port mlx4_0 port 1",
+        ))
+        .stdout(predicate::str::contains("takes 50% less time"))
+        .stdout(predicate::str::contains(
+            "0 change(s) for the worse, 3 for the better",
+        ));
 }
 
 #[test]

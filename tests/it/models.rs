@@ -73,6 +73,9 @@ fn staging_cli_reproduces_the_seed_round_numbers() {
             "20",
             "--net-gbs",
             "10",
+            // The seed's round numbers have no fixed cost per step.
+            "--hop-latency-us",
+            "0",
             "--json",
         ])
         .assert()
@@ -82,6 +85,19 @@ fn staging_cli_reproduces_the_seed_round_numbers() {
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(v["model"].as_str().unwrap().starts_with("MODEL"));
+    // At 4 KiB with 2 us per step, staged pays two more steps than direct.
+    let out = wr()
+        .args(["model", "staging", "--bytes", "4096", "--pcie-gbs", "20"])
+        .args(["--net-gbs", "10", "--hop-latency-us", "2", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let small: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let gap = small["staged"]["pipelined_s"].as_f64().unwrap()
+        - small["direct"]["pipelined_s"].as_f64().unwrap();
+    assert!((gap - 4e-6).abs() < 1e-12, "{gap}");
     let staged = v["staged"]["serial_s"].as_f64().unwrap();
     let direct = v["direct"]["serial_s"].as_f64().unwrap();
     assert!(
@@ -97,6 +113,8 @@ fn staging_cli_reproduces_the_seed_round_numbers() {
         "20",
         "--net-gbs",
         "10",
+        "--hop-latency-us",
+        "0",
     ])
     .assert()
     .success()

@@ -26,8 +26,10 @@ fn scaleup_from(s: &ScaleUp) -> String {
 
 pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
     let gpus = facts.gpus.len() as u32;
-    let nics = facts.nics.len() as u32;
-    let rate = facts.fastest_port_bytes_per_s?;
+    // The compute adapters, each at its own rate (facts::NodeInjection).
+    let inj = facts.injection.as_ref()?;
+    let nics = inj.adapters as u32;
+    let rate = inj.node_bytes_per_s / f64::from(nics.max(1));
     let scaleup = facts.scaleup.as_ref()?;
     let (up, up_from) = (scaleup.bytes_per_s, scaleup_from(scaleup));
     if gpus == 0 || nics == 0 {
@@ -60,15 +62,17 @@ pub(super) fn models(b: &Bundle, facts: &NodeFacts) -> (Vec<ModelView>, Vec<Stri
 fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     let mut out = Vec::new();
     let gpus = facts.gpus.len() as u32;
-    let nics = facts.nics.len() as u32;
-    let rate = facts.fastest_port_bytes_per_s;
+    let inj = facts.injection.as_ref();
+    let nics = inj.map_or(facts.nics.len(), |i| i.adapters) as u32;
+    // The mean of the compute adapters' own rates: count x mean = their sum.
+    let rate = inj.map(|i| i.node_bytes_per_s / f64::from(nics.max(1)));
     let scaleup = facts.scaleup.as_ref();
     // Injection: needs GPU and adapter counts and an adapter rate.
     match (gpus, nics, rate) {
         (g, n, Some(r)) if g > 0 && n > 0 => {
             if let Ok(i) = injection::injection(g, n, r, scaleup.map_or(1.0, |s| s.bytes_per_s)) {
                 let mut lines = vec![
-                    format!("{g} GPUs, {n} adapters at {} each (from the RDMA ports).", gbs(r)),
+                    format!("{g} GPUs, {n} compute adapters at {} each on average, their data rates summed (from the RDMA ports).", gbs(r)),
                     format!("Node injection {}; per-GPU share {}.", gbs(i.node_injection_bytes_per_s), gbs(i.per_gpu_bytes_per_s)),
                 ];
                 if let Some(s) = scaleup {
@@ -81,7 +85,7 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
             title: NOT_SHOWN.into(),
             lines: vec![format!(
                 "the injection ceiling needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {})",
-                if rate.is_some() { "present" } else { "absent" }
+                if facts.fastest_port_bytes_per_s.is_some() { "present" } else { "absent" }
             )],
         }),
     }
@@ -94,7 +98,7 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         })?;
         ceiling::pcie(generation, lanes).ok()
     });
-    match (pcie, rate) {
+    match (pcie, facts.fastest_port_bytes_per_s) {
         (Some(p), Some(r)) => {
             let m = 1e9;
             if let (Ok(s), Ok(d)) = (staging::staged_cost(m, p.per_direction_bytes_per_s, r), staging::direct_cost(m, p.per_direction_bytes_per_s, r)) {
