@@ -286,9 +286,9 @@ fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hard
     assert!(html.contains("<span class=\"verdict v-critical\">"));
     assert!(
         html.contains("id=\"only-findings\"")
-            && files["style.css"]
-                .windows(26)
-                .any(|w| w == b"#only-findings:checked ~ t")
+            && std::str::from_utf8(&files["style.css"])
+                .unwrap()
+                .contains("#only-findings:checked ~ .scroll table.index tr.r-v-no-findings")
     );
 }
 

@@ -237,11 +237,13 @@ fn hub(direct: &[MapEdge], facts: &NodeFacts) -> Option<(Vec<String>, String)> {
 }
 
 /// Pixel layout: box size and pitch.
-const DEV_W: f64 = 104.0;
-const DEV_H: f64 = 34.0;
-const PITCH_X: f64 = 150.0;
+const DEV_W: f64 = 96.0;
+const DEV_H: f64 = 38.0;
+const PITCH_X: f64 = 124.0;
 const PITCH_Y: f64 = 110.0;
-const PAD: f64 = 26.0;
+const PAD: f64 = 18.0;
+/// The widest a map is drawn before its boxes wrap (a page's main column).
+const MAX_WIDTH: f64 = 1300.0;
 
 /// Where each device sits, and each group's box.
 struct Layout {
@@ -255,11 +257,12 @@ fn layout(m: &TopoMap) -> Layout {
     let mut names: Vec<&str> = m.devices.iter().map(|d| d.group.as_str()).collect();
     names.sort_by_key(|g| (g.contains("not stated"), g.len(), g.to_string()));
     names.dedup();
-    let top = if m.hub.is_some() { 110.0 } else { 20.0 };
+    let mut top = if m.hub.is_some() { 110.0 } else { 20.0 };
     let mut pos = BTreeMap::new();
     let mut groups = Vec::new();
     let mut x0 = 10.0;
     let mut height: f64 = 0.0;
+    let mut width: f64 = 0.0;
     for g in names {
         let gpus: Vec<&MapDevice> = m
             .devices
@@ -279,6 +282,13 @@ fn layout(m: &TopoMap) -> Layout {
             2.min(gpus.len()).max(1)
         };
         let nic_cols = nics.len().clamp(1, cols.max(2));
+        let w = cols.max(nic_cols) as f64 * PITCH_X - (PITCH_X - DEV_W) + 2.0 * PAD;
+        // Boxes that would not fit a page's width start a new row (not
+        // under a hub, whose lines run straight up).
+        if m.hub.is_none() && x0 > 10.0 && x0 + w > MAX_WIDTH {
+            x0 = 10.0;
+            top = height + 24.0;
+        }
         let mut y = top + PAD;
         for (i, d) in gpus.iter().enumerate() {
             let (c, r) = (i % cols, i / cols);
@@ -296,15 +306,15 @@ fn layout(m: &TopoMap) -> Layout {
             );
         }
         y += nics.len().div_ceil(nic_cols) as f64 * (DEV_H + 40.0);
-        let w = cols.max(nic_cols) as f64 * PITCH_X - (PITCH_X - DEV_W) + 2.0 * PAD;
         groups.push((g.to_string(), (x0, top, w, y - top)));
         height = height.max(y);
-        x0 += w + 40.0;
+        width = width.max(x0 + w);
+        x0 += w + 24.0;
     }
     Layout {
         pos,
         groups,
-        width: x0.max(420.0),
+        width: (width + 10.0).max(420.0),
         height: height + 10.0,
     }
 }
@@ -404,12 +414,25 @@ pub fn svg(m: &TopoMap) -> String {
         let fill = if d.is_gpu { "#dcfce7" } else { "#ffedd5" };
         let _ = write!(
             s,
-            r##"<g class="device" data-id="{id}"><rect x="{x}" y="{y}" width="{DEV_W}" height="{DEV_H}" rx="4" fill="{fill}" stroke="#333"/><text x="{}" y="{}" text-anchor="middle">{}</text></g>"##,
-            x + DEV_W / 2.0,
-            y + DEV_H / 2.0 + 4.0,
-            esc(&d.label),
+            r##"<g class="device" data-id="{id}"><rect x="{x}" y="{y}" width="{DEV_W}" height="{DEV_H}" rx="4" fill="{fill}" stroke="#333"/>"##,
             id = esc(&d.id),
         );
+        // An adapter's id and name on two lines, so the box stays narrow.
+        let lines: Vec<&str> = match d.label.split_once(' ') {
+            Some((a, b)) => vec![a, b],
+            None => vec![d.label.as_str()],
+        };
+        let top = y + DEV_H / 2.0 + 4.0 - 7.0 * (lines.len() as f64 - 1.0);
+        for (i, line) in lines.iter().enumerate() {
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+                x + DEV_W / 2.0,
+                top + 14.0 * i as f64,
+                esc(line)
+            );
+        }
+        s.push_str("</g>");
     }
     legend(&mut s, m, legend_y);
     s.push_str("</svg>");
