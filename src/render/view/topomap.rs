@@ -237,9 +237,9 @@ fn hub(direct: &[MapEdge], facts: &NodeFacts) -> Option<(Vec<String>, String)> {
 }
 
 /// Pixel layout: box size and pitch.
-const DEV_W: f64 = 96.0;
+const DEV_W: f64 = 92.0;
 const DEV_H: f64 = 38.0;
-const PITCH_X: f64 = 124.0;
+const PITCH_X: f64 = 136.0;
 const PITCH_Y: f64 = 110.0;
 const PAD: f64 = 18.0;
 /// The widest a map is drawn before its boxes wrap (a page's main column).
