@@ -314,3 +314,53 @@ fn no_empty_furniture_and_no_chart_text_under_11_px() {
     assert!(!dgx.contains("<h2>Ladder</h2>"));
     assert!(dgx.contains("Views not drawn for lack of evidence: the injection ceiling needs"));
 }
+
+#[test]
+fn a_live_bundle_plots_its_host_memcpy_sweep_with_no_empty_link_and_problems_said_once() {
+    use wire_report::bundle::{Probe, ProbeStatus, Problem, ProblemKind};
+    use wire_report::evidence::measurement::{Kind, Measurement, Statistic};
+    // Synthetic: the shape of a live collect on a machine without GPU tools.
+    let mut b = Bundle::new(Host {
+        name: "live-node".into(),
+        origin: Origin::Live,
+    });
+    for (stat, scale) in [
+        (Statistic::Median, 1.0),
+        (Statistic::Max, 1.2),
+        (Statistic::Min, 0.8),
+    ] {
+        for size in [4096u64, 65536, 1 << 20] {
+            let mut m = Measurement::new("wire-report", 0, Kind::H2h, "host memcpy", stat);
+            m.source.file = "host memcpy sweep".into();
+            m.size_bytes = Some(size);
+            m.bandwidth_bytes_per_s = Some(scale * 10e9);
+            b.measurements.push(m);
+        }
+    }
+    b.probes.push(Probe {
+        name: "nvidia-smi topo -m".into(),
+        status: ProbeStatus::Absent,
+        duration_s: 0.0,
+        transcript: None,
+        message: "nvidia-smi is not on PATH".into(),
+    });
+    b.problems.push(Problem {
+        file: "nvidia-smi topo -m".into(),
+        line: None,
+        kind: ProblemKind::Probe,
+        message: "nvidia-smi is not on PATH".into(),
+    });
+    let site = render::render_site(&[b]).unwrap();
+    let page = std::str::from_utf8(&site.files["nodes/live-node/index.html"]).unwrap();
+    assert!(!page.contains("href=\"\""), "an empty link");
+    assert_eq!(
+        page.matches("nvidia-smi is not on PATH").count(),
+        1,
+        "problem said twice"
+    );
+    assert!(
+        page.contains("median of the repetitions") && page.contains("slowest of the repetitions")
+    );
+    assert!(page.contains("<h2>Size sweeps</h2>"));
+    assert!(!page.contains("<h2>Transcripts</h2>"), "an empty section");
+}

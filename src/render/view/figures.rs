@@ -291,6 +291,83 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             source: Some(linker.link(&cells[0].source)),
         });
     }
+    out.extend(spread_charts(b, linker));
+    out
+}
+
+/// Sweeps reported as a median with the fastest and slowest repetition
+/// (wire-report's own copy sweeps): the three as lines against size.
+fn spread_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
+    type Key = (String, String, String, Option<String>, Option<String>);
+    /// Points (size, bytes/s) of each statistic.
+    type Lines = BTreeMap<&'static str, Vec<(f64, f64)>>;
+    let mut groups: BTreeMap<Key, Lines> = BTreeMap::new();
+    let mut first: BTreeMap<Key, &Measurement> = BTreeMap::new();
+    for m in &b.measurements {
+        let name = match m.statistic {
+            Statistic::Median => "median",
+            Statistic::Max => "fastest",
+            Statistic::Min => "slowest",
+            _ => continue,
+        };
+        let (Some(size), Some(bw)) = (m.size_bytes, m.bandwidth_bytes_per_s) else {
+            continue;
+        };
+        if size == 0 || bw <= 0.0 {
+            continue;
+        }
+        let key = (
+            m.source.file.to_string(),
+            m.tool.to_string(),
+            m.test.to_string(),
+            m.src.as_ref().map(|x| x.to_string()),
+            m.dst.as_ref().map(|x| x.to_string()),
+        );
+        first.entry(key.clone()).or_insert(m);
+        groups
+            .entry(key)
+            .or_default()
+            .entry(name)
+            .or_default()
+            .push((size as f64, bw));
+    }
+    let mut out = Vec::new();
+    for (key, by) in groups {
+        if by.get("median").is_none_or(|p| p.len() < 2) {
+            continue;
+        }
+        let series: Vec<Series> = ["median", "fastest", "slowest"]
+            .into_iter()
+            .filter_map(|n| {
+                let mut points = by.get(n)?.clone();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Some(Series {
+                    label: format!("{n} of the repetitions"),
+                    points,
+                })
+            })
+            .collect();
+        let m = first[&key];
+        let pair = match (&key.3, &key.4) {
+            (Some(s), Some(d)) => format!(" {s}->{d}"),
+            _ => String::new(),
+        };
+        let title = format!("{} {}{pair}", key.1, key.2);
+        let y = if m.direction == Direction::Bi {
+            "GB/s both directions (1e9 bytes/s, log)"
+        } else {
+            "GB/s (1e9 bytes/s, log)"
+        };
+        out.push(ChartView {
+            svg: charts::sweep_chart(&title, &series, &[], y, None),
+            title,
+            note: format!(
+                "Measured: bytes/s = size / time of one copy, median, fastest and slowest of the repetitions at each size ({}).",
+                m.kind.as_str()
+            ),
+            source: Some(linker.link(&m.source)),
+        });
+    }
     out
 }
 
