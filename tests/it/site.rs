@@ -364,3 +364,25 @@ fn a_live_bundle_plots_its_host_memcpy_sweep_with_no_empty_link_and_problems_sai
     assert!(page.contains("<h2>Size sweeps</h2>"));
     assert!(!page.contains("<h2>Transcripts</h2>"), "an empty section");
 }
+
+#[test]
+fn heatmap_scales_leave_the_diagonal_out() {
+    let files = captures_site();
+    let page = std::str::from_utf8(&files["nodes/rtx2080ti-2gpu-autodl/index.html"]).unwrap();
+    let matrix = page.split("<div class=\"vmatrix\">").nth(1).unwrap();
+    let cells: Vec<&str> = matrix
+        .split("<td style=\"")
+        .skip(1)
+        .map(|c| c.split('"').next().unwrap())
+        .take(4)
+        .collect();
+    // 2 x 2: the diagonal grey, the two links coloured on their own scale,
+    // the better of them at the darkest shade.
+    assert_eq!(cells[0], "background:#e5e7eb");
+    assert_eq!(cells[3], "background:#e5e7eb");
+    assert!(cells[1].starts_with("background:hsl(") && cells[2].starts_with("background:hsl("));
+    assert!(
+        cells[1..3].contains(&"background:hsl(210,70%,45%)"),
+        "{cells:?}"
+    );
+}

@@ -60,8 +60,11 @@ pub(super) fn value_matrices(b: &Bundle, linker: &Linker<'_>) -> Vec<ValueMatrix
         srcs.dedup();
         dsts.sort_by_key(key);
         dsts.dedup();
+        // The colour scale leaves the diagonal (a device to itself, a local
+        // copy) out: it would set the scale and wash out every link.
         let values: Vec<f64> = cells
             .iter()
+            .filter(|m| m.src.is_none() || m.src != m.dst)
             .filter_map(|m| {
                 if lat {
                     m.latency_s
@@ -93,7 +96,12 @@ pub(super) fn value_matrices(b: &Bundle, linker: &Linker<'_>) -> Vec<ValueMatrix
                                 } else {
                                     format!("{:.1}", v / 1e9)
                                 };
-                                (text, heat(v, max, lat))
+                                let style = if s == d {
+                                    "background:#e5e7eb".to_string()
+                                } else {
+                                    heat(v, max, lat)
+                                };
+                                (text, style)
                             }
                             None => (String::new(), String::new()),
                         }
@@ -137,8 +145,6 @@ fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
     format!("background:hsl(210,70%,{light}%)")
 }
 
-/// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
-/// m* marked; collectives as busbw vs size.
 /// The expected ceiling of a sweep's path, and where it comes from, when
 /// the link facts give one ([`NodeFacts::ceiling`]).
 fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
@@ -170,6 +176,9 @@ fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
     Some((c.bytes_per_s, format!("{} ({from})", gbs(c.bytes_per_s))))
 }
 
+/// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
+/// m* marked and the path's ceiling where known; collectives as busbw vs
+/// size; median/fastest/slowest sweeps as three lines.
 pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -> Vec<ChartView> {
     let mut out = Vec::new();
     for s in fit::sweeps(&b.measurements).iter().take(12) {
