@@ -386,3 +386,15 @@ fn heatmap_scales_leave_the_diagonal_out() {
         "{cells:?}"
     );
 }
+
+#[test]
+fn latency_sweeps_get_their_own_microsecond_axis() {
+    let files = captures_site();
+    let page = std::str::from_utf8(&files["nodes/a100-sxm4-8gpu-superbench/index.html"]).unwrap();
+    let latency = page
+        .split("<svg")
+        .find(|s| s.contains("latency, microseconds (log)"))
+        .expect("a latency chart");
+    // Power-of-two sizes: a binary size axis.
+    assert!(latency.contains("KiB = 1024 bytes") && latency.contains("1 KiB"));
+}

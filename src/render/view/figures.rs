@@ -263,6 +263,23 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             note,
             source: Some(linker.link(&s.source)),
         });
+        // A latency sweep: the measured times too, in microseconds.
+        if s.from_latency {
+            let title = format!("{} latency", s.label());
+            out.push(ChartView {
+                svg: charts::latency_chart(
+                    &title,
+                    &[Series {
+                        label: s.label(),
+                        points: s.points.iter().map(|p| (p.size_bytes, p.time_s)).collect(),
+                    }],
+                ),
+                title,
+                note: "Measured latency per message size, as the tool printed it (microseconds)."
+                    .into(),
+                source: Some(linker.link(&s.source)),
+            });
+        }
     }
     // Collectives: busbw vs size, out-of-place and in-place together.
     let mut coll: BTreeMap<(String, String), Vec<&Measurement>> = BTreeMap::new();
