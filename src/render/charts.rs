@@ -160,16 +160,18 @@ pub fn latency_chart(title: &str, series: &[Series]) -> String {
     )
 }
 
-/// Values against message size; `unit` divides each value for the y axis
-/// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
-fn size_chart(
-    title: &str,
-    series: &[Series],
-    fits: &[FitLine],
-    y_label: &str,
-    ceiling: Option<(f64, &str)>,
-    unit: f64,
-) -> String {
+/// The ranges of a size chart and its size ticks.
+struct Axes {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    /// Every size a power of two: KiB/MiB/GiB ticks.
+    pow2: bool,
+    ticks: Vec<f64>,
+}
+
+fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Axes> {
     let all_x: Vec<f64> = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -182,7 +184,7 @@ fn size_chart(
             .chain(ceiling.map(|c| c.0 / unit)),
     );
     let (Some((x0, x1)), Some((y0, y1))) = (xs, ys) else {
-        return String::new();
+        return None;
     };
     let pow2 = powers_of_two(&all_x);
     let ticks = if pow2 {
@@ -190,6 +192,30 @@ fn size_chart(
     } else {
         pow10_ticks(x0, x1)
     };
+    Some(Axes {
+        x0,
+        x1,
+        y0,
+        y1,
+        pow2,
+        ticks,
+    })
+}
+
+/// Values against message size; `unit` divides each value for the y axis
+/// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
+fn size_chart(
+    title: &str,
+    series: &[Series],
+    fits: &[FitLine],
+    y_label: &str,
+    ceiling: Option<(f64, &str)>,
+    unit: f64,
+) -> String {
+    let Some(a) = axes(series, ceiling, unit) else {
+        return String::new();
+    };
+    let (x0, x1, y0, y1, pow2, ticks) = (a.x0, a.x1, a.y0, a.y1, a.pow2, a.ticks);
     draw(640, 360, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 17))

@@ -176,6 +176,52 @@ fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
     Some((c.bytes_per_s, format!("{} ({from})", gbs(c.bytes_per_s))))
 }
 
+/// The words under a fitted sweep: each segment's alpha, beta, m* and R^2
+/// (MODEL), its knees, and how the bandwidth was obtained.
+fn fit_note(fitted: Option<&fit::SegmentedFit>, from_latency: bool) -> String {
+    match fitted {
+        Some(f) => {
+            let segs: Vec<String> = f
+                .segments
+                .iter()
+                .map(|g| {
+                    format!(
+                        "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
+                        size_short(g.from_bytes),
+                        size_short(g.to_bytes),
+                        secs(g.alpha_s),
+                        gbs(g.beta_bytes_per_s),
+                        size_short(g.m_star_bytes),
+                        g.r_squared
+                    )
+                })
+                .collect();
+            let knees = if f.knees_bytes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Knees at {}.",
+                    f.knees_bytes
+                        .iter()
+                        .map(|k| size_short(*k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            format!(
+                "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
+                segs.join("; "),
+                if from_latency {
+                    "Bandwidth shown is size / measured time."
+                } else {
+                    "Times are size / measured bandwidth."
+                }
+            )
+        }
+        None => "No alpha-beta fit: the sweep does not support one.".into(),
+    }
+}
+
 /// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
 /// m* marked and the path's ceiling where known; collectives as busbw vs
 /// size; median/fastest/slowest sweeps as three lines.
@@ -205,47 +251,7 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
                     .collect()
             })
             .unwrap_or_default();
-        let note = match &fitted {
-            Some(f) => {
-                let segs: Vec<String> = f
-                    .segments
-                    .iter()
-                    .map(|g| {
-                        format!(
-                            "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
-                            size_short(g.from_bytes),
-                            size_short(g.to_bytes),
-                            secs(g.alpha_s),
-                            gbs(g.beta_bytes_per_s),
-                            size_short(g.m_star_bytes),
-                            g.r_squared
-                        )
-                    })
-                    .collect();
-                let knees = if f.knees_bytes.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " Knees at {}.",
-                        f.knees_bytes
-                            .iter()
-                            .map(|k| size_short(*k))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                format!(
-                    "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
-                    segs.join("; "),
-                    if s.from_latency {
-                        "Bandwidth shown is size / measured time."
-                    } else {
-                        "Times are size / measured bandwidth."
-                    }
-                )
-            }
-            None => "No alpha-beta fit: the sweep does not support one.".into(),
-        };
+        let note = fit_note(fitted.as_ref(), s.from_latency);
         let y = if s.direction == Direction::Bi {
             "GB/s both directions (1e9 bytes/s, log)"
         } else {

@@ -96,51 +96,7 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
             group: group_of(d),
         })
         .collect();
-    let group: BTreeMap<String, String> = m
-        .devices
-        .iter()
-        .map(|d| (d.id.clone(), d.group.clone()))
-        .collect();
-    // An adapter with no affinity of its own sits with a GPU behind its
-    // PCIe switch (PIX first, then PXB): same switch, same socket.
-    let mut placed = Vec::new();
-    for d in m.devices.iter_mut().filter(|d| !d.is_gpu) {
-        if !d.group.contains("not stated") {
-            continue;
-        }
-        let near = ["PIX", "PXB"].iter().find_map(|code| {
-            t.gpus().find(|g| {
-                !group[&g.id].contains("not stated")
-                    && t.link(&g.id, &d.id).and_then(|l| l.code.as_deref()) == Some(code)
-            })
-        });
-        if let Some(g) = near {
-            d.group = group[&g.id].clone();
-            placed.push(format!("{} (with {})", d.id, g.id));
-        }
-    }
-    if !placed.is_empty() {
-        m.notes.push(format!(
-            "No affinity column for {}: each is drawn in the box of a GPU behind the same \
-             PCIe switch.",
-            placed.join(", ")
-        ));
-    }
-    if t.devices.iter().all(|d| d.numa_node.is_none())
-        && t.devices.iter().any(|d| d.cpu_affinity.is_some())
-    {
-        m.notes.push(
-            "The transcript states no NUMA node; devices are boxed by the CPUs closest to them \
-             (its CPU affinity column), which is how the sockets split."
-                .into(),
-        );
-    } else if t.devices.iter().all(|d| d.numa_node.is_none()) {
-        m.notes.push(
-            "The transcript states no NUMA affinity, so every device is drawn in one box; \
-             which socket each sits on is not known."
-                .into(),
-        );
-    }
+    place_adapters(&mut m, t);
     let edge = |l: &crate::evidence::topology::Link| MapEdge {
         a: l.a.clone(),
         b: l.b.clone(),
@@ -204,6 +160,56 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
         ));
     }
     m
+}
+
+/// Adapters with no affinity of their own go in the box of a GPU behind
+/// their PCIe switch; the notes say how the devices were boxed.
+fn place_adapters(m: &mut TopoMap, t: &crate::evidence::topology::Topology) {
+    let group: BTreeMap<String, String> = m
+        .devices
+        .iter()
+        .map(|d| (d.id.clone(), d.group.clone()))
+        .collect();
+    // An adapter with no affinity of its own sits with a GPU behind its
+    // PCIe switch (PIX first, then PXB): same switch, same socket.
+    let mut placed = Vec::new();
+    for d in m.devices.iter_mut().filter(|d| !d.is_gpu) {
+        if !d.group.contains("not stated") {
+            continue;
+        }
+        let near = ["PIX", "PXB"].iter().find_map(|code| {
+            t.gpus().find(|g| {
+                !group[&g.id].contains("not stated")
+                    && t.link(&g.id, &d.id).and_then(|l| l.code.as_deref()) == Some(code)
+            })
+        });
+        if let Some(g) = near {
+            d.group = group[&g.id].clone();
+            placed.push(format!("{} (with {})", d.id, g.id));
+        }
+    }
+    if !placed.is_empty() {
+        m.notes.push(format!(
+            "No affinity column for {}: each is drawn in the box of a GPU behind the same \
+             PCIe switch.",
+            placed.join(", ")
+        ));
+    }
+    if t.devices.iter().all(|d| d.numa_node.is_none())
+        && t.devices.iter().any(|d| d.cpu_affinity.is_some())
+    {
+        m.notes.push(
+            "The transcript states no NUMA node; devices are boxed by the CPUs closest to them \
+             (its CPU affinity column), which is how the sockets split."
+                .into(),
+        );
+    } else if t.devices.iter().all(|d| d.numa_node.is_none()) {
+        m.notes.push(
+            "The transcript states no NUMA affinity, so every device is drawn in one box; \
+             which socket each sits on is not known."
+                .into(),
+        );
+    }
 }
 
 /// NVSwitch, when every GPU pair shows the same NV# code and that many
