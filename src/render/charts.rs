@@ -144,6 +144,34 @@ pub fn sweep_chart(
     y_label: &str,
     ceiling: Option<(f64, &str)>,
 ) -> String {
+    size_chart(title, series, fits, y_label, ceiling, 1e9)
+}
+
+/// Latency (seconds, drawn in microseconds) against message size, on its
+/// own log-log axes: the points are the measured times, not bandwidth.
+pub fn latency_chart(title: &str, series: &[Series]) -> String {
+    size_chart(
+        title,
+        series,
+        &[],
+        "latency, microseconds (log)",
+        None,
+        1e-6,
+    )
+}
+
+/// The ranges of a size chart and its size ticks.
+struct Axes {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    /// Every size a power of two: KiB/MiB/GiB ticks.
+    pow2: bool,
+    ticks: Vec<f64>,
+}
+
+fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Axes> {
     let all_x: Vec<f64> = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -152,11 +180,11 @@ pub fn sweep_chart(
     let ys = bounds(
         series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1 / 1e9))
-            .chain(ceiling.map(|c| c.0 / 1e9)),
+            .flat_map(|s| s.points.iter().map(|p| p.1 / unit))
+            .chain(ceiling.map(|c| c.0 / unit)),
     );
     let (Some((x0, x1)), Some((y0, y1))) = (xs, ys) else {
-        return String::new();
+        return None;
     };
     let pow2 = powers_of_two(&all_x);
     let ticks = if pow2 {
@@ -164,6 +192,30 @@ pub fn sweep_chart(
     } else {
         pow10_ticks(x0, x1)
     };
+    Some(Axes {
+        x0,
+        x1,
+        y0,
+        y1,
+        pow2,
+        ticks,
+    })
+}
+
+/// Values against message size; `unit` divides each value for the y axis
+/// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
+fn size_chart(
+    title: &str,
+    series: &[Series],
+    fits: &[FitLine],
+    y_label: &str,
+    ceiling: Option<(f64, &str)>,
+    unit: f64,
+) -> String {
+    let Some(a) = axes(series, ceiling, unit) else {
+        return String::new();
+    };
+    let (x0, x1, y0, y1, pow2, ticks) = (a.x0, a.x1, a.y0, a.y1, a.pow2, a.ticks);
     draw(640, 360, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 17))
@@ -199,7 +251,7 @@ pub fn sweep_chart(
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .map(|p| (p.0, p.1 / 1e9))
+                .map(|p| (p.0, p.1 / unit))
                 .filter(|p| p.1 > 0.0)
                 .collect();
             chart
@@ -214,7 +266,7 @@ pub fn sweep_chart(
             let grey = RGBColor(90, 90, 90);
             chart
                 .draw_series(DashedLineSeries::new(
-                    vec![(x0, c / 1e9), (x1, c / 1e9)],
+                    vec![(x0, c / unit), (x1, c / unit)],
                     10,
                     5,
                     grey.stroke_width(2),
@@ -228,7 +280,7 @@ pub fn sweep_chart(
             let mut pts = Vec::new();
             let mut m = f.from_bytes.max(x0);
             while m <= f.to_bytes.min(x1) * 1.0001 {
-                pts.push((m, m / (f.alpha_s + m / f.beta_bytes_per_s) / 1e9));
+                pts.push((m, m / (f.alpha_s + m / f.beta_bytes_per_s) / unit));
                 m *= 1.25;
             }
             let fit_colour = RGBColor(200, 30, 30);
@@ -259,7 +311,12 @@ pub fn sweep_chart(
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
-            .position(SeriesLabelPosition::LowerRight)
+            .position(if unit < 1.0 {
+                // Latency rises to the right: the legend goes top left.
+                SeriesLabelPosition::UpperLeft
+            } else {
+                SeriesLabelPosition::LowerRight
+            })
             .draw()?;
         Ok(())
     })

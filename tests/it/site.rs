@@ -286,9 +286,9 @@ fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hard
     assert!(html.contains("<span class=\"verdict v-critical\">"));
     assert!(
         html.contains("id=\"only-findings\"")
-            && files["style.css"]
-                .windows(26)
-                .any(|w| w == b"#only-findings:checked ~ t")
+            && std::str::from_utf8(&files["style.css"])
+                .unwrap()
+                .contains("#only-findings:checked ~ .scroll table.index tr.r-v-no-findings")
     );
 }
 
@@ -367,4 +367,88 @@ fn a_bundle_input_is_copied_into_the_site_byte_for_byte() {
     assert_eq!(std::fs::read(copy).unwrap(), v1);
     let page = std::fs::read_to_string(out.join("nodes/dgx1v-v100-8gpu-1nic/index.html")).unwrap();
     assert!(page.contains("GPU7"));
+}
+
+#[test]
+fn a_live_bundle_plots_its_host_memcpy_sweep_with_no_empty_link_and_problems_said_once() {
+    use wire_report::bundle::{Probe, ProbeStatus, Problem, ProblemKind};
+    use wire_report::evidence::measurement::{Kind, Measurement, Statistic};
+    // Synthetic: the shape of a live collect on a machine without GPU tools.
+    let mut b = Bundle::new(Host {
+        name: "live-node".into(),
+        origin: Origin::Live,
+    });
+    for (stat, scale) in [
+        (Statistic::Median, 1.0),
+        (Statistic::Max, 1.2),
+        (Statistic::Min, 0.8),
+    ] {
+        for size in [4096u64, 65536, 1 << 20] {
+            let mut m = Measurement::new("wire-report", 0, Kind::H2h, "host memcpy", stat);
+            m.source.file = "host memcpy sweep".into();
+            m.size_bytes = Some(size);
+            m.bandwidth_bytes_per_s = Some(scale * 10e9);
+            b.measurements.push(m);
+        }
+    }
+    b.probes.push(Probe {
+        name: "nvidia-smi topo -m".into(),
+        status: ProbeStatus::Absent,
+        duration_s: 0.0,
+        transcript: None,
+        message: "nvidia-smi is not on PATH".into(),
+    });
+    b.problems.push(Problem {
+        file: "nvidia-smi topo -m".into(),
+        line: None,
+        kind: ProblemKind::Probe,
+        message: "nvidia-smi is not on PATH".into(),
+    });
+    let site = render::render_site(&[b]).unwrap();
+    let page = std::str::from_utf8(&site.files["nodes/live-node/index.html"]).unwrap();
+    assert!(!page.contains("href=\"\""), "an empty link");
+    assert_eq!(
+        page.matches("nvidia-smi is not on PATH").count(),
+        1,
+        "problem said twice"
+    );
+    assert!(
+        page.contains("median of the repetitions") && page.contains("slowest of the repetitions")
+    );
+    assert!(page.contains("<h2>Size sweeps</h2>"));
+    assert!(!page.contains("<h2>Transcripts</h2>"), "an empty section");
+}
+
+#[test]
+fn heatmap_scales_leave_the_diagonal_out() {
+    let files = captures_site();
+    let page = std::str::from_utf8(&files["nodes/rtx2080ti-2gpu-autodl/index.html"]).unwrap();
+    let matrix = page.split("<div class=\"vmatrix\">").nth(1).unwrap();
+    let cells: Vec<&str> = matrix
+        .split("<td style=\"")
+        .skip(1)
+        .map(|c| c.split('"').next().unwrap())
+        .take(4)
+        .collect();
+    // 2 x 2: the diagonal grey, the two links coloured on their own scale,
+    // the better of them at the darkest shade.
+    assert_eq!(cells[0], "background:#e5e7eb");
+    assert_eq!(cells[3], "background:#e5e7eb");
+    assert!(cells[1].starts_with("background:hsl(") && cells[2].starts_with("background:hsl("));
+    assert!(
+        cells[1..3].contains(&"background:hsl(210,70%,45%)"),
+        "{cells:?}"
+    );
+}
+
+#[test]
+fn latency_sweeps_get_their_own_microsecond_axis() {
+    let files = captures_site();
+    let page = std::str::from_utf8(&files["nodes/a100-sxm4-8gpu-superbench/index.html"]).unwrap();
+    let latency = page
+        .split("<svg")
+        .find(|s| s.contains("latency, microseconds (log)"))
+        .expect("a latency chart");
+    // Power-of-two sizes: a binary size axis.
+    assert!(latency.contains("KiB = 1024 bytes") && latency.contains("1 KiB"));
 }

@@ -164,6 +164,12 @@ fn node_pages_show_ports_pcie_p2p_weights_and_devices_the_bundle_holds() {
     assert!(p2p.contains("<h3>Peer-to-peer support</h3>"));
     let (_, dgx) = node("dgx1v-v100-8gpu-1nic");
     assert!(dgx.contains("<td>12-23,36-47</td>"), "GPU affinity shown");
+    // Key figures, as the markdown summary has them, with pair and line.
+    let (_, rtx) = node("rtx2080ti-2gpu-autodl");
+    assert!(rtx.contains("<h3>Key figures</h3>"));
+    assert!(rtx.contains(
+        "<td>5.720 GB/s GPU1\u{2192}GPU0 (p2pBandwidthLatencyTest-001-2x-rtx2080ti-no-p2p.txt:21)</td>"
+    ));
     // No table without rows: a node with no RDMA evidence has no port table.
     assert!(!dgx.contains("RDMA adapters and ports"));
 }

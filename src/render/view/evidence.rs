@@ -122,9 +122,17 @@ pub(super) fn missing_short(kinds: &[(&str, &str)]) -> String {
 }
 
 /// Problems met while reading, each linked to its line.
+/// Problems, less those a live probe already states (the probe list says
+/// them once, with their status).
 pub(super) fn problems(b: &Bundle, linker: &Linker<'_>) -> Vec<Link> {
+    let said_by_probe = |p: &crate::bundle::Problem| {
+        b.probes
+            .iter()
+            .any(|q| q.name == p.file || q.message == p.message)
+    };
     b.problems
         .iter()
+        .filter(|p| !said_by_probe(p))
         .map(|p| {
             let src = Source {
                 file: p.file.clone().into(),

@@ -60,8 +60,11 @@ pub(super) fn value_matrices(b: &Bundle, linker: &Linker<'_>) -> Vec<ValueMatrix
         srcs.dedup();
         dsts.sort_by_key(key);
         dsts.dedup();
+        // The colour scale leaves the diagonal (a device to itself, a local
+        // copy) out: it would set the scale and wash out every link.
         let values: Vec<f64> = cells
             .iter()
+            .filter(|m| m.src.is_none() || m.src != m.dst)
             .filter_map(|m| {
                 if lat {
                     m.latency_s
@@ -93,7 +96,12 @@ pub(super) fn value_matrices(b: &Bundle, linker: &Linker<'_>) -> Vec<ValueMatrix
                                 } else {
                                     format!("{:.1}", v / 1e9)
                                 };
-                                (text, heat(v, max, lat))
+                                let style = if s == d {
+                                    "background:#e5e7eb".to_string()
+                                } else {
+                                    heat(v, max, lat)
+                                };
+                                (text, style)
                             }
                             None => (String::new(), String::new()),
                         }
@@ -137,8 +145,6 @@ fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
     format!("background:hsl(210,70%,{light}%)")
 }
 
-/// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
-/// m* marked; collectives as busbw vs size.
 /// The expected ceiling of a sweep's path, and where it comes from, when
 /// the link facts give one ([`NodeFacts::ceiling`]).
 fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
@@ -151,6 +157,55 @@ fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
     Some((c.bytes_per_s, format!("{} ({from})", gbs(c.bytes_per_s))))
 }
 
+/// The words under a fitted sweep: each segment's alpha, beta, m* and R^2
+/// (MODEL), its knees, and how the bandwidth was obtained.
+fn fit_note(fitted: Option<&fit::SegmentedFit>, from_latency: bool) -> String {
+    match fitted {
+        Some(f) => {
+            let segs: Vec<String> = f
+                .segments
+                .iter()
+                .map(|g| {
+                    format!(
+                        "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
+                        size_short(g.from_bytes),
+                        size_short(g.to_bytes),
+                        secs(g.alpha_s),
+                        gbs(g.beta_bytes_per_s),
+                        size_short(g.m_star_bytes),
+                        g.r_squared
+                    )
+                })
+                .collect();
+            let knees = if f.knees_bytes.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Knees at {}.",
+                    f.knees_bytes
+                        .iter()
+                        .map(|k| size_short(*k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            format!(
+                "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
+                segs.join("; "),
+                if from_latency {
+                    "Bandwidth shown is size / measured time."
+                } else {
+                    "Times are size / measured bandwidth."
+                }
+            )
+        }
+        None => "No alpha-beta fit: the sweep does not support one.".into(),
+    }
+}
+
+/// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
+/// m* marked and the path's ceiling where known; collectives as busbw vs
+/// size; median/fastest/slowest sweeps as three lines.
 pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -> Vec<ChartView> {
     let mut out = Vec::new();
     for s in fit::sweeps(&b.measurements).iter().take(12) {
@@ -190,45 +245,7 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
                 gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
                 s.queue_depth.unwrap_or_default()
             ),
-            Some(f) => {
-                let segs: Vec<String> = f
-                    .segments
-                    .iter()
-                    .map(|g| {
-                        format!(
-                            "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
-                            size_short(g.from_bytes),
-                            size_short(g.to_bytes),
-                            secs(g.alpha_s),
-                            gbs(g.beta_bytes_per_s),
-                            size_short(g.m_star_bytes),
-                            g.r_squared
-                        )
-                    })
-                    .collect();
-                let knees = if f.knees_bytes.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " Knees at {}.",
-                        f.knees_bytes
-                            .iter()
-                            .map(|k| size_short(*k))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                format!(
-                    "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
-                    segs.join("; "),
-                    if s.from_latency {
-                        "Bandwidth shown is size / measured time."
-                    } else {
-                        "Times are size / measured bandwidth."
-                    }
-                )
-            }
-            None => "No alpha-beta fit: the sweep does not support one.".into(),
+            _ => fit_note(fitted.as_ref(), s.from_latency),
         };
         let y = if s.direction == Direction::Bi {
             "GB/s both directions (1e9 bytes/s, log)"
@@ -247,6 +264,23 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             note,
             source: Some(linker.link(&s.source)),
         });
+        // A latency sweep: the measured times too, in microseconds.
+        if s.from_latency {
+            let title = format!("{} latency", s.label());
+            out.push(ChartView {
+                svg: charts::latency_chart(
+                    &title,
+                    &[Series {
+                        label: s.label(),
+                        points: s.points.iter().map(|p| (p.size_bytes, p.time_s)).collect(),
+                    }],
+                ),
+                title,
+                note: "Measured latency per message size, as the tool printed it (microseconds)."
+                    .into(),
+                source: Some(linker.link(&s.source)),
+            });
+        }
     }
     // Collectives: busbw vs size, out-of-place and in-place together.
     let mut coll: BTreeMap<(String, String), Vec<&Measurement>> = BTreeMap::new();
@@ -282,6 +316,83 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             title,
             note: "busbw = algbw x the collective's factor, comparable with a link's bandwidth (nccl-tests).".into(),
             source: Some(linker.link(&cells[0].source)),
+        });
+    }
+    out.extend(spread_charts(b, linker));
+    out
+}
+
+/// Sweeps reported as a median with the fastest and slowest repetition
+/// (wire-report's own copy sweeps): the three as lines against size.
+fn spread_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
+    type Key = (String, String, String, Option<String>, Option<String>);
+    /// Points (size, bytes/s) of each statistic.
+    type Lines = BTreeMap<&'static str, Vec<(f64, f64)>>;
+    let mut groups: BTreeMap<Key, Lines> = BTreeMap::new();
+    let mut first: BTreeMap<Key, &Measurement> = BTreeMap::new();
+    for m in &b.measurements {
+        let name = match m.statistic {
+            Statistic::Median => "median",
+            Statistic::Max => "fastest",
+            Statistic::Min => "slowest",
+            _ => continue,
+        };
+        let (Some(size), Some(bw)) = (m.size_bytes, m.bandwidth_bytes_per_s) else {
+            continue;
+        };
+        if size == 0 || bw <= 0.0 {
+            continue;
+        }
+        let key = (
+            m.source.file.to_string(),
+            m.tool.to_string(),
+            m.test.to_string(),
+            m.src.as_ref().map(|x| x.to_string()),
+            m.dst.as_ref().map(|x| x.to_string()),
+        );
+        first.entry(key.clone()).or_insert(m);
+        groups
+            .entry(key)
+            .or_default()
+            .entry(name)
+            .or_default()
+            .push((size as f64, bw));
+    }
+    let mut out = Vec::new();
+    for (key, by) in groups {
+        if by.get("median").is_none_or(|p| p.len() < 2) {
+            continue;
+        }
+        let series: Vec<Series> = ["median", "fastest", "slowest"]
+            .into_iter()
+            .filter_map(|n| {
+                let mut points = by.get(n)?.clone();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Some(Series {
+                    label: format!("{n} of the repetitions"),
+                    points,
+                })
+            })
+            .collect();
+        let m = first[&key];
+        let pair = match (&key.3, &key.4) {
+            (Some(s), Some(d)) => format!(" {s}->{d}"),
+            _ => String::new(),
+        };
+        let title = format!("{} {}{pair}", key.1, key.2);
+        let y = if m.direction == Direction::Bi {
+            "GB/s both directions (1e9 bytes/s, log)"
+        } else {
+            "GB/s (1e9 bytes/s, log)"
+        };
+        out.push(ChartView {
+            svg: charts::sweep_chart(&title, &series, &[], y, None),
+            title,
+            note: format!(
+                "Measured: bytes/s = size / time of one copy, median, fastest and slowest of the repetitions at each size ({}).",
+                m.kind.as_str()
+            ),
+            source: Some(linker.link(&m.source)),
         });
     }
     out

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use super::{Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::Source;
-use crate::render::format::gbs;
+use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+use crate::render::format::{gbs, secs, size_short};
 
 /// One table of facts, display-ready.
 pub struct TableView {
@@ -40,6 +41,7 @@ fn sources<'a>(linker: &Linker<'_>, s: impl Iterator<Item = &'a Source>) -> Vec<
 /// Every table the bundle has rows for, in page order.
 pub(super) fn tables(b: &Bundle, linker: &Linker<'_>) -> Vec<TableView> {
     [
+        key_figures(b, linker),
         devices(b, linker),
         rdma_ports(b, linker),
         pcie(b, linker),
@@ -348,5 +350,121 @@ fn amd_links(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
         columns,
         rows,
         sources: sources(linker, links.iter().flat_map(|l| l.sources.iter())),
+    })
+}
+
+/// The key figures, as the markdown summary has them: per tool, kind,
+/// direction and statistic, the best and the worst figure (bandwidth at
+/// the largest message, latency at the smallest), each with its pair, size
+/// and line.
+fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
+    type Key = (String, &'static str, Direction, String, bool, P2p);
+    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
+    for m in &b.measurements {
+        if (m.src.is_some() && m.src == m.dst)
+            || !matches!(
+                m.statistic,
+                Statistic::Avg
+                    | Statistic::Median
+                    | Statistic::Typical
+                    | Statistic::Busbw
+                    | Statistic::Sum
+            )
+        {
+            continue;
+        }
+        let latency = m.bandwidth_bytes_per_s.is_none();
+        if latency && m.latency_s.is_none() {
+            continue;
+        }
+        let stat = format!("{:?}", m.statistic).to_lowercase();
+        groups
+            .entry((
+                m.tool.to_string(),
+                m.kind.as_str(),
+                m.direction,
+                stat,
+                latency,
+                m.p2p,
+            ))
+            .or_default()
+            .push(m);
+    }
+    let mut rows = Vec::new();
+    let mut used = Vec::new();
+    for ((tool, kind, dir, stat, latency, p2p), ms) in groups {
+        let value = |m: &Measurement| {
+            if latency {
+                -m.latency_s.unwrap_or(f64::INFINITY)
+            } else {
+                m.bandwidth_bytes_per_s.unwrap_or(0.0)
+            }
+        };
+        let sizes = ms.iter().filter_map(|m| m.size_bytes);
+        let at = if latency { sizes.min() } else { sizes.max() };
+        let ms: Vec<&Measurement> = ms
+            .into_iter()
+            .filter(|m| at.is_none() || m.size_bytes == at)
+            .collect();
+        let best = ms.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
+        let worst = ms.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
+        let (Some(best), Some(worst)) = (best, worst) else {
+            continue;
+        };
+        let show = |m: &Measurement| {
+            let v = if latency {
+                secs(m.latency_s.unwrap_or(f64::NAN))
+            } else {
+                gbs(m.bandwidth_bytes_per_s.unwrap_or(f64::NAN))
+            };
+            let pair = match (&m.src, &m.dst) {
+                (Some(s), Some(d)) => format!(" {s}\u{2192}{d}"),
+                (Some(s), None) => format!(" {s}"),
+                _ => String::new(),
+            };
+            let size = m
+                .size_bytes
+                .map(|s| format!(" at {}", size_short(s as f64)))
+                .unwrap_or_default();
+            let line = m.source.file.rsplit('/').next().unwrap_or("").to_string();
+            format!("{v}{pair}{size} ({line}:{})", m.source.line)
+        };
+        let p2p = match p2p {
+            P2p::Enabled => ", peer access on",
+            P2p::Disabled => ", peer access off",
+            P2p::Unknown => "",
+        };
+        let dir = match dir {
+            Direction::Uni => "one direction",
+            Direction::Bi => "both directions, summed",
+        };
+        let what = if latency { "latency" } else { "bandwidth" };
+        rows.push(vec![
+            format!("{tool} {kind} {what}, {stat}, {dir}{p2p}"),
+            show(best),
+            if ms.len() > 1 {
+                show(worst)
+            } else {
+                "(one figure)".into()
+            },
+            ms.len().to_string(),
+        ]);
+        used.push(&best.source);
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(TableView {
+        title: "Key figures".into(),
+        note: "Measured or ingested, as the markdown summary gives them: per tool, kind, \
+               direction and statistic, the best and worst figure (bandwidth at the largest \
+               message, latency at the smallest), with pair, size and transcript line. GB/s = \
+               1e9 bytes/s."
+            .into(),
+        columns: ["figure", "best", "worst", "figures"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+        sources: sources(linker, used.into_iter()),
     })
 }

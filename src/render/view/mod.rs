@@ -159,7 +159,7 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         },
         interpretation: interpretation::interpretation(b, facts, &linker),
         transcripts: transcripts::links(b, &linker),
-        transcript_views: transcripts::views(b, slugs),
+        transcript_views: transcripts::views(b, slugs, mode),
         bundle_href: linker.bundle_href(),
         slug: slugs.node.clone(),
     }

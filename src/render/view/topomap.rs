@@ -96,51 +96,7 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
             group: group_of(d),
         })
         .collect();
-    let group: BTreeMap<String, String> = m
-        .devices
-        .iter()
-        .map(|d| (d.id.clone(), d.group.clone()))
-        .collect();
-    // An adapter with no affinity of its own sits with a GPU behind its
-    // PCIe switch (PIX first, then PXB): same switch, same socket.
-    let mut placed = Vec::new();
-    for d in m.devices.iter_mut().filter(|d| !d.is_gpu) {
-        if !d.group.contains("not stated") {
-            continue;
-        }
-        let near = ["PIX", "PXB"].iter().find_map(|code| {
-            t.gpus().find(|g| {
-                !group[&g.id].contains("not stated")
-                    && t.link(&g.id, &d.id).and_then(|l| l.code.as_deref()) == Some(code)
-            })
-        });
-        if let Some(g) = near {
-            d.group = group[&g.id].clone();
-            placed.push(format!("{} (with {})", d.id, g.id));
-        }
-    }
-    if !placed.is_empty() {
-        m.notes.push(format!(
-            "No affinity column for {}: each is drawn in the box of a GPU behind the same \
-             PCIe switch.",
-            placed.join(", ")
-        ));
-    }
-    if t.devices.iter().all(|d| d.numa_node.is_none())
-        && t.devices.iter().any(|d| d.cpu_affinity.is_some())
-    {
-        m.notes.push(
-            "The transcript states no NUMA node; devices are boxed by the CPUs closest to them \
-             (its CPU affinity column), which is how the sockets split."
-                .into(),
-        );
-    } else if t.devices.iter().all(|d| d.numa_node.is_none()) {
-        m.notes.push(
-            "The transcript states no NUMA affinity, so every device is drawn in one box; \
-             which socket each sits on is not known."
-                .into(),
-        );
-    }
+    place_adapters(&mut m, t);
     let edge = |l: &crate::evidence::topology::Link| MapEdge {
         a: l.a.clone(),
         b: l.b.clone(),
@@ -206,6 +162,56 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
     m
 }
 
+/// Adapters with no affinity of their own go in the box of a GPU behind
+/// their PCIe switch; the notes say how the devices were boxed.
+fn place_adapters(m: &mut TopoMap, t: &crate::evidence::topology::Topology) {
+    let group: BTreeMap<String, String> = m
+        .devices
+        .iter()
+        .map(|d| (d.id.clone(), d.group.clone()))
+        .collect();
+    // An adapter with no affinity of its own sits with a GPU behind its
+    // PCIe switch (PIX first, then PXB): same switch, same socket.
+    let mut placed = Vec::new();
+    for d in m.devices.iter_mut().filter(|d| !d.is_gpu) {
+        if !d.group.contains("not stated") {
+            continue;
+        }
+        let near = ["PIX", "PXB"].iter().find_map(|code| {
+            t.gpus().find(|g| {
+                !group[&g.id].contains("not stated")
+                    && t.link(&g.id, &d.id).and_then(|l| l.code.as_deref()) == Some(code)
+            })
+        });
+        if let Some(g) = near {
+            d.group = group[&g.id].clone();
+            placed.push(format!("{} (with {})", d.id, g.id));
+        }
+    }
+    if !placed.is_empty() {
+        m.notes.push(format!(
+            "No affinity column for {}: each is drawn in the box of a GPU behind the same \
+             PCIe switch.",
+            placed.join(", ")
+        ));
+    }
+    if t.devices.iter().all(|d| d.numa_node.is_none())
+        && t.devices.iter().any(|d| d.cpu_affinity.is_some())
+    {
+        m.notes.push(
+            "The transcript states no NUMA node; devices are boxed by the CPUs closest to them \
+             (its CPU affinity column), which is how the sockets split."
+                .into(),
+        );
+    } else if t.devices.iter().all(|d| d.numa_node.is_none()) {
+        m.notes.push(
+            "The transcript states no NUMA affinity, so every device is drawn in one box; \
+             which socket each sits on is not known."
+                .into(),
+        );
+    }
+}
+
 /// NVSwitch, when every GPU pair shows the same NV# code and that many
 /// links to every other GPU is more than one GPU has (its NVLink count
 /// from `nvidia-smi nvlink --status` when listed, else the most any GPU has).
@@ -237,11 +243,13 @@ fn hub(direct: &[MapEdge], facts: &NodeFacts) -> Option<(Vec<String>, String)> {
 }
 
 /// Pixel layout: box size and pitch.
-const DEV_W: f64 = 104.0;
-const DEV_H: f64 = 34.0;
-const PITCH_X: f64 = 150.0;
+const DEV_W: f64 = 92.0;
+const DEV_H: f64 = 38.0;
+const PITCH_X: f64 = 136.0;
 const PITCH_Y: f64 = 110.0;
-const PAD: f64 = 26.0;
+const PAD: f64 = 18.0;
+/// The widest a map is drawn before its boxes wrap (a page's main column).
+const MAX_WIDTH: f64 = 1300.0;
 
 /// Where each device sits, and each group's box.
 struct Layout {
@@ -255,11 +263,12 @@ fn layout(m: &TopoMap) -> Layout {
     let mut names: Vec<&str> = m.devices.iter().map(|d| d.group.as_str()).collect();
     names.sort_by_key(|g| (g.contains("not stated"), g.len(), g.to_string()));
     names.dedup();
-    let top = if m.hub.is_some() { 110.0 } else { 20.0 };
+    let mut top = if m.hub.is_some() { 110.0 } else { 20.0 };
     let mut pos = BTreeMap::new();
     let mut groups = Vec::new();
     let mut x0 = 10.0;
     let mut height: f64 = 0.0;
+    let mut width: f64 = 0.0;
     for g in names {
         let gpus: Vec<&MapDevice> = m
             .devices
@@ -279,6 +288,13 @@ fn layout(m: &TopoMap) -> Layout {
             2.min(gpus.len()).max(1)
         };
         let nic_cols = nics.len().clamp(1, cols.max(2));
+        let w = cols.max(nic_cols) as f64 * PITCH_X - (PITCH_X - DEV_W) + 2.0 * PAD;
+        // Boxes that would not fit a page's width start a new row (not
+        // under a hub, whose lines run straight up).
+        if m.hub.is_none() && x0 > 10.0 && x0 + w > MAX_WIDTH {
+            x0 = 10.0;
+            top = height + 24.0;
+        }
         let mut y = top + PAD;
         for (i, d) in gpus.iter().enumerate() {
             let (c, r) = (i % cols, i / cols);
@@ -296,15 +312,15 @@ fn layout(m: &TopoMap) -> Layout {
             );
         }
         y += nics.len().div_ceil(nic_cols) as f64 * (DEV_H + 40.0);
-        let w = cols.max(nic_cols) as f64 * PITCH_X - (PITCH_X - DEV_W) + 2.0 * PAD;
         groups.push((g.to_string(), (x0, top, w, y - top)));
         height = height.max(y);
-        x0 += w + 40.0;
+        width = width.max(x0 + w);
+        x0 += w + 24.0;
     }
     Layout {
         pos,
         groups,
-        width: x0.max(420.0),
+        width: (width + 10.0).max(420.0),
         height: height + 10.0,
     }
 }
@@ -404,12 +420,25 @@ pub fn svg(m: &TopoMap) -> String {
         let fill = if d.is_gpu { "#dcfce7" } else { "#ffedd5" };
         let _ = write!(
             s,
-            r##"<g class="device" data-id="{id}"><rect x="{x}" y="{y}" width="{DEV_W}" height="{DEV_H}" rx="4" fill="{fill}" stroke="#333"/><text x="{}" y="{}" text-anchor="middle">{}</text></g>"##,
-            x + DEV_W / 2.0,
-            y + DEV_H / 2.0 + 4.0,
-            esc(&d.label),
+            r##"<g class="device" data-id="{id}"><rect x="{x}" y="{y}" width="{DEV_W}" height="{DEV_H}" rx="4" fill="{fill}" stroke="#333"/>"##,
             id = esc(&d.id),
         );
+        // An adapter's id and name on two lines, so the box stays narrow.
+        let lines: Vec<&str> = match d.label.split_once(' ') {
+            Some((a, b)) => vec![a, b],
+            None => vec![d.label.as_str()],
+        };
+        let top = y + DEV_H / 2.0 + 4.0 - 7.0 * (lines.len() as f64 - 1.0);
+        for (i, line) in lines.iter().enumerate() {
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+                x + DEV_W / 2.0,
+                top + 14.0 * i as f64,
+                esc(line)
+            );
+        }
+        s.push_str("</g>");
     }
     legend(&mut s, m, legend_y);
     s.push_str("</svg>");

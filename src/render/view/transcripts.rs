@@ -1,7 +1,7 @@
 //! The transcripts section: the list of transcripts on a node's page, and
 //! each transcript shown whole with line anchors on its own page.
 
-use super::{Linker, NodeSlugs};
+use super::{Linker, Mode, NodeSlugs};
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 use crate::evidence::text::Text;
@@ -30,6 +30,9 @@ pub struct TranscriptView {
     pub tool: &'static str,
     pub sha256: String,
     pub lines: Vec<(usize, String)>,
+    /// Back to the node's page (or its section of a single file).
+    pub back_href: String,
+    pub node_name: String,
 }
 
 /// The file name of a transcript's path.
@@ -71,7 +74,11 @@ pub(super) fn links(b: &Bundle, linker: &Linker<'_>) -> Vec<TranscriptLink> {
 }
 
 /// Each transcript whole, its lines numbered from 1.
-pub(super) fn views(b: &Bundle, slugs: &NodeSlugs) -> Vec<TranscriptView> {
+pub(super) fn views(b: &Bundle, slugs: &NodeSlugs, mode: Mode) -> Vec<TranscriptView> {
+    let back_href = match mode {
+        Mode::Site => "index.html".to_string(),
+        Mode::SingleFile => format!("#{}", slugs.node),
+    };
     b.transcripts
         .iter()
         .zip(&slugs.transcripts)
@@ -81,6 +88,8 @@ pub(super) fn views(b: &Bundle, slugs: &NodeSlugs) -> Vec<TranscriptView> {
             path: tr.path.clone(),
             tool: tr.tool.as_str(),
             sha256: tr.sha256.clone(),
+            back_href: back_href.clone(),
+            node_name: b.host.name.clone(),
             lines: tr
                 .text
                 .lines()
