@@ -230,9 +230,11 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     }
     if b.blocks.is_empty() {
         if b.problems.is_empty() {
+            // Named at the first line of text (past prompts and fences).
+            let first = scan.segments.first().map_or(1, |s| s.range().0.max(1));
             return Reading::failed(
                 path,
-                Some(1),
+                Some(first),
                 ProblemKind::Unrecognized,
                 format!("expected a transcript of a known tool ({})", known_tools()),
             );
