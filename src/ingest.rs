@@ -153,6 +153,11 @@ impl Blocks<'_> {
             };
             self.set(n, u);
         }
+        for i in &p.issues {
+            if i.kind == IssueKind::Unreadable {
+                self.set(i.line, Use::NotUnderstood);
+            }
+        }
         let (first_line, last_line) = seg.range();
         self.blocks.push(Block {
             tool,
@@ -354,6 +359,7 @@ fn read_parsed(
             kind: match i.kind {
                 IssueKind::Truncated => ProblemKind::Truncated,
                 IssueKind::ToolError => ProblemKind::ToolError,
+                IssueKind::Unreadable => ProblemKind::Parse,
             },
             message: i.message.clone(),
         })

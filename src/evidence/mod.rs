@@ -153,6 +153,9 @@ pub enum IssueKind {
     Truncated,
     /// The tool printed an error or a failed check.
     ToolError,
+    /// A row (or part of one) the parser could not read; the rest of the
+    /// transcript was read.
+    Unreadable,
 }
 
 /// What one transcript yielded.
@@ -171,6 +174,16 @@ impl Parsed {
         self.issues.push(Issue {
             line,
             kind: IssueKind::Truncated,
+            message: message.into(),
+        });
+    }
+
+    /// A row that could not be read (or only in part): a problem at its
+    /// line, and the parser goes on.
+    pub fn bad_row(&mut self, line: usize, message: impl Into<String>) {
+        self.issues.push(Issue {
+            line,
+            kind: IssueKind::Unreadable,
             message: message.into(),
         });
     }
