@@ -140,8 +140,19 @@ impl Blocks<'_> {
                 return;
             }
         };
+        evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
         p.map_lines(|l| seg.original(l));
-        let noted: std::collections::BTreeSet<usize> = p.notes.iter().map(|n| n.line).collect();
+        // A line a fact cites is read, even when a note is attached to it.
+        let mut cited = std::collections::BTreeSet::new();
+        p.for_each_source(|s| {
+            cited.insert(s.line);
+        });
+        let noted: std::collections::BTreeSet<usize> = p
+            .notes
+            .iter()
+            .map(|n| n.line)
+            .filter(|l| !cited.contains(l))
+            .collect();
         for (i, l) in seg.text.lines().enumerate() {
             let n = seg.lines.get(i).copied().unwrap_or(0);
             let u = if l.trim().is_empty() {

@@ -7,6 +7,7 @@
 //! content alone, never from a file name.
 
 pub mod collective;
+pub mod context;
 pub mod copy;
 pub mod measurement;
 pub mod mpi;

@@ -448,7 +448,7 @@ fn captures_wild_read_as_checked() {
             "rtx5090-2gpu-nccl-failure",
             Some("nccl-tests"),
             0,
-            &[(16, "truncated")],
+            &[(16, "truncated"), (11, "tool-error")],
         ),
         ("rtx5090-1gpu-alltoall", Some("nccl-tests"), 7, &[]),
         ("gb200-oke-mnnvl", None, 0, &[(1, "unrecognized")]),
@@ -458,7 +458,7 @@ fn captures_wild_read_as_checked() {
             16,
             &[(1, "truncated"), (9, "truncated")],
         ),
-        ("tesla-m2090", Some("nvidia-smi-q"), 1, &[(79, "truncated")]),
+        ("tesla-m2090", Some("nvidia-smi-q"), 1, &[]),
         ("dgx1-v100-4nic", Some("nvidia-smi-topo"), 78, &[]),
         ("rtx4090-8gpu-2nic", Some("nvidia-smi-topo"), 55, &[]),
         ("nv12-8gpu-10nic-epyc", Some("nvidia-smi-topo"), 171, &[]),
@@ -605,4 +605,24 @@ fn captures_wild_values_checked_by_hand() {
     assert_eq!(gpu0.len(), 6);
     assert!(gpu0.iter().all(|p| p.rate_bytes_per_s == Some(25.781e9)));
     assert!(b.transcripts[0].notes.iter().any(|n| n.line == 11));
+    // nccl-tests-004: `sudo ./build/./alltoall_perf` (line 2) names the
+    // collective the single-GPU numbers cannot tell.
+    let m = find("rtx5090-1gpu-alltoall", "43046.10 GB/s");
+    assert_eq!(m.kind.as_str(), "alltoall");
+    // nccl-tests-002 line 11: "Test NCCL failure common.cu:392" is the
+    // tool's own error, not only "no rows".
+    let b = node("rtx5090-2gpu-nccl-failure");
+    assert!(
+        b.problems
+            .iter()
+            .any(|p| p.line == Some(11) && p.message.contains("common.cu:392"))
+    );
+    // nvidia-smi-q-002 run as `nvidia-smi -i 0 -q` (line 1): one GPU of
+    // the two attached, on purpose: not a cut.
+    assert!(node("tesla-m2090").problems.is_empty());
+    // ibv-devinfo-002 line 133: "phys_state: LINK_UP (5)" is link up.
+    assert_eq!(
+        node("cx6-irdma-versity-h1").rdma[0].ports[0].link_up,
+        Some(true)
+    );
 }
