@@ -143,26 +143,28 @@ impl Blocks<'_> {
         evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
         p.map_lines(|l| seg.original(l));
         // A line a fact cites is read, even when a note is attached to it.
-        let mut cited = std::collections::BTreeSet::new();
-        p.for_each_source(|s| {
-            cited.insert(s.line);
-        });
-        let noted: std::collections::BTreeSet<usize> = p
-            .notes
-            .iter()
-            .map(|n| n.line)
-            .filter(|l| !cited.contains(l))
-            .collect();
         for (i, l) in seg.text.lines().enumerate() {
             let n = seg.lines.get(i).copied().unwrap_or(0);
             let u = if l.trim().is_empty() {
                 Use::Skipped("blank")
-            } else if noted.contains(&n) {
-                Use::Skipped("passed over by the parser (see notes)")
             } else {
                 Use::Read
             };
             self.set(n, u);
+        }
+        // Lines the parser noted and passed over are skipped, unless a
+        // fact cites them (a note may sit on a row that was read).
+        let mut cited = vec![false; self.uses.len()];
+        p.for_each_source(|s| {
+            if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
+                *c = true;
+            }
+        });
+        for note in &p.notes {
+            let i = note.line.wrapping_sub(1);
+            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
+                self.uses[i] = Use::Skipped("passed over by the parser (see notes)");
+            }
         }
         for i in &p.issues {
             if i.kind == IssueKind::Unreadable {
