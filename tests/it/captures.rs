@@ -451,7 +451,12 @@ fn captures_wild_read_as_checked() {
             &[(16, "truncated"), (11, "tool-error")],
         ),
         ("rtx5090-1gpu-alltoall", Some("nccl-tests"), 7, &[]),
-        ("gb200-oke-mnnvl", None, 0, &[(1, "unrecognized")]),
+        (
+            "gb200-oke-mnnvl",
+            Some("nccl-tests"),
+            199,
+            &[(2, "truncated")],
+        ),
         (
             "h100-8gpu-nvbandwidth-sm",
             Some("nvbandwidth"),
@@ -624,5 +629,16 @@ fn captures_wild_values_checked_by_hand() {
     assert_eq!(
         node("cx6-irdma-versity-h1").rdma[0].ports[0].link_up,
         Some(true)
+    );
+    // nccl-tests-006, `kubectl logs --tail` without the table header: line
+    // 34 "34359738368 8589934592 float sum -1 70981 484.07 847.12 0 ..."
+    // is read under the standard columns (and the cut is flagged).
+    let m = find("gb200-oke-mnnvl", "847.12 GB/s");
+    assert_eq!((m.source.line, m.size_bytes), (34, Some(34_359_738_368)));
+    assert!(
+        node("gb200-oke-mnnvl")
+            .problems
+            .iter()
+            .any(|p| p.line == Some(2))
     );
 }
