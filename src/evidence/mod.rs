@@ -120,6 +120,8 @@ pub enum Tool {
     Lspci,
     /// `nvidia-smi -q`
     NvidiaSmiQ,
+    /// CUDA sample `bandwidthTest`
+    BandwidthTest,
 }
 
 impl Tool {

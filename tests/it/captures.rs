@@ -436,8 +436,8 @@ type Wild = (
 #[test]
 fn captures_wild_read_as_checked() {
     let expected: &[Wild] = &[
-        ("p100-pcie-gearshifft", None, 0, &[(2, "unrecognized")]),
-        ("a100-80gb-pcie-dell", None, 0, &[(2, "unrecognized")]),
+        ("p100-pcie-gearshifft", Some("bandwidth-test"), 3, &[]),
+        ("a100-80gb-pcie-dell", Some("bandwidth-test"), 4, &[]),
         ("cx5-rdma0-proxmox-ceph", Some("ibstat"), 1, &[]),
         ("cx7-hdr200-one-port", Some("ibstatus"), 1, &[]),
         ("cx4-vpi-rdma-manual", Some("ibstat"), 2, &[]),
@@ -641,4 +641,16 @@ fn captures_wild_values_checked_by_hand() {
             .iter()
             .any(|p| p.line == Some(2))
     );
+    // bandwidthTest-002 (MB/s release) line 11 "33554432 12150.7": one
+    // printed MB/s is 1.024e6 bytes/s (1024*bytes/(ms*2^20) in its source);
+    // line 21 device to device 443837.7 counts every byte twice.
+    let m = find("p100-pcie-gearshifft", "12150.7 MB/s");
+    assert_eq!((m.source.line, m.size_bytes), (11, Some(33_554_432)));
+    assert!((m.bandwidth_bytes_per_s.unwrap() - 12150.7 * 1.024e6).abs() < 1.0);
+    let m = find("p100-pcie-gearshifft", "443837.7 MB/s");
+    assert!(m.questions.direction.contains("twice"));
+    // bandwidthTest-004: two runs; pageable H2D 3.3 GB/s at line 31.
+    let m = find("a100-80gb-pcie-dell", "3.3 GB/s");
+    assert_eq!(m.source.line, 31);
+    assert_eq!(m.bandwidth_bytes_per_s, Some(3.3e9));
 }
