@@ -140,18 +140,36 @@ impl Blocks<'_> {
                 return;
             }
         };
+        evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
         p.map_lines(|l| seg.original(l));
-        let noted: std::collections::BTreeSet<usize> = p.notes.iter().map(|n| n.line).collect();
+        // A line a fact cites is read, even when a note is attached to it.
         for (i, l) in seg.text.lines().enumerate() {
             let n = seg.lines.get(i).copied().unwrap_or(0);
             let u = if l.trim().is_empty() {
                 Use::Skipped("blank")
-            } else if noted.contains(&n) {
-                Use::Skipped("passed over by the parser (see notes)")
             } else {
                 Use::Read
             };
             self.set(n, u);
+        }
+        // Lines the parser noted and passed over are skipped, unless a
+        // fact cites them (a note may sit on a row that was read).
+        let mut cited = vec![false; self.uses.len()];
+        p.for_each_source(|s| {
+            if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
+                *c = true;
+            }
+        });
+        for note in &p.notes {
+            let i = note.line.wrapping_sub(1);
+            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
+                self.uses[i] = Use::Skipped("passed over by the parser (see notes)");
+            }
+        }
+        for i in &p.issues {
+            if i.kind == IssueKind::Unreadable {
+                self.set(i.line, Use::NotUnderstood);
+            }
         }
         let (first_line, last_line) = seg.range();
         self.blocks.push(Block {
@@ -230,9 +248,11 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     }
     if b.blocks.is_empty() {
         if b.problems.is_empty() {
+            // Named at the first line of text (past prompts and fences).
+            let first = scan.segments.first().map_or(1, |s| s.range().0.max(1));
             return Reading::failed(
                 path,
-                Some(1),
+                Some(first),
                 ProblemKind::Unrecognized,
                 format!("expected a transcript of a known tool ({})", known_tools()),
             );
@@ -352,6 +372,7 @@ fn read_parsed(
             kind: match i.kind {
                 IssueKind::Truncated => ProblemKind::Truncated,
                 IssueKind::ToolError => ProblemKind::ToolError,
+                IssueKind::Unreadable => ProblemKind::Parse,
             },
             message: i.message.clone(),
         })

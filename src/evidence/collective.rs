@@ -18,6 +18,7 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
         let t = strip_mpi_prefix(l).trim();
         t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
     }) || text.contains("# nThread ")
+        || (text.contains("Avg bus bandwidth") && looks_like_headless_rows(lines))
 }
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
@@ -176,6 +177,9 @@ struct Scan<'a> {
     /// `# Out of bounds values : <n> OK`, its line and the text after the colon.
     oob: Option<(usize, String)>,
     last_line: usize,
+    /// No column header: the first row's line, rows read as
+    /// [`STANDARD_HEADER`].
+    headless: Option<usize>,
 }
 
 /// Parses one nccl-tests / rccl-tests run, with NCCL INFO lines, MPI
@@ -192,6 +196,12 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     if scan.rows.is_empty() {
         out.truncated(scan.last_line, "the results table has no rows");
         return Ok(out);
+    }
+    if let Some(first) = scan.headless {
+        out.truncated(
+            first,
+            "the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: size count type redop root time algbw busbw #wrong, out-of-place then in-place",
+        );
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
     let cells = RowCells::new(&scan.header, kind, header_line);
@@ -213,6 +223,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         avg_busbw: None,
         oob: None,
         last_line: 1,
+        headless: None,
     };
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
@@ -229,6 +240,13 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
             read_comment_line(rest.trim(), n, &mut scan);
             continue;
         }
+        if scan.cols.is_none() && is_standard_row(t) {
+            // The table's header was cut off (a `kubectl logs --tail`):
+            // rows of the standard shape are read under the header
+            // nccl-tests prints, and the reading says so.
+            scan.cols = Some((n, STANDARD_HEADER.iter().map(|c| c.to_string()).collect()));
+            scan.headless = Some(n);
+        }
         let Some((_, names)) = &scan.cols else {
             continue;
         };
@@ -237,6 +255,37 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         }
     }
     Ok(scan)
+}
+
+/// The column header nccl-tests prints (2.x, with redop and root).
+const STANDARD_HEADER: [&str; 13] = [
+    "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+    "busbw", "#wrong",
+];
+
+/// A data row of the standard 13 columns: `8 2 float sum -1 21.57 0.00
+/// 0.00 0 21.24 0.00 0.00 0`; the type names a datatype nccl-tests knows.
+fn is_standard_row(t: &str) -> bool {
+    const TYPES: &[&str] = &[
+        "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
+        "bfloat16", "f8e4m3", "f8e5m2",
+    ];
+    let toks: Vec<&str> = t.split_whitespace().collect();
+    toks.len() == 13
+        && toks[0].parse::<u64>().is_ok()
+        && toks[1].parse::<u64>().is_ok()
+        && TYPES.contains(&toks[2])
+        && toks[4].parse::<i64>().is_ok()
+}
+
+/// A header-less fragment of at least two standard rows.
+fn looks_like_headless_rows(lines: &[&str]) -> bool {
+    lines
+        .iter()
+        .filter(|l| is_standard_row(strip_mpi_prefix(l).trim()))
+        .take(2)
+        .count()
+        == 2
 }
 
 /// A `#` line other than `# nThread`: a rank line, the table's column

@@ -7,6 +7,7 @@
 //! content alone, never from a file name.
 
 pub mod collective;
+pub mod context;
 pub mod copy;
 pub mod measurement;
 pub mod mpi;
@@ -121,6 +122,8 @@ pub enum Tool {
     Lspci,
     /// `nvidia-smi -q`
     NvidiaSmiQ,
+    /// CUDA sample `bandwidthTest`
+    BandwidthTest,
 }
 
 impl Tool {
@@ -155,6 +158,9 @@ pub enum IssueKind {
     Truncated,
     /// The tool printed an error or a failed check.
     ToolError,
+    /// A row (or part of one) the parser could not read; the rest of the
+    /// transcript was read.
+    Unreadable,
 }
 
 /// What one transcript yielded.
@@ -173,6 +179,16 @@ impl Parsed {
         self.issues.push(Issue {
             line,
             kind: IssueKind::Truncated,
+            message: message.into(),
+        });
+    }
+
+    /// A row that could not be read (or only in part): a problem at its
+    /// line, and the parser goes on.
+    pub fn bad_row(&mut self, line: usize, message: impl Into<String>) {
+        self.issues.push(Issue {
+            line,
+            kind: IssueKind::Unreadable,
             message: message.into(),
         });
     }

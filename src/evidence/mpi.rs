@@ -13,7 +13,13 @@ use super::measurement::{
 use super::{ParseError, Parsed, numbered_lines};
 
 pub fn looks_like_osu(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("# OSU MPI"))
+    crate::evidence::numbered(lines).any(|(_, l)| {
+        let t = l.trim_start();
+        t.starts_with("# OSU MPI")
+            // A table pasted without its title line.
+            || (t.starts_with("# Size")
+                && (t.contains("Bandwidth (MB/s)") || t.contains("Latency(us)") || t.contains("Latency (us)")))
+    })
 }
 
 /// One OSU run: its `# OSU MPI ...` title and what the lines after it said.
@@ -28,7 +34,12 @@ struct Run {
     rows: usize,
     last_size: u64,
     last_line: usize,
+    /// The title line was not pasted (a fragment).
+    untitled: bool,
 }
+
+/// The title of a run pasted without its title line.
+const UNTITLED: &str = " test (title not stated by the transcript)";
 
 impl Run {
     /// A run from its title line (`rest` is what follows `# OSU MPI`), with
@@ -110,6 +121,13 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             run = Some(Run::new(title, n, &env));
             columns = None;
             continue;
+        }
+        // A table pasted without its `# OSU MPI ...` title: read, with
+        // the test's name and direction marked as not stated.
+        if run.is_none() && (t.starts_with("# Send Buffer on") || t.starts_with("# Size")) {
+            let mut r = Run::new(UNTITLED, n, &env);
+            r.untitled = true;
+            run = Some(r);
         }
         let Some(r) = run.as_mut() else { continue };
         if t.starts_with("# Send Buffer on") {
@@ -237,6 +255,9 @@ fn osu_questions(m: &mut Measurement, r: &Run, bw: bool, size: u64) {
     q.direction = match (bw, r.bidir) {
         (false, _) => "one way: half of a ping-pong round trip".into(),
         (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
+        (true, false) if r.untitled => {
+            "not stated by the transcript (no title line: osu_bw is unidirectional, osu_bibw the sum of both)".into()
+        }
         (true, false) => "unidirectional".into(),
     };
     q.message_size = describe_size(size);

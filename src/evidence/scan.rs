@@ -121,10 +121,17 @@ pub fn scan(text: &str) -> Scan<'_> {
     let mut cur: Vec<(usize, &str)> = Vec::new();
     let mut command: Option<(String, usize, &str)> = None;
     let mut changed = text.contains('\r');
+    // Indentation of the whole paste comes off first (a quoted block
+    // inside an indented one: `    > Running ...`).
+    let outer = common_indent(text.lines());
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
+        let raw = raw
+            .get(outer..)
+            .filter(|_| !raw.trim().is_empty())
+            .unwrap_or(raw);
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
-        if line.len() != raw.len() {
+        if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
         let t = line.trim();
@@ -209,7 +216,8 @@ fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
         if l.trim().is_empty() {
             continue;
         }
-        let ws = &l[..l.len() - l.trim_start().len()];
+        // Spaces and tabs only: a byte count never splits a character.
+        let ws = &l[..l.bytes().take_while(|b| *b == b' ' || *b == b'\t').count()];
         common = Some(match common {
             None => ws,
             Some(c) => {

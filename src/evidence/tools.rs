@@ -108,6 +108,13 @@ pub static TOOLS: &[ToolSpec] = &[
         live: &[],
     },
     ToolSpec {
+        tool: Tool::BandwidthTest,
+        name: "bandwidth-test",
+        detect: copy::looks_like_bandwidth_test,
+        parse: copy::parse_bandwidth_test,
+        live: &[],
+    },
+    ToolSpec {
         tool: Tool::Nvbandwidth,
         name: "nvbandwidth",
         detect: copy::looks_like_nvbandwidth,

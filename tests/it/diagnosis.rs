@@ -40,9 +40,11 @@ const TRUTH: &[Row] = &[
         fires: &[
             "amd-4gpu-pcie-two-socket",
             "dgx1-p100-8gpu-4nic",
+            "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
             "l4-2gpu-cross-numa",
             "rtx2080ti-2gpu-autodl",
+            "rtx4090-8gpu-2nic",
             "rtx5060ti-5gpu-epyc",
             "rtx5090-2gpu-threadripper",
         ],
@@ -66,7 +68,11 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nic-on-other-socket",
         severity: "warning",
-        fires: &["a100-sxm4-8gpu-4socket-3nic", "dgx1v-v100-8gpu-1nic"],
+        fires: &[
+            "a100-sxm4-8gpu-4socket-3nic",
+            "dgx1v-v100-8gpu-1nic",
+            "rtx4090-8gpu-2nic",
+        ],
         silent: (
             "h100-8nic-ndr400",
             "every GPU has its own adapter on its switch",
@@ -75,7 +81,7 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nic-across-host-bridge",
         severity: "warning",
-        fires: &["dgx1v-v100-8gpu-1nic"],
+        fires: &["dgx1v-v100-8gpu-1nic", "rtx4090-8gpu-2nic"],
         silent: (
             "a100-sxm4-8gpu-4socket-3nic",
             "GPU0-3 share a switch with their adapters (PXB); GPU4-7 are across the socket, a finding of its own",
@@ -87,7 +93,9 @@ const TRUTH: &[Row] = &[
         fires: &[
             "a100-sxm4-8gpu-4socket-3nic",
             "dgx1-p100-8gpu-4nic",
+            "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
+            "rtx4090-8gpu-2nic",
         ],
         silent: ("h100-8nic-ndr400", "eight adapters for eight GPUs"),
     },
@@ -115,7 +123,7 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "rdma-port-unused",
         severity: "info",
-        fires: &["cx3-qdr-graph500", "mlx4-cx3-heioy"],
+        fires: &["cx3-qdr-graph500", "cx4-vpi-rdma-manual", "mlx4-cx3-heioy"],
         silent: ("h100-8nic-ndr400", "every port is Active / LinkUp"),
     },
     Row {
@@ -140,11 +148,15 @@ const TRUTH: &[Row] = &[
         kind: "truncated",
         severity: "info",
         fires: &[
+            "gb200-oke-mnnvl",
+            "h100-8gpu-nvbandwidth-sm",
             "hgx-h100-8gpu",
             "maxwell-gpu",
             "mi355x-pollara-2node",
+            "radeon-pro-vii-2gpu",
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",
+            "rtx5090-2gpu-nccl-failure",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),
     },
@@ -156,8 +168,10 @@ const TRUTH: &[Row] = &[
             "a100-gdr-pod-server",
             "a40-roce-openshift",
             "amd-instinct-roce-loopback",
+            "cx7-ndr-ib-read",
             "mi355x-8gpu-oci",
             "roce-cx5-proxmox",
+            "soft-roce-rxe2-ipv6",
         ],
         silent: ("cx3-qdr-graph500", "perftest printed MB/sec"),
     },
@@ -166,6 +180,7 @@ const TRUTH: &[Row] = &[
         severity: "info",
         fires: &[
             "amd-instinct-roce-loopback",
+            "k80-8gpu",
             "mi100-2gpu-dual-epyc",
             "mi210-4gpu-archer2",
             "mi50-2gpu",

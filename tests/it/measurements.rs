@@ -559,8 +559,12 @@ fn only_the_known_problems() {
         ("nvbandwidth-006-v0.2", 36, ProblemKind::Truncated),
     ];
     let mut found: Vec<(String, usize, ProblemKind)> = Vec::new();
+    let wild = crate::captures::wild_files();
     for n in wire_report::inputs::ingest(&[PathBuf::from("captures")]).unwrap() {
         for p in n.bundle.problems {
+            if wild.contains(&p.file) {
+                continue; // captures::captures_wild_read_as_checked
+            }
             found.push((p.file, p.line.unwrap_or(0), p.kind));
         }
     }

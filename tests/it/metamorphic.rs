@@ -243,3 +243,65 @@ fn every_capture_reads_the_same_next_to_another_tool() {
         failures.join("\n")
     );
 }
+
+/// A line to cut `path` at, the same on every run (no clock, no RNG
+/// state): from a hash of the path, somewhere in the file's middle.
+fn cut_line(path: &str, lines: usize) -> usize {
+    let h = path.bytes().fold(1469598103934665603u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(1099511628211)
+    });
+    1 + (h as usize) % lines.max(1)
+}
+
+/// Cut at a line: the cut text yields no fact the whole one does not (a
+/// cut never invents a cell, an adapter or a link), every cell keeps its
+/// line, and nothing panics.
+#[test]
+fn every_capture_cut_short_yields_only_its_own_facts() {
+    let mut failures = Vec::new();
+    for (path, text) in captures() {
+        let n = text.lines().count();
+        let k = cut_line(&path, n);
+        let cut: String = per_line(&text, str::to_string)
+            .lines()
+            .take(k)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let whole = read_transcript(&path, text.as_bytes());
+        let part = read_transcript(&path, cut.as_bytes());
+        let cells = |r: &Reading| -> Vec<(usize, String, Option<u64>)> {
+            r.measurements
+                .iter()
+                .map(|m| (m.source.line, m.as_printed.clone(), m.size_bytes))
+                .collect()
+        };
+        let all = cells(&whole);
+        let invented: Vec<_> = cells(&part)
+            .into_iter()
+            .filter(|c| !all.contains(c))
+            .collect();
+        let links = |r: &Reading| -> Vec<(String, String)> {
+            r.topology
+                .links
+                .iter()
+                .map(|l| (l.a.clone(), l.b.clone()))
+                .collect()
+        };
+        let all_links = links(&whole);
+        let new_links = links(&part)
+            .into_iter()
+            .filter(|l| !all_links.contains(l))
+            .count();
+        if !invented.is_empty() || new_links > 0 {
+            failures.push(format!(
+                "{path} cut at {k}: {invented:?}, {new_links} new links"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -12,11 +12,13 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, numbered_lines};
 
+mod bandwidth_test;
 mod nvbandwidth;
 mod p2p_test;
 mod rocm_bandwidth;
 mod transferbench;
 
+pub use bandwidth_test::{looks_like_bandwidth_test, parse_bandwidth_test};
 pub use nvbandwidth::{
     looks_like_nvbandwidth, looks_like_nvbandwidth_json, parse_nvbandwidth, parse_nvbandwidth_json,
 };

@@ -127,8 +127,9 @@ fn is_active(s: &str) -> bool {
     s.to_ascii_uppercase().contains("ACTIVE")
 }
 
+/// `LinkUp`, `5: LinkUp`, and ibv_devinfo's `LINK_UP (5)`.
 fn is_link_up(s: &str) -> bool {
-    s.to_ascii_lowercase().contains("linkup")
+    s.to_ascii_lowercase().replace('_', "").contains("linkup")
 }
 
 /// `4096 (5)` -> 4096.

@@ -142,6 +142,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
 }
 
 /// The header line of a results table.
+#[derive(Clone)]
 struct TableHead {
     /// Column names, units stripped.
     cols: Vec<String>,
@@ -263,16 +264,73 @@ fn read_table_rows(
             end.closed = true;
             break;
         }
-        let cells = table_row(*n, &toks, head, template, run, end.cpu_warning)?;
+        // A row that cannot be read (or only in part) is a problem at its
+        // line; the table goes on.
+        let (cells, bad) = table_row(*n, &toks, head, template, run, end.cpu_warning);
         out.measurements.extend(cells);
+        if let Some(e) = bad {
+            out.bad_row(e.line, format!("perftest: expected {}", e.expected));
+        }
         end.rows += 1;
         end.next += 1;
     }
     Ok(end)
 }
 
-/// The cells of one data row (line `n`): one per known statistic column.
+/// The cells of one data row (line `n`): one per known statistic column,
+/// and why the row could not be read in full. A row with fewer cells than
+/// columns (two values glued together: `2465.901216.65`) keeps the cells
+/// left of the first one that is not a plain number; the rest are lost.
 fn table_row(
+    n: usize,
+    toks: &[&str],
+    head: &TableHead,
+    template: &Measurement,
+    run: &PerftestRun,
+    cpu_warning: bool,
+) -> (Vec<Measurement>, Option<ParseError>) {
+    let cols = &head.cols;
+    if toks.len() == cols.len() {
+        return match table_cells(n, toks, head, template, run, cpu_warning) {
+            Ok(c) => (c, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+    }
+    let wrong = ParseError::new(
+        n,
+        format!(
+            "{} columns ({}), found {}",
+            cols.len(),
+            cols.join(" "),
+            toks.len()
+        ),
+    );
+    if toks.len() > cols.len() {
+        return (Vec::new(), Some(wrong));
+    }
+    let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
+    let k = toks.iter().take_while(|t| plain(t)).count();
+    let kept = TableHead {
+        cols: cols[..k].to_vec(),
+        ..head.clone()
+    };
+    let cells = table_cells(n, &toks[..k], &kept, template, run, cpu_warning).unwrap_or_default();
+    let lost = cols[k..].join(", ");
+    let e = ParseError::new(
+        n,
+        format!(
+            "{} columns ({}), found {}; `{}` is not one number: {lost} not read",
+            cols.len(),
+            cols.join(" "),
+            toks.len(),
+            toks.get(k).unwrap_or(&"")
+        ),
+    );
+    (cells, Some(e))
+}
+
+/// The cells of a row whose tokens line up with `head`'s columns.
+fn table_cells(
     n: usize,
     toks: &[&str],
     head: &TableHead,
@@ -281,16 +339,8 @@ fn table_row(
     cpu_warning: bool,
 ) -> Result<Vec<Measurement>, ParseError> {
     let cols = &head.cols;
-    if toks.len() != cols.len() {
-        return Err(ParseError::new(
-            n,
-            format!(
-                "{} columns ({}), found {}",
-                cols.len(),
-                cols.join(" "),
-                toks.len()
-            ),
-        ));
+    if toks.len() < 2 {
+        return Err(ParseError::new(n, "a byte count and an iteration count"));
     }
     let size: u64 = toks[0]
         .parse()

@@ -206,29 +206,62 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
 
 pub fn looks_like_ibv_devinfo(_text: &str, lines: &[&str]) -> bool {
     crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
+        || lines
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .is_some_and(|l| is_list_head(l))
+}
+
+/// `4 HCAs found:` or `1 HCA found:` (`ibv_devinfo -l`).
+fn is_list_head(l: &str) -> bool {
+    let t = l.trim();
+    let Some(n) = t
+        .strip_suffix("HCAs found:")
+        .or_else(|| t.strip_suffix("HCA found:"))
+    else {
+        return false;
+    };
+    let n = n.trim();
+    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Parses `ibv_devinfo` (plain, `-v`, `-l`). Device capability lines of
 /// `-v` are skipped; ports, states, MTUs, widths, speeds and GIDs are kept.
 pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    // `ibv_devinfo -l`: `2 HCAs found:` then one name per line.
-    if let Some((_, first)) = lines.iter().find(|(_, l)| !l.trim().is_empty())
-        && first.trim().ends_with("HCAs found:")
+    let all: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let mut lines = &all[..];
+    // `ibv_devinfo -l`: `2 HCAs found:` then one name per line, up to the
+    // first line that is not a bare name (a second command's output).
+    if let Some(i) = lines.iter().position(|(_, l)| !l.trim().is_empty())
+        && is_list_head(lines[i].1)
     {
-        for (n, l) in &lines[1..] {
+        let mut k = i + 1;
+        while let Some((n, l)) = lines.get(k) {
             let t = l.trim();
+            if t.contains(char::is_whitespace) || t.contains(':') {
+                break;
+            }
             if !t.is_empty() {
                 device(&mut out.rdma, t, *n);
             }
+            k += 1;
         }
-        return Ok(out);
+        // What follows (`ibv_devinfo -v -d mlx5_0` pasted after it) is
+        // read from its first `hca_id:`.
+        let rest = &lines[k..];
+        let start = rest
+            .iter()
+            .position(|(_, l)| l.trim_start().starts_with("hca_id:"));
+        match start {
+            Some(s) => lines = &rest[s..],
+            None => return Ok(out),
+        }
     }
     let mut cur: Option<String> = None;
     let mut cur_port: Option<u32> = None;
     let mut counts: Vec<(String, u32)> = Vec::new();
-    for (n, l) in lines {
+    for &(n, l) in lines {
         let t = l.trim();
         if t.is_empty() {
             continue;

@@ -104,7 +104,7 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
 }
 
 pub fn looks_like_nvlink_status(_text: &str, lines: &[&str]) -> bool {
-    let gpu_line = crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_uuid_line(l).is_some());
+    let gpu_line = crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_line(l).is_some());
     let link_line = crate::evidence::numbered(lines).any(|(_, l)| {
         l.trim_start().starts_with("Link ") && l.contains(':')
             || l.contains("Unable to retrieve NVLink information")
@@ -466,14 +466,22 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
     })
 }
 
-/// `GPU 0: NVIDIA RTX A6000 (UUID: GPU-5bae...)` -> (0, name, uuid).
-fn parse_gpu_uuid_line(l: &str) -> Option<(u32, String, String)> {
+/// `GPU 0: <name> (UUID: ...)`, or `GPU 0: Tesla V100-SXM2-32GB` as older
+/// drivers print it in `nvlink --status`: (index, name, uuid if printed).
+fn parse_gpu_line(l: &str) -> Option<(u32, String, Option<String>)> {
     let rest = l.trim().strip_prefix("GPU ")?;
     let (idx, rest) = rest.split_once(':')?;
     let idx = parse_plain_u32(idx.trim())?;
-    let (name, uuid) = rest.rsplit_once("(UUID:")?;
-    let uuid = uuid.trim().strip_suffix(')')?.trim();
-    Some((idx, name.trim().to_string(), uuid.to_string()))
+    match rest.rsplit_once("(UUID:") {
+        Some((name, uuid)) => {
+            let uuid = uuid.trim().strip_suffix(')')?.trim();
+            Some((idx, name.trim().to_string(), Some(uuid.to_string())))
+        }
+        None if !rest.trim().is_empty() && !rest.contains(':') => {
+            Some((idx, rest.trim().to_string(), None))
+        }
+        None => None,
+    }
 }
 
 /// Parses `nvidia-smi nvlink --status` (`-s`): per GPU, each link's rate or
@@ -482,21 +490,22 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
     let mut topo = Topology::default();
     let mut notes = Vec::new();
     let mut gpu: Option<String> = None;
+    let mut parsed_issues: Vec<(usize, String)> = Vec::new();
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if t.is_empty() {
             continue;
         }
-        if let Some((idx, name, uuid)) = parse_gpu_uuid_line(l) {
+        if let Some((idx, name, uuid)) = parse_gpu_line(l) {
             let id = format!("GPU{idx}");
             let mut d = Device::new(&id, DeviceKind::Gpu, Source::line(n));
             d.name = Some(name);
-            d.uuid = Some(uuid);
+            d.uuid = uuid;
             topo.devices.push(d);
             gpu = Some(id);
             continue;
         }
-        if t == "..." {
+        if t == "..." || t == "[snip]" {
             notes.push(Note {
                 line: n,
                 text: "elided by whoever captured it; links after this line are not listed".into(),
@@ -509,7 +518,9 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
                 "a `GPU <n>: <name> (UUID: ...)` line first",
             ));
         };
-        if t.contains("Unable to retrieve NVLink information") && t.contains("inActive") {
+        if t.contains("Unable to retrieve NVLink information")
+            && t.to_ascii_lowercase().contains("inactive")
+        {
             topo.nvlink.push(NvlinkPort {
                 gpu: g,
                 link: None,
@@ -520,15 +531,20 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
             });
             continue;
         }
+        // A line that cannot be read is a problem at its line; the GPUs
+        // and links around it are still read.
         let parsed = t.strip_prefix("Link ").and_then(|r| r.split_once(':'));
         let Some((num, val)) = parsed else {
-            return Err(ParseError::new(
+            parsed_issues.push((
                 n,
-                "`Link <n>: <rate> GB/s` or `Link <n>: <inactive>`",
+                "`Link <n>: <rate> GB/s` or `Link <n>: <inactive>`".into(),
             ));
+            continue;
         };
-        let link = parse_plain_u32(num.trim())
-            .ok_or_else(|| ParseError::new(n, format!("a link number, found `{}`", num.trim())))?;
+        let Some(link) = parse_plain_u32(num.trim()) else {
+            parsed_issues.push((n, format!("a link number, found `{}`", num.trim())));
+            continue;
+        };
         let val = val.trim();
         let (active, rate) = if val == "<inactive>" {
             (false, None)
@@ -537,11 +553,23 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
             .and_then(|r| r.trim().parse::<f64>().ok())
         {
             (true, Some(r * 1e9))
+        } else if let Some(remote) = val.strip_prefix("Remote Device ") {
+            // `nvidia-smi nvlink -R`: the link is up and goes to `remote`
+            // (a switch or GPU bus id and its link number); no rate.
+            if remote.matches(':').count() < 3 {
+                parsed_issues.push((
+                    n,
+                    format!("`Remote Device <bus id>: Link <n>`, found `{val}` (cut?)"),
+                ));
+                continue;
+            }
+            (true, None)
         } else {
-            return Err(ParseError::new(
+            parsed_issues.push((
                 n,
                 format!("a rate like `26.562 GB/s` or `<inactive>`, found `{val}`"),
             ));
+            continue;
         };
         topo.nvlink.push(NvlinkPort {
             gpu: g,
@@ -556,11 +584,15 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
         return Err(ParseError::new(1, "a `GPU <n>: <name> (UUID: ...)` line"));
     }
     topo.sort();
-    Ok(Parsed {
+    let mut out = Parsed {
         topology: topo,
         notes,
         ..Parsed::default()
-    })
+    };
+    for (n, expected) in parsed_issues {
+        out.bad_row(n, format!("nvidia-smi-nvlink: expected {expected}"));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
