@@ -279,18 +279,3 @@ fn a_qdr_port_is_judged_against_its_data_rate() {
     assert_eq!(best.1.bytes_per_s, 4e9);
     assert!(best.0 / best.1.bytes_per_s > 0.95, "{}", best.0);
 }
-
-#[test]
-#[ignore = "prints the table; run with --ignored --nocapture"]
-fn print_findings() {
-    for (node, ds) in findings() {
-        for d in ds {
-            println!(
-                "{node}\t{}\t{}\t{}",
-                d.severity.as_str(),
-                d.finding.name(),
-                serde_json::to_string(&d.finding).unwrap()
-            );
-        }
-    }
-}
