@@ -127,6 +127,7 @@ fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec
         if bundle.transcripts.is_empty() && bundle.problems.is_empty() {
             continue;
         }
+        bundle.drop_duplicate_keys(&dir.display().to_string());
         out.push(NodeBundle { dir, bundle });
     }
     Ok(out)
@@ -285,5 +286,6 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
         anyhow::bail!("{why}");
     }
     b.absorb(reading);
+    b.drop_duplicate_keys(&path.display().to_string());
     Ok(b)
 }

@@ -288,8 +288,74 @@ impl Bundle {
                 path.display()
             );
         }
-        serde_json::from_value(value)
-            .map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))
+        let mut b: Bundle = serde_json::from_value(value)
+            .map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))?;
+        b.drop_duplicate_keys(&path.display().to_string());
+        Ok(b)
+    }
+
+    /// Keeps one entry per key (a topology pair, a PCIe address, an RDMA
+    /// device, a port of one device): the first, which is the one every
+    /// lookup finds. Duplicates (rows a transcript printed twice, a spliced
+    /// file) become one problem naming `file` and the keys, so a diff of a
+    /// bundle with itself matches one entry per key and never reports a
+    /// change. Returns how many entries were dropped.
+    pub fn drop_duplicate_keys(&mut self, file: &str) -> usize {
+        use std::collections::BTreeSet;
+        let mut dups: Vec<String> = Vec::new();
+        let mut seen = BTreeSet::new();
+        self.topology.links.retain(|l| {
+            let key = if l.a <= l.b {
+                (l.a.clone(), l.b.clone())
+            } else {
+                (l.b.clone(), l.a.clone())
+            };
+            let fresh = seen.insert(key);
+            if !fresh {
+                dups.push(format!("topology pair {}-{}", l.a, l.b));
+            }
+            fresh
+        });
+        let mut seen = BTreeSet::new();
+        self.pcie.retain(|p| {
+            let fresh = seen.insert(p.address.clone());
+            if !fresh {
+                dups.push(format!("PCIe address {}", p.address));
+            }
+            fresh
+        });
+        let mut seen = BTreeSet::new();
+        self.rdma.retain(|d| {
+            let fresh = seen.insert(d.name.clone());
+            if !fresh {
+                dups.push(format!("RDMA device {}", d.name));
+            }
+            fresh
+        });
+        for d in &mut self.rdma {
+            let mut seen = BTreeSet::new();
+            d.ports.retain(|p| {
+                let fresh = seen.insert(p.port);
+                if !fresh {
+                    dups.push(format!("port {} of {}", p.port, d.name));
+                }
+                fresh
+            });
+        }
+        if let Some(first) = dups.first() {
+            let more = dups.len() - 1;
+            self.problems.push(Problem {
+                file: file.to_string(),
+                line: None,
+                kind: ProblemKind::Conflict,
+                message: format!(
+                    "{} entries repeat a key already present ({first}{}); the first of each is kept, the repeats are dropped",
+                    dups.len(),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                ),
+            });
+        }
+        dups.len()
     }
 }
 

@@ -307,7 +307,8 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
-const TOPO: &str = "captures/dgx1-p100-8gpu-4nic/nvidia-topo-001-dgx1-p100-soc-legend-mangled-header.txt";
+const TOPO: &str =
+    "captures/dgx1-p100-8gpu-4nic/nvidia-topo-001-dgx1-p100-soc-legend-mangled-header.txt";
 
 /// A FIFO and a link to `/dev/zero` beside a real transcript: each is
 /// skipped with a problem naming it, the transcript is read, nothing waits
@@ -350,7 +351,12 @@ fn fifos_and_devices_are_skipped_with_a_problem_never_opened() {
     std::fs::remove_file(&h).unwrap();
     mkfifo(&h);
     let out = tempfile::tempdir().unwrap();
-    m.collect().arg("--out").arg(out.path()).timeout(limit).assert().success();
+    m.collect()
+        .arg("--out")
+        .arg(out.path())
+        .timeout(limit)
+        .assert()
+        .success();
     assert_eq!(bundle_in(out.path()).host.name, "localhost");
 }
 
@@ -403,4 +409,52 @@ fn a_bundle_without_schema_version_is_named_as_such() {
         .code(2)
         .stderr(predicates::str::contains("looks like a wire-report bundle"))
         .stderr(predicates::str::contains("no `schema_version`"));
+}
+
+const HOSTILE: &str = "tests/fixtures/hostile";
+
+/// Transcripts with repeated rows (synthetic fixture 14), and a bundle
+/// whose lists repeat a key: `diff B B` finds no change, and the repeats
+/// are one problem naming the file (before: dozens of changes).
+#[test]
+fn a_bundle_diffed_with_itself_reports_no_change() {
+    let d = tempfile::tempdir().unwrap();
+    for name in ["nvlink-plus-q-spliced", "topo-duplicate-rows"] {
+        let node = d.path().join(name);
+        std::fs::create_dir(&node).unwrap();
+        let src = Path::new(HOSTILE).join("14-diff-self-false-positive").join(format!("{name}.txt"));
+        std::fs::copy(&src, node.join(format!("{name}.txt"))).unwrap();
+        let b = d.path().join(format!("{name}.json"));
+        wr().args(["collect", "--from"])
+            .arg(&node)
+            .arg("--out")
+            .arg(&b)
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("repeat a key already present"));
+        // The same bundle with its first topology link and PCIe entry
+        // written twice, as an older wire-report could have.
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+        for ptr in ["/topology/links", "/pcie"] {
+            let list = v.pointer_mut(ptr).unwrap();
+            if let Some(first) = list.as_array().and_then(|a| a.first().cloned()) {
+                let mut changed = first.clone();
+                if let Some(o) = changed.as_object_mut() {
+                    o.insert("code".into(), "SYS".into());
+                    o.insert("current_width_lanes".into(), 1.into());
+                }
+                list.as_array_mut().unwrap().push(changed);
+            }
+        }
+        let doubled = d.path().join(format!("{name}-doubled.json"));
+        std::fs::write(&doubled, v.to_string()).unwrap();
+        for (x, y) in [(&b, &b), (&doubled, &doubled), (&node, &node)] {
+            wr().arg("diff")
+                .arg(x)
+                .arg(y)
+                .assert()
+                .success()
+                .stdout(predicates::str::starts_with("0 significant change(s)"));
+        }
+    }
 }

@@ -12,7 +12,8 @@ fn status_field(root: &Root, key: &str) -> Option<String> {
     let s = if root.0 == Path::new("/") {
         std::fs::read_to_string("/proc/self/status").ok()?
     } else {
-        String::from_utf8(crate::fs::read_capped(&root.path("/proc/self/status"), 1 << 20).ok()?).ok()?
+        String::from_utf8(crate::fs::read_capped(&root.path("/proc/self/status"), 1 << 20).ok()?)
+            .ok()?
     };
     s.lines().find_map(|l| {
         l.strip_prefix(key)
