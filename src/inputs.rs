@@ -128,6 +128,7 @@ fn ingest_except(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec
             continue;
         }
         bundle.drop_duplicate_keys(&dir.display().to_string());
+        bundle.drop_implausible();
         out.push(NodeBundle { dir, bundle });
     }
     Ok(out)
@@ -287,5 +288,6 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
     }
     b.absorb(reading);
     b.drop_duplicate_keys(&path.display().to_string());
+    b.drop_implausible();
     Ok(b)
 }

@@ -291,7 +291,39 @@ impl Bundle {
         let mut b: Bundle = serde_json::from_value(value)
             .map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))?;
         b.drop_duplicate_keys(&path.display().to_string());
+        b.drop_implausible();
         Ok(b)
+    }
+
+    /// Bandwidths and latencies outside what a machine can show are kept
+    /// out of the bundle's figures (so out of every chart, fit and
+    /// finding), each one a problem naming its transcript line: a busbw
+    /// printed as `1e-320`, a latency of `1e308` s. Zero stays (tools print
+    /// `0.00` at tiny sizes). Returns how many figures were dropped.
+    pub fn drop_implausible(&mut self) -> usize {
+        let mut problems = Vec::new();
+        self.measurements.retain(|m| {
+            let why = match (m.bandwidth_bytes_per_s, m.latency_s) {
+                (Some(bw), _) if !plausible(bw, BANDWIDTH_BYTES_PER_S) => {
+                    format!("a bandwidth of {bw:e} bytes/s")
+                }
+                (_, Some(lat)) if !plausible(lat, LATENCY_S) => format!("a latency of {lat:e} s"),
+                _ => return true,
+            };
+            problems.push(Problem {
+                file: m.source.file.to_string(),
+                line: Some(m.source.line),
+                kind: ProblemKind::Parse,
+                message: format!(
+                    "{why} (printed `{}`) is outside what a machine can show; the figure is left out of charts, fits and findings",
+                    m.as_printed
+                ),
+            });
+            false
+        });
+        let n = problems.len();
+        self.problems.extend(problems);
+        n
     }
 
     /// Keeps one entry per key (a topology pair, a PCIe address, an RDMA
@@ -357,6 +389,18 @@ impl Bundle {
         }
         dups.len()
     }
+}
+
+/// Bandwidths a machine can show, bytes/s: above 1 byte/s (a tool prints
+/// `0.00` at tiny sizes, which stays) and at most 1e15 (1 PB/s, far above
+/// any node's memory or fabric).
+pub const BANDWIDTH_BYTES_PER_S: (f64, f64) = (1.0, 1e15);
+/// Latencies a machine can show, seconds: from 1 ps to a day.
+pub const LATENCY_S: (f64, f64) = (1e-12, 86_400.0);
+
+/// `v` is zero or inside `(lo, hi)`; never NaN, infinite or negative.
+fn plausible(v: f64, (lo, hi): (f64, f64)) -> bool {
+    v == 0.0 || (v.is_finite() && v >= lo && v <= hi)
 }
 
 /// The JSON Schema of [`Bundle`], pretty-printed.

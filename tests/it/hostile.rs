@@ -422,7 +422,9 @@ fn a_bundle_diffed_with_itself_reports_no_change() {
     for name in ["nvlink-plus-q-spliced", "topo-duplicate-rows"] {
         let node = d.path().join(name);
         std::fs::create_dir(&node).unwrap();
-        let src = Path::new(HOSTILE).join("14-diff-self-false-positive").join(format!("{name}.txt"));
+        let src = Path::new(HOSTILE)
+            .join("14-diff-self-false-positive")
+            .join(format!("{name}.txt"));
         std::fs::copy(&src, node.join(format!("{name}.txt"))).unwrap();
         let b = d.path().join(format!("{name}.json"));
         wr().args(["collect", "--from"])
@@ -457,4 +459,35 @@ fn a_bundle_diffed_with_itself_reports_no_change() {
                 .stdout(predicates::str::starts_with("0 significant change(s)"));
         }
     }
+}
+
+/// A busbw printed as 1e-320 (fixture 05) and a bundle latency of 1.8e308 s
+/// (fixture 06): render finishes, and each value is a problem naming its
+/// line, left out of the figures (before: plotters' log axis never
+/// finished).
+#[test]
+fn absurd_values_are_problems_not_endless_charts() {
+    let d = tempfile::tempdir().unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    for input in [
+        "05-hang-render-denormal-busbw",
+        "06-hang-render-bundle-latency/bundle.json",
+    ] {
+        wr().arg("render")
+            .arg(Path::new(HOSTILE).join(input))
+            .arg("--single-file")
+            .arg(d.path().join("r.html"))
+            .timeout(limit)
+            .assert()
+            .success();
+        let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+        assert!(html.contains("outside what a machine can show"), "{input}");
+    }
+    wr().args(["collect", "--out", "-", "--from"])
+        .arg(Path::new(HOSTILE).join("05-hang-render-denormal-busbw"))
+        .timeout(limit)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("nccl-tests.txt:50: a bandwidth of"))
+        .stderr(predicates::str::contains("(printed `1e-320 GB/s`) is outside"));
 }
