@@ -488,6 +488,10 @@ fn absurd_values_are_problems_not_endless_charts() {
         .timeout(limit)
         .assert()
         .success()
-        .stderr(predicates::str::contains("nccl-tests.txt:50: a bandwidth of"))
-        .stderr(predicates::str::contains("(printed `1e-320 GB/s`) is outside"));
+        .stderr(predicates::str::contains(
+            "nccl-tests.txt:50: a bandwidth of",
+        ))
+        .stderr(predicates::str::contains(
+            "(printed `1e-320 GB/s`) is outside",
+        ));
 }
