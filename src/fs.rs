@@ -231,6 +231,17 @@ fn manifest_entries(text: &str) -> Vec<String> {
 /// a folder), then the folders it leaves empty up to `dir`.
 fn remove_stale(dir: &Path, rel: &str) -> anyhow::Result<()> {
     let path = dir.join(rel);
+    // Through a linked folder the file would be somewhere else: not ours.
+    let inside = match (
+        path.parent().map(std::fs::canonicalize),
+        std::fs::canonicalize(dir),
+    ) {
+        (Some(Ok(parent)), Ok(root)) => parent.starts_with(root),
+        _ => false,
+    };
+    if !inside {
+        return Ok(());
+    }
     match std::fs::symlink_metadata(&path) {
         Ok(m) if m.file_type().is_file() => std::fs::remove_file(&path)
             .with_context(|| format!("failed to remove stale `{}`", path.display()))?,
@@ -292,6 +303,13 @@ mod tests {
         let files = std::collections::BTreeMap::from([("a.html".to_string(), b"a".to_vec())]);
         write_site(&site, &files).unwrap();
         assert_eq!(std::fs::read(&outside).unwrap(), b"mine");
+        // Nor through a folder that became a link to elsewhere.
+        std::fs::create_dir_all(d.path().join("elsewhere")).unwrap();
+        std::fs::write(d.path().join("elsewhere/b.html"), "theirs").unwrap();
+        std::fs::write(site.join(SITE_MANIFEST), "a.html\nnodes/b.html\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("elsewhere"), site.join("nodes")).unwrap();
+        write_site(&site, &files).unwrap();
+        assert!(d.path().join("elsewhere/b.html").exists());
         assert_eq!(
             manifest_entries("# c\na.html\nnodes/x/t0.html\n../y\n"),
             ["a.html", "nodes/x/t0.html"]

@@ -154,9 +154,12 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
             }
         }
     }
+    // Nothing but wire-report's own bundles in the directory: not a node.
     if bundle.transcripts.is_empty() && bundle.problems.is_empty() {
         return None;
     }
+    bundle.drop_duplicate_keys(&node.dir.display().to_string());
+    bundle.drop_implausible();
     Some(NodeBundle {
         dir: node.dir,
         bundle,
@@ -428,5 +431,7 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
         anyhow::bail!("{why}");
     }
     b.absorb(reading);
+    b.drop_duplicate_keys(&path.display().to_string());
+    b.drop_implausible();
     Ok(b)
 }

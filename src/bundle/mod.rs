@@ -370,8 +370,117 @@ impl Bundle {
         let mut b =
             read.map_err(|e| anyhow::anyhow!("`{}`: not a valid bundle: {e}", path.display()))?;
         b.schema_version = SCHEMA_VERSION;
+        b.drop_duplicate_keys(&path.display().to_string());
+        b.drop_implausible();
         Ok(b)
     }
+
+    /// Bandwidths and latencies outside what a machine can show are kept
+    /// out of the bundle's figures (so out of every chart, fit and
+    /// finding), each one a problem naming its transcript line: a busbw
+    /// printed as `1e-320`, a latency of `1e308` s. Zero stays (tools print
+    /// `0.00` at tiny sizes). Returns how many figures were dropped.
+    pub fn drop_implausible(&mut self) -> usize {
+        let mut problems = Vec::new();
+        self.measurements.retain(|m| {
+            let why = match (m.bandwidth_bytes_per_s, m.latency_s) {
+                (Some(bw), _) if !plausible(bw, BANDWIDTH_BYTES_PER_S) => {
+                    format!("a bandwidth of {bw:e} bytes/s")
+                }
+                (_, Some(lat)) if !plausible(lat, LATENCY_S) => format!("a latency of {lat:e} s"),
+                _ => return true,
+            };
+            problems.push(Problem {
+                file: m.source.file.to_string(),
+                line: Some(m.source.line),
+                kind: ProblemKind::Parse,
+                message: format!(
+                    "{why} (printed `{}`) is outside what a machine can show; the figure is left out of charts, fits and findings",
+                    m.as_printed
+                ),
+            });
+            false
+        });
+        let n = problems.len();
+        self.problems.extend(problems);
+        n
+    }
+
+    /// Keeps one entry per key (a topology pair, a PCIe address, an RDMA
+    /// device, a port of one device): the first, which is the one every
+    /// lookup finds. Duplicates (rows a transcript printed twice, a spliced
+    /// file) become one problem naming `file` and the keys, so a diff of a
+    /// bundle with itself matches one entry per key and never reports a
+    /// change. Returns how many entries were dropped.
+    pub fn drop_duplicate_keys(&mut self, file: &str) -> usize {
+        use std::collections::BTreeSet;
+        let mut dups: Vec<String> = Vec::new();
+        let mut seen = BTreeSet::new();
+        self.topology.links.retain(|l| {
+            let key = if l.a <= l.b {
+                (l.a.clone(), l.b.clone())
+            } else {
+                (l.b.clone(), l.a.clone())
+            };
+            let fresh = seen.insert(key);
+            if !fresh {
+                dups.push(format!("topology pair {}-{}", l.a, l.b));
+            }
+            fresh
+        });
+        let mut seen = BTreeSet::new();
+        self.pcie.retain(|p| {
+            let fresh = seen.insert(p.address.clone());
+            if !fresh {
+                dups.push(format!("PCIe address {}", p.address));
+            }
+            fresh
+        });
+        let mut seen = BTreeSet::new();
+        self.rdma.retain(|d| {
+            let fresh = seen.insert(d.name.clone());
+            if !fresh {
+                dups.push(format!("RDMA device {}", d.name));
+            }
+            fresh
+        });
+        for d in &mut self.rdma {
+            let mut seen = BTreeSet::new();
+            d.ports.retain(|p| {
+                let fresh = seen.insert(p.port);
+                if !fresh {
+                    dups.push(format!("port {} of {}", p.port, d.name));
+                }
+                fresh
+            });
+        }
+        if let Some(first) = dups.first() {
+            let more = dups.len() - 1;
+            self.problems.push(Problem {
+                file: file.to_string(),
+                line: None,
+                kind: ProblemKind::Conflict,
+                message: format!(
+                    "{} entries repeat a key already present ({first}{}); the first of each is kept, the repeats are dropped",
+                    dups.len(),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                ),
+            });
+        }
+        dups.len()
+    }
+}
+
+/// Bandwidths a machine can show, bytes/s: above 1 byte/s (a tool prints
+/// `0.00` at tiny sizes, which stays) and at most 1e15 (1 PB/s, far above
+/// any node's memory or fabric).
+pub const BANDWIDTH_BYTES_PER_S: (f64, f64) = (1.0, 1e15);
+/// Latencies a machine can show, seconds: from 1 ps to a day.
+pub const LATENCY_S: (f64, f64) = (1e-12, 86_400.0);
+
+/// `v` is zero or inside `(lo, hi)`; never NaN, infinite or negative.
+fn plausible(v: f64, (lo, hi): (f64, f64)) -> bool {
+    v == 0.0 || (v.is_finite() && v >= lo && v <= hi)
 }
 
 /// The `schema_version` of a document that did not read as a bundle, or

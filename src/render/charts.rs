@@ -60,11 +60,14 @@ where
     s
 }
 
+/// A log axis around the values: normal positive numbers only, and at
+/// most 15 decades (a denormal such as 1e-320 made plotters' key points
+/// loop for ever; the data is checked before, this is the last guard).
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .filter(|v| v.is_normal() && *v > 0.0 && *v < 1e30)
         .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-    (lo <= hi).then(|| (lo / 1.5, hi * 1.5))
+    (lo <= hi).then(|| ((lo / 1.5).max(hi * 1e-15), hi * 1.5))
 }
 
 /// Decimal tick labels for a log axis whose ticks fall on powers of ten:

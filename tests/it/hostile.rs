@@ -410,3 +410,90 @@ fn a_bundle_without_schema_version_is_named_as_such() {
         .stderr(predicates::str::contains("looks like a wire-report bundle"))
         .stderr(predicates::str::contains("no `schema_version`"));
 }
+
+const HOSTILE: &str = "tests/fixtures/hostile";
+
+/// Transcripts with repeated rows (synthetic fixture 14), and a bundle
+/// whose lists repeat a key: `diff B B` finds no change, and the repeats
+/// are one problem naming the file (before: dozens of changes).
+#[test]
+fn a_bundle_diffed_with_itself_reports_no_change() {
+    let d = tempfile::tempdir().unwrap();
+    for name in ["nvlink-plus-q-spliced", "topo-duplicate-rows"] {
+        let node = d.path().join(name);
+        std::fs::create_dir(&node).unwrap();
+        let src = Path::new(HOSTILE)
+            .join("14-diff-self-false-positive")
+            .join(format!("{name}.txt"));
+        std::fs::copy(&src, node.join(format!("{name}.txt"))).unwrap();
+        let b = d.path().join(format!("{name}.json"));
+        wr().args(["collect", "--from"])
+            .arg(&node)
+            .arg("--out")
+            .arg(&b)
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("repeat a key already present"));
+        // The same bundle with its first topology link and PCIe entry
+        // written twice, as an older wire-report could have.
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&b).unwrap()).unwrap();
+        for ptr in ["/topology/links", "/pcie"] {
+            let list = v.pointer_mut(ptr).unwrap();
+            if let Some(first) = list.as_array().and_then(|a| a.first().cloned()) {
+                let mut changed = first.clone();
+                if let Some(o) = changed.as_object_mut() {
+                    o.insert("code".into(), "SYS".into());
+                    o.insert("current_width_lanes".into(), 1.into());
+                }
+                list.as_array_mut().unwrap().push(changed);
+            }
+        }
+        let doubled = d.path().join(format!("{name}-doubled.json"));
+        std::fs::write(&doubled, v.to_string()).unwrap();
+        for (x, y) in [(&b, &b), (&doubled, &doubled), (&node, &node)] {
+            wr().arg("diff")
+                .arg(x)
+                .arg(y)
+                .assert()
+                .success()
+                .stdout(predicates::str::starts_with(
+                    "0 change(s) for the worse, 0 for the better",
+                ));
+        }
+    }
+}
+
+/// A busbw printed as 1e-320 (fixture 05) and a bundle latency of 1.8e308 s
+/// (fixture 06): render finishes, and each value is a problem naming its
+/// line, left out of the figures (before: plotters' log axis never
+/// finished).
+#[test]
+fn absurd_values_are_problems_not_endless_charts() {
+    let d = tempfile::tempdir().unwrap();
+    let limit = std::time::Duration::from_secs(60);
+    for input in [
+        "05-hang-render-denormal-busbw",
+        "06-hang-render-bundle-latency/bundle.json",
+    ] {
+        wr().arg("render")
+            .arg(Path::new(HOSTILE).join(input))
+            .arg("--single-file")
+            .arg(d.path().join("r.html"))
+            .timeout(limit)
+            .assert()
+            .success();
+        let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+        assert!(html.contains("outside what a machine can show"), "{input}");
+    }
+    wr().args(["collect", "--out", "-", "--from"])
+        .arg(Path::new(HOSTILE).join("05-hang-render-denormal-busbw"))
+        .timeout(limit)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "nccl-tests.txt:50: a bandwidth of",
+        ))
+        .stderr(predicates::str::contains(
+            "(printed `1e-320 GB/s`) is outside",
+        ));
+}
