@@ -78,7 +78,15 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
         // nvidia-smi lists 18 links on an H100 PCIe built with 12: the
         // design, not the listing, says how many should be up.
         let designed = sku.map(|s| s.nvlinks);
-        let inactive = designed.unwrap_or(n.listed).saturating_sub(n.active);
+        // Links the transcript does not list (a cut capture) are unknown,
+        // not inactive; a listing that numbers no link ("all links are
+        // inactive") stands for every link.
+        let seen = if n.unnumbered >= n.listed {
+            designed.unwrap_or(n.listed)
+        } else {
+            n.listed.min(designed.unwrap_or(n.listed))
+        };
+        let inactive = seen.saturating_sub(n.active);
         if inactive == 0 {
             continue;
         }
