@@ -4,12 +4,11 @@
 //! tool, direction, message size and source line), and what is missing.
 //! Text from transcripts is escaped so a ticket system renders it as text.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::bundle::{Bundle, Origin};
 use crate::diagnosis::Diagnosed;
-use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+use crate::evidence::measurement::Measurement;
 use crate::render::format::{gbs, secs, size_short};
 use crate::render::{analyse, explain};
 
@@ -69,82 +68,12 @@ fn origin(b: &Bundle) -> String {
     }
 }
 
-fn direction(d: Direction) -> &'static str {
-    match d {
-        Direction::Uni => "one direction",
-        Direction::Bi => "both directions, summed",
-    }
-}
-
 /// The best and the worst figure of each (tool, kind, direction,
 /// statistic), bandwidth and latency, with what they were measured at.
 fn key_figures(b: &Bundle) -> Vec<String> {
-    type Key = (
-        String,
-        &'static str,
-        &'static str,
-        String,
-        bool,
-        &'static str,
-    );
-    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
-    for m in &b.measurements {
-        if m.src.is_some() && m.src == m.dst {
-            continue;
-        }
-        if !matches!(
-            m.statistic,
-            Statistic::Avg
-                | Statistic::Median
-                | Statistic::Typical
-                | Statistic::Busbw
-                | Statistic::Sum
-        ) {
-            continue;
-        }
-        let latency = m.bandwidth_bytes_per_s.is_none();
-        if latency && m.latency_s.is_none() {
-            continue;
-        }
-        let stat = format!("{:?}", m.statistic).to_lowercase();
-        groups
-            .entry((
-                m.tool.to_string(),
-                m.kind.as_str(),
-                direction(m.direction),
-                stat,
-                latency,
-                match m.p2p {
-                    P2p::Enabled => ", peer access on",
-                    P2p::Disabled => ", peer access off",
-                    P2p::Unknown => "",
-                },
-            ))
-            .or_default()
-            .push(m);
-    }
     let mut rows = Vec::new();
-    for ((tool, kind, dir, stat, latency, p2p), ms) in groups {
-        let value = |m: &Measurement| {
-            if latency {
-                -m.latency_s.unwrap_or(f64::INFINITY)
-            } else {
-                m.bandwidth_bytes_per_s.unwrap_or(0.0)
-            }
-        };
-        // Bandwidth at the largest message (where a link shows its rate),
-        // latency at the smallest (where it shows its overhead).
-        let sizes = ms.iter().filter_map(|m| m.size_bytes);
-        let at = if latency { sizes.min() } else { sizes.max() };
-        let ms: Vec<&Measurement> = ms
-            .into_iter()
-            .filter(|m| at.is_none() || m.size_bytes == at)
-            .collect();
-        let best = ms.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
-        let worst = ms.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
-        let (Some(best), Some(worst)) = (best, worst) else {
-            continue;
-        };
+    for k in crate::render::key_figures::key_figures(b) {
+        let latency = k.latency;
         let show = |m: &Measurement| {
             let v = if latency {
                 secs(m.latency_s.unwrap_or(f64::NAN))
@@ -169,17 +98,21 @@ fn key_figures(b: &Bundle) -> Vec<String> {
             )
         };
         let what = if latency { "latency" } else { "bandwidth" };
-        let worst_cell = if ms.len() > 1 {
-            show(worst)
+        let worst_cell = if k.count > 1 {
+            show(k.worst)
         } else {
             "(one figure)".into()
         };
         rows.push(format!(
-            "| {} {kind} {what}, {stat}, {dir}{p2p} | {} | {} | {} |",
-            escape(&tool),
-            show(best),
+            "| {} {} {what}, {}, {}{} | {} | {} | {} |",
+            escape(&k.tool),
+            k.kind,
+            k.statistic,
+            k.direction_words(),
+            k.p2p_words(),
+            show(k.best),
             worst_cell,
-            ms.len()
+            k.count
         ));
     }
     rows

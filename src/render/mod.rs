@@ -26,6 +26,7 @@ pub mod diff;
 pub mod explain;
 pub mod fleet;
 pub mod format;
+pub mod key_figures;
 pub mod markdown;
 pub mod view;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::{Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::Source;
-use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+use crate::evidence::measurement::Measurement;
 use crate::render::format::{gbs, secs, size_short};
 
 /// One table of facts, display-ready.
@@ -358,59 +358,10 @@ fn amd_links(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
 /// the largest message, latency at the smallest), each with its pair, size
 /// and line.
 fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
-    type Key = (String, &'static str, Direction, String, bool, P2p);
-    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
-    for m in &b.measurements {
-        if (m.src.is_some() && m.src == m.dst)
-            || !matches!(
-                m.statistic,
-                Statistic::Avg
-                    | Statistic::Median
-                    | Statistic::Typical
-                    | Statistic::Busbw
-                    | Statistic::Sum
-            )
-        {
-            continue;
-        }
-        let latency = m.bandwidth_bytes_per_s.is_none();
-        if latency && m.latency_s.is_none() {
-            continue;
-        }
-        let stat = format!("{:?}", m.statistic).to_lowercase();
-        groups
-            .entry((
-                m.tool.to_string(),
-                m.kind.as_str(),
-                m.direction,
-                stat,
-                latency,
-                m.p2p,
-            ))
-            .or_default()
-            .push(m);
-    }
     let mut rows = Vec::new();
     let mut used = Vec::new();
-    for ((tool, kind, dir, stat, latency, p2p), ms) in groups {
-        let value = |m: &Measurement| {
-            if latency {
-                -m.latency_s.unwrap_or(f64::INFINITY)
-            } else {
-                m.bandwidth_bytes_per_s.unwrap_or(0.0)
-            }
-        };
-        let sizes = ms.iter().filter_map(|m| m.size_bytes);
-        let at = if latency { sizes.min() } else { sizes.max() };
-        let ms: Vec<&Measurement> = ms
-            .into_iter()
-            .filter(|m| at.is_none() || m.size_bytes == at)
-            .collect();
-        let best = ms.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
-        let worst = ms.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
-        let (Some(best), Some(worst)) = (best, worst) else {
-            continue;
-        };
+    for k in crate::render::key_figures::key_figures(b) {
+        let latency = k.latency;
         let show = |m: &Measurement| {
             let v = if latency {
                 secs(m.latency_s.unwrap_or(f64::NAN))
@@ -429,25 +380,19 @@ fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
             let line = m.source.file.rsplit('/').next().unwrap_or("").to_string();
             format!("{v}{pair}{size} ({line}:{})", m.source.line)
         };
-        let p2p = match p2p {
-            P2p::Enabled => ", peer access on",
-            P2p::Disabled => ", peer access off",
-            P2p::Unknown => "",
-        };
-        let dir = match dir {
-            Direction::Uni => "one direction",
-            Direction::Bi => "both directions, summed",
-        };
+        let (tool, kind, stat) = (&k.tool, k.kind, &k.statistic);
+        let (dir, p2p) = (k.direction_words(), k.p2p_words());
+        let (best, worst) = (k.best, k.worst);
         let what = if latency { "latency" } else { "bandwidth" };
         rows.push(vec![
             format!("{tool} {kind} {what}, {stat}, {dir}{p2p}"),
             show(best),
-            if ms.len() > 1 {
+            if k.count > 1 {
                 show(worst)
             } else {
                 "(one figure)".into()
             },
-            ms.len().to_string(),
+            k.count.to_string(),
         ]);
         used.push(&best.source);
     }

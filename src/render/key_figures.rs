@@ -1,0 +1,115 @@
+//! A node's key figures: per tool, kind, direction, statistic and peer
+//! access, the best and the worst figure — bandwidth at the largest
+//! message (where a link shows its rate), latency at the smallest (where
+//! it shows its overhead). The markdown summary and the node page both
+//! show them; each writes its own words.
+
+use std::collections::BTreeMap;
+
+use crate::bundle::Bundle;
+use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+
+/// One group of figures and its best and worst.
+pub struct KeyFigure<'a> {
+    pub tool: String,
+    pub kind: &'static str,
+    pub direction: Direction,
+    /// The statistic, lowercase (`avg`, `median`, `busbw`...).
+    pub statistic: String,
+    /// Latency figures (lower is better) rather than bandwidth.
+    pub latency: bool,
+    pub p2p: P2p,
+    pub best: &'a Measurement,
+    pub worst: &'a Measurement,
+    /// How many figures were compared at that size.
+    pub count: usize,
+}
+
+impl KeyFigure<'_> {
+    /// `one direction` or `both directions, summed`.
+    pub fn direction_words(&self) -> &'static str {
+        match self.direction {
+            Direction::Uni => "one direction",
+            Direction::Bi => "both directions, summed",
+        }
+    }
+
+    /// `, peer access on`, `, peer access off`, or nothing.
+    pub fn p2p_words(&self) -> &'static str {
+        match self.p2p {
+            P2p::Enabled => ", peer access on",
+            P2p::Disabled => ", peer access off",
+            P2p::Unknown => "",
+        }
+    }
+}
+
+/// The key figures of `b`, in a stable order. Local copies (a device to
+/// itself) and statistics that are not a central value are left out.
+pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
+    type Key = (String, &'static str, Direction, String, bool, P2p);
+    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
+    for m in &b.measurements {
+        if (m.src.is_some() && m.src == m.dst)
+            || !matches!(
+                m.statistic,
+                Statistic::Avg
+                    | Statistic::Median
+                    | Statistic::Typical
+                    | Statistic::Busbw
+                    | Statistic::Sum
+            )
+        {
+            continue;
+        }
+        let latency = m.bandwidth_bytes_per_s.is_none();
+        if latency && m.latency_s.is_none() {
+            continue;
+        }
+        let stat = format!("{:?}", m.statistic).to_lowercase();
+        groups
+            .entry((
+                m.tool.to_string(),
+                m.kind.as_str(),
+                m.direction,
+                stat,
+                latency,
+                m.p2p,
+            ))
+            .or_default()
+            .push(m);
+    }
+    let mut out = Vec::new();
+    for ((tool, kind, direction, statistic, latency, p2p), ms) in groups {
+        let value = |m: &Measurement| {
+            if latency {
+                -m.latency_s.unwrap_or(f64::INFINITY)
+            } else {
+                m.bandwidth_bytes_per_s.unwrap_or(0.0)
+            }
+        };
+        let sizes = ms.iter().filter_map(|m| m.size_bytes);
+        let at = if latency { sizes.min() } else { sizes.max() };
+        let ms: Vec<&Measurement> = ms
+            .into_iter()
+            .filter(|m| at.is_none() || m.size_bytes == at)
+            .collect();
+        let best = ms.iter().max_by(|a, b| value(a).total_cmp(&value(b)));
+        let worst = ms.iter().min_by(|a, b| value(a).total_cmp(&value(b)));
+        let (Some(best), Some(worst)) = (best, worst) else {
+            continue;
+        };
+        out.push(KeyFigure {
+            tool,
+            kind,
+            direction,
+            statistic,
+            latency,
+            p2p,
+            best,
+            worst,
+            count: ms.len(),
+        });
+    }
+    out
+}
