@@ -114,11 +114,23 @@ fn rdma_ports(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
     let mut rows = Vec::new();
     for d in &b.rdma {
         for p in &d.ports {
-            let rate = match (&p.rate_as_printed, p.rate_bytes_per_s) {
-                (Some(r), Some(v)) => format!("{r} Gb/s ({})", gbs(v)),
-                (Some(r), None) => format!("{r} (as printed)"),
-                (None, Some(v)) => gbs(v),
-                (None, None) => String::new(),
+            // What the tool printed (bits, its unit added once), and the
+            // data the link carries after its line encoding where known.
+            let printed = p.rate_as_printed.as_ref().map(|r| {
+                if r.contains("Gb") {
+                    r.clone()
+                } else {
+                    format!("{r} Gb/s")
+                }
+            });
+            let data = crate::facts::port_data_rate(p);
+            let rate = match (printed, data, p.rate_bytes_per_s) {
+                (Some(r), Some(d), _) => format!("{r}; data {}", gbs(d)),
+                (Some(r), None, Some(v)) => format!("{r} ({})", gbs(v)),
+                (Some(r), None, None) => format!("{r} (as printed)"),
+                (None, Some(d), _) => format!("data {}", gbs(d)),
+                (None, None, Some(v)) => gbs(v),
+                (None, None, None) => String::new(),
             };
             let mtu = match (p.active_mtu_bytes, p.max_mtu_bytes) {
                 (Some(a), Some(m)) => format!("{a} of {m}"),
@@ -164,7 +176,9 @@ fn rdma_ports(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
     }
     Some(TableView {
         title: "RDMA adapters and ports".into(),
-        note: "Rates as the tool printed them (Gb/s, bits) and in GB/s (1e9 bytes/s); MTU in \
+        note: "Rates as the tool printed them (bits), then the data the link carries in GB/s \
+               (1e9 bytes/s) after its line encoding (8b/10b up to QDR, 64b/66b from FDR) where \
+               the width and speed are known; MTU in \
                bytes, active of maximum; counters: those that moved between two reads, with \
                the increase."
             .into(),
