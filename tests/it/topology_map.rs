@@ -151,8 +151,11 @@ fn infiniband_only_node_draws_no_map_and_says_what_to_collect() {
 fn node_pages_show_ports_pcie_p2p_weights_and_devices_the_bundle_holds() {
     let (_, ib) = node("h100-8nic-ndr400");
     assert!(ib.contains("<h3>RDMA adapters and ports</h3>"));
-    // Rate as printed (bits) and converted once (bytes).
-    assert!(ib.contains("<td>400 Gb/s (50.00 GB/s)</td>"));
+    // Rate as printed (bits), then the data it carries (bytes): NDR's 400
+    // is already a data rate; QDR's 40 carries 32 Gb/s after 8b/10b.
+    assert!(ib.contains("<td>400 Gb/s; data 50.00 GB/s</td>"));
+    let (_, qdr) = node("cx3-qdr-graph500");
+    assert!(qdr.contains("<td>40 Gb/s; data 4.000 GB/s</td>"));
     let (_, amd) = node("amd-8gpu-two-xgmi-hives");
     assert!(
         amd.contains("<h3>Link weights and hops</h3>")
