@@ -67,6 +67,8 @@ pub struct NodeFacts {
     pub named_gpus: Vec<NamedGpu>,
     /// GPU ids (`GPU0`...) that measurements name as source or destination.
     pub measured_gpus: BTreeSet<String>,
+    /// GPUs `nvidia-smi -q` says are attached, when it says.
+    pub attached_gpus: Option<usize>,
     /// RDMA adapters that RDMA measurements ran on (perftest's `Device`).
     pub measured_adapters: BTreeSet<String>,
 }
@@ -235,6 +237,7 @@ impl NodeFacts {
             p2p_ceilings,
             named_gpus: names::named_gpus(&b.transcripts),
             measured_gpus: measured_gpus(b),
+            attached_gpus: names::attached_gpus(&b.transcripts),
             measured_adapters: b
                 .measurements
                 .iter()

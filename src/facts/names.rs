@@ -121,6 +121,23 @@ fn unnumbered(line: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// How many GPUs `nvidia-smi -q` says are attached (`Attached GPUs : 2`),
+/// the largest such count: a capture of one GPU's section (`-i 0`, or a
+/// paste cut after the first GPU) still says how many there are.
+pub fn attached_gpus(transcripts: &[Transcript]) -> Option<usize> {
+    transcripts
+        .iter()
+        .filter(|t| t.tool == crate::evidence::Tool::NvidiaSmiQ)
+        .flat_map(|t| t.text.lines())
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let n: usize = v.trim().parse().ok()?;
+            // Bounded by what a node can hold: the text sizes nothing.
+            (k.trim().ends_with("Attached GPUs") && n <= 1024).then_some(n)
+        })
+        .max()
+}
+
 /// The GPUs the transcripts name, by index; the first transcript and line
 /// to name an index wins.
 pub fn named_gpus(transcripts: &[Transcript]) -> Vec<NamedGpu> {

@@ -277,6 +277,11 @@ fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hard
     assert_eq!(row("a100-sxm4-80gb-8gpu")[3], "8 x NVIDIA A100-SXM4-80GB");
     assert_eq!(row("mi300x-8gpu-k8s")[3], "8 x AMD Instinct MI300X");
     assert_eq!(row("tesla-t4")[3], "1 x Tesla T4");
+    // `nvidia-smi -q` says 2 attached; the capture shows one GPU's section.
+    assert_eq!(
+        row("rtx4060ti-2gpu")[3],
+        "2: 1 x NVIDIA GeForce RTX 4060 Ti"
+    );
     assert_eq!(row("dgx1v-v100-8gpu-1nic")[3], "8 (model not named)");
     assert!(
         row("h100-8nic-ndr400")[4].starts_with("8 x MT4129, 1 x MT41692"),

@@ -64,10 +64,15 @@ pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
         .filter(|n| n.chars().any(|c| c.is_ascii_alphabetic()) && !n.contains(':'))
         .collect();
     let named: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
-    let count = [facts.gpus.len(), named.len(), facts.measured_gpus.len()]
-        .into_iter()
-        .max()
-        .unwrap_or(0);
+    let count = [
+        facts.gpus.len(),
+        named.len(),
+        facts.measured_gpus.len(),
+        facts.attached_gpus.unwrap_or(0),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
     if count == 0 {
         return if facts.described {
             "none listed".into()
