@@ -145,8 +145,8 @@ fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
     format!("background:hsl(210,70%,{light}%)")
 }
 
-/// The expected ceiling of a sweep's path, and where it comes from, when
-/// the link facts give one ([`NodeFacts::ceiling`]).
+/// The expected ceiling of a sweep's path, and where it comes from in
+/// words, when the link facts give one ([`NodeFacts::ceiling`]).
 fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
     let mut m = Measurement::new("sweep", 1, s.kind, s.test.clone(), s.statistic);
     m.src = s.src.clone().map(Into::into);
@@ -154,7 +154,7 @@ fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
     m.direction = s.direction;
     let c = facts.ceiling(&m)?;
     let from = crate::render::explain::ceiling_from(&c.from);
-    Some((c.bytes_per_s, format!("{} ({from})", gbs(c.bytes_per_s))))
+    Some((c.bytes_per_s, from))
 }
 
 /// The words under a fitted sweep: each segment's alpha, beta, m* and R^2
@@ -247,6 +247,15 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             ),
             _ => fit_note(fitted.as_ref(), s.from_latency),
         };
+        // The legend keeps the figure short; the note says where it comes from.
+        let ceiling = ceiling_of(s, facts);
+        let legend = ceiling
+            .as_ref()
+            .map(|(c, _)| format!("{} (link facts, below the chart)", gbs(*c)));
+        let note = match &ceiling {
+            Some((c, from)) => format!("{note} Expected ceiling {}: {from}.", gbs(*c)),
+            None => note,
+        };
         let y = if s.direction == Direction::Bi {
             "GB/s both directions (1e9 bytes/s, log)"
         } else {
@@ -259,7 +268,10 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
                 &[series],
                 &lines,
                 y,
-                ceiling_of(s, facts).as_ref().map(|(c, l)| (*c, l.as_str())),
+                ceiling
+                    .as_ref()
+                    .zip(legend.as_deref())
+                    .map(|((c, _), l)| (*c, l)),
             ),
             note,
             source: Some(linker.link(&s.source)),
