@@ -60,6 +60,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::measurement::Measurement;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
@@ -106,6 +107,14 @@ pub struct Bundle {
     /// "current_speed_gt_per_s": 8.0, "speed_downgraded": true, ... }`.
     #[serde(default)]
     pub pcie: Vec<PcieLink>,
+    /// Network interface counters (`ethtool -S`; a live collection reads
+    /// each RDMA adapter's interface at its start and end). Example:
+    /// `{ "interface": "ens1f0np0", "readings": 2, "counters": [{ "name":
+    /// "rx_prio3_pause", "value": 1200, "delta": 200, "source": [3, 41] }] }`:
+    /// `value` is the last reading (since the driver loaded), `delta` the
+    /// growth between the first and last reading.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<InterfaceStats>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// What was probed on a live node and what happened to each probe
@@ -325,6 +334,7 @@ impl Bundle {
             measurements: Vec::new(),
             rdma: Vec::new(),
             pcie: Vec::new(),
+            interfaces: Vec::new(),
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,

@@ -159,18 +159,21 @@ pub enum Finding {
         physical_state: Option<String>,
     },
     /// Error counters of an RDMA port grew while one live collection ran
-    /// (symbol errors, link downed, receive errors, transmit discards).
+    /// (symbol errors, link downed, receive errors, transmit discards), or
+    /// those of a network interface between two `ethtool -S` readings
+    /// (`port` none: `device` is the interface).
     PortErrorsGrew {
         device: String,
-        port: u32,
+        port: Option<u32>,
         /// Counter name and how much it grew, largest first.
         counters: Vec<(String, u64)>,
     },
     /// RoCE congestion signals grew during the collection (ECN marks,
-    /// CNPs sent or handled, pause frames): the fabric pushed back.
+    /// CNPs sent or handled, pause frames): the fabric pushed back. Also
+    /// from two `ethtool -S` readings of an interface (`port` none).
     CongestionSignals {
         device: String,
-        port: u32,
+        port: Option<u32>,
         counters: Vec<(String, u64)>,
     },
     /// An RDMA port slower than the fastest of its link layer in the node.

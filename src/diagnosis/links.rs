@@ -196,53 +196,92 @@ fn is_congestion_counter(name: &str) -> bool {
     ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
 }
 
+/// Counters that grew: RDMA port counters read at a live collection's
+/// start and end, and interface counters between two `ethtool -S`
+/// readings.
 pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
-            let grew = |congestion: bool| {
-                let mut v: Vec<(String, u64)> = p
-                    .counters
+            let grown = p.counters.iter().map(|c| (c.name.as_str(), c.delta));
+            grew(&d.name, Some(p.port), grown, || vec![p.source.clone()], out);
+        }
+    }
+    for i in &b.interfaces {
+        let Some(name) = &i.interface else { continue };
+        let grown = i
+            .counters
+            .iter()
+            .filter_map(|c| Some((c.name.as_str(), c.delta?)));
+        // The rows of the counters that grew, in the last reading.
+        let sources = || {
+            let mut v = vec![i.source.clone()];
+            v.extend(
+                i.counters
                     .iter()
-                    .filter(|c| c.delta > 0)
+                    .filter(|c| c.delta.is_some_and(|d| d > 0))
                     .filter(|c| {
                         let n = c.name.to_ascii_lowercase();
-                        if congestion {
-                            is_congestion_counter(&n)
-                        } else {
-                            !is_congestion_counter(&n) && is_error_counter(&n)
-                        }
+                        is_congestion_counter(&n) || is_error_counter(&n)
                     })
-                    .map(|c| (c.name.clone(), c.delta))
-                    .collect();
-                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                v
-            };
-            let errors = grew(false);
-            if !errors.is_empty() {
-                push(
-                    out,
-                    Severity::Warning,
-                    Finding::PortErrorsGrew {
-                        device: d.name.clone(),
-                        port: p.port,
-                        counters: errors,
-                    },
-                    vec![p.source.clone()],
-                );
-            }
-            let signals = grew(true);
-            if !signals.is_empty() {
-                push(
-                    out,
-                    Severity::Info,
-                    Finding::CongestionSignals {
-                        device: d.name.clone(),
-                        port: p.port,
-                        counters: signals,
-                    },
-                    vec![p.source.clone()],
-                );
-            }
-        }
+                    .map(|c| c.source.clone())
+                    .take(8),
+            );
+            v
+        };
+        grew(name, None, grown, sources, out);
+    }
+}
+
+/// One warning for the error counters that grew and one note for the
+/// congestion signals, each naming its counters, largest first.
+fn grew<'a>(
+    device: &str,
+    port: Option<u32>,
+    counters: impl Iterator<Item = (&'a str, u64)> + Clone,
+    sources: impl Fn() -> Vec<crate::evidence::Source>,
+    out: &mut Vec<Diagnosed>,
+) {
+    let pick = |congestion: bool| {
+        let mut v: Vec<(String, u64)> = counters
+            .clone()
+            .filter(|c| c.1 > 0)
+            .filter(|c| {
+                let n = c.0.to_ascii_lowercase();
+                if congestion {
+                    is_congestion_counter(&n)
+                } else {
+                    !is_congestion_counter(&n) && is_error_counter(&n)
+                }
+            })
+            .map(|c| (c.0.to_string(), c.1))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    };
+    let errors = pick(false);
+    if !errors.is_empty() {
+        push(
+            out,
+            Severity::Warning,
+            Finding::PortErrorsGrew {
+                device: device.to_string(),
+                port,
+                counters: errors,
+            },
+            sources(),
+        );
+    }
+    let signals = pick(true);
+    if !signals.is_empty() {
+        push(
+            out,
+            Severity::Info,
+            Finding::CongestionSignals {
+                device: device.to_string(),
+                port,
+                counters: signals,
+            },
+            sources(),
+        );
     }
 }

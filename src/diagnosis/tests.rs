@@ -227,3 +227,43 @@ fn counters_that_grow_during_one_collection_are_named() {
         ]
     );
 }
+
+#[test]
+fn interface_counters_that_grow_between_two_ethtool_readings_are_named() {
+    // Synthetic: two `ethtool -S` readings of one RoCE interface.
+    let text = "$ ethtool -S ens1f0np0\nNIC statistics:\n     rx_symbol_err_phy: 5\n     rx_prio3_pause: 100\n     rx_bytes_phy: 10\n$ ethtool -S ens1f0np0\nNIC statistics:\n     rx_symbol_err_phy: 9\n     rx_prio3_pause: 400\n     rx_bytes_phy: 90\n";
+    let mut p = crate::evidence::ethtool::parse_ethtool_stats(text).unwrap();
+    crate::evidence::ethtool::settle(&mut p.interfaces, None);
+    let mut b = bundle();
+    b.interfaces = p.interfaces;
+    let d = diagnose(&b);
+    assert_eq!(
+        kinds(&b),
+        [
+            (Severity::Warning, "port-errors-grew"),
+            (Severity::Info, "congestion-signals")
+        ]
+    );
+    let Finding::PortErrorsGrew {
+        device,
+        port,
+        counters,
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!((device.as_str(), *port), ("ens1f0np0", None));
+    assert_eq!(counters, &[("rx_symbol_err_phy".to_string(), 4)]);
+    let Finding::CongestionSignals { counters, .. } = &d[1].finding else {
+        unreachable!()
+    };
+    assert_eq!(counters, &[("rx_prio3_pause".to_string(), 300)]);
+    // The last reading's row is cited.
+    assert!(d[0].evidence.iter().any(|s| s.line == 8));
+    // One reading: totals since the driver loaded say nothing about now.
+    b.interfaces.iter_mut().for_each(|i| {
+        i.readings = 1;
+        i.counters.iter_mut().for_each(|c| c.delta = None);
+    });
+    assert!(diagnose(&b).is_empty());
+}

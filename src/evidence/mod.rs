@@ -9,6 +9,7 @@
 pub mod collective;
 pub mod context;
 pub mod copy;
+pub mod ethtool;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
@@ -124,6 +125,8 @@ pub enum Tool {
     NvidiaSmiQ,
     /// CUDA sample `bandwidthTest`
     BandwidthTest,
+    /// `ethtool -S <interface>`
+    EthtoolStats,
 }
 
 impl Tool {
@@ -170,6 +173,8 @@ pub struct Parsed {
     pub measurements: Vec<Measurement>,
     pub rdma: Vec<RdmaDevice>,
     pub pcie: Vec<PcieLink>,
+    /// Network interface counters (`ethtool -S`).
+    pub interfaces: Vec<ethtool::InterfaceStats>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
 }
@@ -210,6 +215,10 @@ impl Parsed {
             d.ports.iter_mut().for_each(|p| f(&mut p.source));
         }
         self.pcie.iter_mut().for_each(|p| f(&mut p.source));
+        for i in &mut self.interfaces {
+            f(&mut i.source);
+            i.counters.iter_mut().for_each(|c| f(&mut c.source));
+        }
     }
 
     /// Renumbers every line this reading names (facts, notes, issues)

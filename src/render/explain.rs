@@ -209,6 +209,23 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+/// `mlx5_0 port 1` (sysfs port counters) or `interface ens1f0` (`ethtool -S`).
+fn counted_on(device: &str, port: Option<u32>) -> String {
+    match port {
+        Some(p) => format!("{device} port {p}"),
+        None => format!("interface {device}"),
+    }
+}
+
+/// Port counters are read at a live collection's start and end; an
+/// interface's between its first and last `ethtool -S` reading.
+fn grew_when(port: Option<u32>) -> &'static str {
+    match port {
+        Some(_) => "during this collection",
+        None => "between the first and last `ethtool -S` reading",
+    }
+}
+
 fn tool_failed(tool: &str, message: &str, capture_defect: bool) -> String {
     if capture_defect {
         format!(
@@ -281,7 +298,9 @@ fn link_summary(f: &Finding) -> String {
             port,
             counters: cs,
         } => format!(
-            "{device} port {port}: error counters grew during this collection ({}).",
+            "{}: error counters grew {} ({}).",
+            counted_on(device, *port),
+            grew_when(*port),
             counters(cs)
         ),
         Finding::CongestionSignals {
@@ -289,7 +308,9 @@ fn link_summary(f: &Finding) -> String {
             port,
             counters: cs,
         } => format!(
-            "{device} port {port}: congestion signals grew during this collection ({}).",
+            "{}: congestion signals grew {} ({}).",
+            counted_on(device, *port),
+            grew_when(*port),
             counters(cs)
         ),
         // Not a link kind: [`summary`] never sends one.

@@ -505,3 +505,68 @@ fn installed_benchmarks_run_and_their_transcripts_are_parsed() {
     assert!(b.measurements.iter().any(|m| m.tool == "nccl-tests"));
     assert!(out.path().join("nvbandwidth.txt").is_file());
 }
+
+#[test]
+fn ethtool_counters_of_the_rdma_interfaces_are_read_before_and_after() {
+    // A SYNTHETIC tree whose mlx5_0 has a network interface, and a fake
+    // `ethtool` whose pause and symbol-error counters grow between calls.
+    let bin = tempfile::tempdir().unwrap();
+    let state = bin.path().join("calls");
+    fake_tool(
+        bin.path(),
+        "ethtool",
+        &format!(
+            "n=$(cat {s} 2>/dev/null || echo 0); echo $((n+1)) > {s}\n\
+             [ \"$1\" = -S ] || exit 2\n\
+             echo 'NIC statistics:'\n\
+             echo \"     rx_prio3_pause: $((1000 + n * 250))\"\n\
+             echo \"     rx_symbol_err_phy: $((7 + n))\"\n\
+             echo '     rx_bytes_phy: 123'",
+            s = state.display()
+        ),
+    );
+    let sys = tempfile::tempdir().unwrap();
+    synthetic_tree(sys.path());
+    std::fs::create_dir_all(
+        sys.path()
+            .join("sys/class/infiniband/mlx5_0/device/net/ens1f0np0"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    wr().env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .args(["collect", "--quiet", "--no-sweep", "--sysfs-root"])
+        .arg(sys.path())
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let b: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let p = b
+        .probes
+        .iter()
+        .find(|p| p.name == "ethtool -S ens1f0np0")
+        .unwrap();
+    assert_eq!(p.status, ProbeStatus::Ok);
+    assert!(out.path().join("ethtool-S-ens1f0np0.txt").is_file());
+    let i = &b.interfaces[0];
+    assert_eq!(i.interface.as_deref(), Some("ens1f0np0"));
+    assert_eq!(i.readings, 2);
+    let delta = |n: &str| i.counters.iter().find(|c| c.name == n).unwrap().delta;
+    assert_eq!(delta("rx_prio3_pause"), Some(250));
+    assert_eq!(delta("rx_symbol_err_phy"), Some(1));
+    assert_eq!(delta("rx_bytes_phy"), Some(0));
+    let kinds: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .filter(|d| {
+            matches!(
+                &d.finding,
+                Finding::PortErrorsGrew { port: None, .. }
+                    | Finding::CongestionSignals { port: None, .. }
+            )
+        })
+        .map(|d| d.finding.name())
+        .collect();
+    assert_eq!(kinds, ["port-errors-grew", "congestion-signals"]);
+}
