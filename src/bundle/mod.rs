@@ -182,7 +182,17 @@ pub struct System {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mems_allowed: Option<String>,
     pub numa_nodes: Vec<NumaNode>,
+    /// Interconnect kernel modules loaded, among them the GPUDirect RDMA
+    /// peer-memory ones (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`,
+    /// `ib_peer_mem`).
     pub drivers: Vec<Driver>,
+    /// Whether the kernel has dma-buf (the other way an adapter can reach
+    /// GPU memory): `true` when `/sys/kernel/dmabuf` exists or the
+    /// kernel's config (`/boot/config-<release>`) sets
+    /// `CONFIG_DMA_SHARED_BUFFER`, `false` when that config leaves it
+    /// unset, absent when neither could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_buf: Option<bool>,
     /// `/proc/loadavg` at the start: what else was running, roughly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<String>,

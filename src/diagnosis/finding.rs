@@ -110,6 +110,29 @@ pub enum Finding {
         nic_name: Option<String>,
         code: String,
     },
+    /// A live collection found GPUs and RDMA adapters but no peer-memory
+    /// module (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`, `ib_peer_mem`):
+    /// GPUDirect RDMA has no path unless dma-buf carries it, and NCCL and
+    /// MPI fall back to staging through host memory without a word.
+    NoPeerMemoryModule {
+        /// GPUs the topology names (0 when only the driver was seen).
+        gpus: usize,
+        /// The GPU driver loaded (`nvidia`, `amdgpu`), when one is.
+        gpu_driver: Option<String>,
+        adapters: Vec<String>,
+        /// Whether the kernel has dma-buf (unknown when not read).
+        dma_buf: Option<bool>,
+    },
+    /// perftest with GPU buffers far below the same test with host buffers
+    /// on the same adapter and message size: the GPU's memory is reached
+    /// through a slower path (staging, or a PCIe path through the host).
+    GpuBuffersBelowHost {
+        test: String,
+        device: Option<String>,
+        size_bytes: u64,
+        gpu_bytes_per_s: f64,
+        host_bytes_per_s: f64,
+    },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {
         gpus: usize,
@@ -232,12 +255,14 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 21] = [
+    pub const KINDS: [&'static str; 23] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
         "nic-on-other-socket",
         "nic-across-host-bridge",
+        "no-peer-memory-module",
+        "gpu-buffers-below-host",
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
@@ -265,6 +290,8 @@ impl Finding {
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
             Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",
+            Finding::NoPeerMemoryModule { .. } => "no-peer-memory-module",
+            Finding::GpuBuffersBelowHost { .. } => "gpu-buffers-below-host",
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",

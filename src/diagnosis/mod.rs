@@ -12,11 +12,13 @@
 //! They read the node's [`NodeFacts`], computed once by the caller.
 //!
 //! - [`topology`]: how GPUs and adapters sit (host hops, far adapters, injection share)
+//! - [`gpudirect`]: whether the GPU-to-adapter path exists and what it delivers
 //! - [`links`]: PCIe links, NVLinks and RDMA ports that run below what they can
 //! - [`measurements`]: what the figures themselves say (staging, wrong data,
 //!   failures, ceilings, unit traps)
 
 mod finding;
+mod gpudirect;
 mod links;
 mod measurements;
 mod topology;
@@ -42,6 +44,8 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     topology::host_hops(b, facts, &mut out);
     measurements::silent_staging(b, &mut out);
     topology::nic_sockets(b, facts, &mut out);
+    gpudirect::peer_memory(b, facts, &mut out);
+    gpudirect::gpu_vs_host_buffers(b, &mut out);
     topology::injection_share(facts, &mut out);
     links::pcie_links(b, &mut out);
     links::nvlinks(b, facts, &mut out);

@@ -267,3 +267,103 @@ fn interface_counters_that_grow_between_two_ethtool_readings_are_named() {
     });
     assert!(diagnose(&b).is_empty());
 }
+
+#[test]
+fn a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned() {
+    use crate::bundle::{Driver, System};
+    let driver = |m: &str| Driver {
+        module: m.into(),
+        version: "1".into(),
+    };
+    let mut b = bundle();
+    b.rdma
+        .push(device("mlx5_0", vec![port(1, true, "LinkUp", Some(200.0))]));
+    // Ingested transcripts say nothing about kernel modules: silent.
+    assert!(diagnose(&b).is_empty());
+    b.system = Some(System {
+        drivers: vec![driver("nvidia"), driver("mlx5_core")],
+        ..System::default()
+    });
+    assert_eq!(kinds(&b), [(Severity::Warning, "no-peer-memory-module")]);
+    let d = diagnose(&b);
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        gpu_driver,
+        adapters,
+        dma_buf,
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*gpus, gpu_driver.as_deref(), adapters.as_slice(), *dma_buf),
+        (0, Some("nvidia"), &["mlx5_0".to_string()][..], None)
+    );
+    // dma-buf may carry the path: worth knowing, not a fault.
+    b.system.as_mut().unwrap().dma_buf = Some(true);
+    assert_eq!(kinds(&b), [(Severity::Info, "no-peer-memory-module")]);
+    // The module loaded: the path is there.
+    b.system
+        .as_mut()
+        .unwrap()
+        .drivers
+        .push(driver("nvidia_peermem"));
+    assert!(diagnose(&b).is_empty());
+    // No GPU driver and no GPU: nothing to reach.
+    b.system.as_mut().unwrap().drivers = vec![driver("mlx5_core")];
+    assert!(diagnose(&b).is_empty());
+}
+
+#[test]
+fn gpu_buffers_far_below_host_buffers_on_one_adapter_and_size_are_named() {
+    use crate::evidence::measurement::Buffers;
+    let run = |line: usize, size: u64, bw: f64, buffers: Buffers| {
+        let mut m = Measurement::new(
+            "perftest",
+            line,
+            Kind::RdmaWrite,
+            "ib_write_bw",
+            Statistic::Avg,
+        );
+        m.src = Some("mlx5_0".into());
+        m.size_bytes = Some(size);
+        m.bandwidth_bytes_per_s = Some(bw);
+        m.buffers = buffers;
+        m
+    };
+    let mut b = bundle();
+    b.measurements = vec![
+        run(10, 65536, 20e9, Buffers::Unknown),
+        run(11, 1 << 20, 23e9, Buffers::Unknown),
+        run(30, 65536, 9e9, Buffers::Device),
+        run(31, 1 << 20, 9.5e9, Buffers::Device),
+        // Another size only one side ran: not compared.
+        run(32, 1 << 23, 1e9, Buffers::Device),
+    ];
+    assert_eq!(kinds(&b), [(Severity::Warning, "gpu-buffers-below-host")]);
+    let d = diagnose(&b);
+    let Finding::GpuBuffersBelowHost {
+        size_bytes,
+        gpu_bytes_per_s,
+        host_bytes_per_s,
+        ..
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    // The largest size both ran.
+    assert_eq!(
+        (*size_bytes, *gpu_bytes_per_s, *host_bytes_per_s),
+        (1 << 20, 9.5e9, 23e9)
+    );
+    assert_eq!(
+        d[0].evidence.iter().map(|s| s.line).collect::<Vec<_>>(),
+        [31, 11]
+    );
+    // GPU buffers at 90% of host: the direct path works.
+    b.measurements[3].bandwidth_bytes_per_s = Some(21e9);
+    assert!(diagnose(&b).is_empty());
+    // Only GPU-buffer runs: nothing to compare (the shipped --use_cuda captures).
+    b.measurements.retain(|m| m.buffers == Buffers::Device);
+    assert!(diagnose(&b).is_empty());
+}

@@ -5,6 +5,7 @@
 //! and the ticket summary both read them from here.
 
 use crate::diagnosis::{Finding, PcieSpeed};
+use crate::evidence::measurement::describe_size;
 use crate::evidence::topology::LinkClass;
 use crate::facts::{CeilingSource, PathCeiling};
 use crate::render::format::gbs_fixed;
@@ -209,6 +210,31 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+fn no_peer_memory(
+    gpus: usize,
+    gpu_driver: Option<&str>,
+    adapters: &[String],
+    dma_buf: Option<bool>,
+) -> String {
+    let what = match (gpus, gpu_driver) {
+        (0, Some(d)) => format!("the {d} GPU driver is loaded"),
+        (n, _) => format!("{n} GPU(s)"),
+    };
+    let tail = match dma_buf {
+        Some(true) => {
+            "the kernel has dma-buf, which can carry the path only if the GPU driver exports it"
+        }
+        Some(false) => "and the kernel has no dma-buf: GPUDirect RDMA falls back to host staging",
+        None => {
+            "and dma-buf support was not seen: GPUDirect RDMA likely falls back to host staging"
+        }
+    };
+    format!(
+        "{what} and RDMA adapter(s) {} but no peer-memory module (nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem) loaded; {tail}.",
+        adapters.join(", ")
+    )
+}
+
 /// `mlx5_0 port 1` (sysfs port counters) or `interface ens1f0` (`ethtool -S`).
 fn counted_on(device: &str, port: Option<u32>) -> String {
     match port {
@@ -394,6 +420,29 @@ pub fn summary(f: &Finding) -> String {
             per_gpu_bytes_per_s,
             ..
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::NoPeerMemoryModule {
+            gpus,
+            gpu_driver,
+            adapters,
+            dma_buf,
+        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
+        Finding::GpuBuffersBelowHost {
+            test,
+            device,
+            size_bytes,
+            gpu_bytes_per_s: g,
+            host_bytes_per_s: h,
+        } => format!(
+            "{test}{}: with GPU buffers {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
+            device
+                .as_deref()
+                .map(|d| format!(" on {d}"))
+                .unwrap_or_default(),
+            gbs(*g),
+            gbs(*h),
+            describe_size(*size_bytes),
+            100.0 * g / h
+        ),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
@@ -452,6 +501,12 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::InjectionShare { .. } => {
             include_str!("../../templates/explain/injection-share.md")
+        }
+        Finding::NoPeerMemoryModule { .. } => {
+            include_str!("../../templates/explain/no-peer-memory-module.md")
+        }
+        Finding::GpuBuffersBelowHost { .. } => {
+            include_str!("../../templates/explain/gpu-buffers-below-host.md")
         }
         Finding::PcieWidthDown { .. } => include_str!("../../templates/explain/pcie-width-down.md"),
         Finding::PcieSpeedDown { .. } => include_str!("../../templates/explain/pcie-speed-down.md"),

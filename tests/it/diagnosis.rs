@@ -210,6 +210,17 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
+    // Needs a live collection (the kernel modules loaded): no capture is one.
+    (
+        "no-peer-memory-module",
+        "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
+    ),
+    // The shipped perftest runs with GPU buffers (a100-gdr-pod-*) have no
+    // host-buffer run beside them to compare with.
+    (
+        "gpu-buffers-below-host",
+        "diagnosis::tests::gpu_buffers_far_below_host_buffers_on_one_adapter_and_size_are_named",
+    ),
     (
         "rdma-port-down",
         "diagnosis::tests::a_lone_port_down_is_a_warning",

@@ -570,3 +570,42 @@ fn ethtool_counters_of_the_rdma_interfaces_are_read_before_and_after() {
         .collect();
     assert_eq!(kinds, ["port-errors-grew", "congestion-signals"]);
 }
+
+#[test]
+fn the_peer_memory_path_is_read_from_the_kernel_modules_and_dma_buf() {
+    // The SYNTHETIC tree has 8 GPUs and 4 mlx5 adapters and no module.
+    let d = tempfile::tempdir().unwrap();
+    synthetic_tree(d.path());
+    let peer = |b: &Bundle| {
+        diagnosis::diagnose(b)
+            .into_iter()
+            .filter(|x| matches!(x.finding, Finding::NoPeerMemoryModule { .. }))
+            .map(|x| x.severity.as_str())
+            .collect::<Vec<_>>()
+    };
+    let b = collect(d.path());
+    assert_eq!(b.system.as_ref().unwrap().dma_buf, None);
+    assert_eq!(peer(&b), ["warning"]);
+    // dma-buf in the kernel's config: it may carry the path.
+    write(d.path(), "/proc/sys/kernel/osrelease", "6.8.0-test");
+    write(
+        d.path(),
+        "/boot/config-6.8.0-test",
+        "CONFIG_X=y\nCONFIG_DMA_SHARED_BUFFER=y\n",
+    );
+    let b = collect(d.path());
+    assert_eq!(b.system.as_ref().unwrap().dma_buf, Some(true));
+    assert_eq!(peer(&b), ["info"]);
+    // nvidia_peermem loaded: recorded as a driver, and no finding.
+    write(d.path(), "/sys/module/nvidia_peermem/version", "550.54.14");
+    let b = collect(d.path());
+    assert!(
+        b.system
+            .as_ref()
+            .unwrap()
+            .drivers
+            .iter()
+            .any(|m| m.module == "nvidia_peermem" && m.version == "550.54.14")
+    );
+    assert!(peer(&b).is_empty());
+}
