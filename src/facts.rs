@@ -10,6 +10,7 @@
 //! (render writes the words), no judgement (the diagnosis decides what
 //! matters). The diff compares raw observations and needs none of them.
 
+pub mod affinity;
 mod names;
 pub mod sku;
 

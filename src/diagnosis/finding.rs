@@ -133,6 +133,24 @@ pub enum Finding {
         gpu_bytes_per_s: f64,
         host_bytes_per_s: f64,
     },
+    /// A process bound to CPUs or memory away from the NUMA node of GPUs it
+    /// used: every staged byte and host buffer crosses the socket link.
+    ProcessFarFromGpu {
+        /// The GPUs out of reach.
+        gpus: Vec<String>,
+        /// Their NUMA nodes, where known.
+        gpu_numa_nodes: Vec<u32>,
+        /// The binding's GPUs within reach.
+        near_gpus: usize,
+        /// The CPUs it was bound to, as given.
+        cpus: Option<String>,
+        /// NUMA nodes whose CPUs it could run on, and allocate from
+        /// (empty: not stated).
+        cpu_nodes: Vec<u32>,
+        mem_nodes: Vec<u32>,
+        /// The launcher line; none for the live collection's own process.
+        command: Option<String>,
+    },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {
         gpus: usize,
@@ -255,7 +273,7 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 23] = [
+    pub const KINDS: [&'static str; 24] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
@@ -263,6 +281,7 @@ impl Finding {
         "nic-across-host-bridge",
         "no-peer-memory-module",
         "gpu-buffers-below-host",
+        "process-far-from-gpu",
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
@@ -292,6 +311,7 @@ impl Finding {
             Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",
             Finding::NoPeerMemoryModule { .. } => "no-peer-memory-module",
             Finding::GpuBuffersBelowHost { .. } => "gpu-buffers-below-host",
+            Finding::ProcessFarFromGpu { .. } => "process-far-from-gpu",
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",

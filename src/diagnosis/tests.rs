@@ -367,3 +367,84 @@ fn gpu_buffers_far_below_host_buffers_on_one_adapter_and_size_are_named() {
     b.measurements.retain(|m| m.buffers == Buffers::Device);
     assert!(diagnose(&b).is_empty());
 }
+
+#[test]
+fn a_process_bound_away_from_its_gpus_numa_node_is_named() {
+    use crate::bundle::{Block, NumaNode, System};
+    use crate::evidence::Tool;
+    use crate::evidence::topology::{Device, DeviceKind};
+    // Synthetic: two sockets, GPU0 on node 0, GPU1 on node 1.
+    let mut b = bundle();
+    for (id, node) in [("GPU0", 0), ("GPU1", 1)] {
+        let mut d = Device::new(id, DeviceKind::Gpu, Source::line(2 + node as usize));
+        d.numa_node = Some(node);
+        b.topology.devices.push(d);
+    }
+    // A topology alone says nothing about where a job ran.
+    assert!(diagnose(&b).is_empty());
+    let node = |n: u32, cpus: &str| NumaNode {
+        node: n,
+        cpus: cpus.into(),
+    };
+    b.system = Some(System {
+        cpus_allowed: Some("0-15".into()),
+        mems_allowed: Some("0".into()),
+        numa_nodes: vec![node(0, "0-15"), node(1, "16-31")],
+        ..System::default()
+    });
+    assert_eq!(kinds(&b), [(Severity::Info, "process-far-from-gpu")]);
+    let d = diagnose(&b);
+    let Finding::ProcessFarFromGpu {
+        gpus,
+        gpu_numa_nodes,
+        near_gpus,
+        cpu_nodes,
+        ..
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (
+            gpus.as_slice(),
+            gpu_numa_nodes.as_slice(),
+            *near_gpus,
+            cpu_nodes.as_slice()
+        ),
+        (&["GPU1".to_string()][..], &[1][..], 1, &[0][..])
+    );
+    // Unbound (every CPU, every node): nothing to say.
+    let sys = b.system.as_mut().unwrap();
+    sys.cpus_allowed = Some("0-31".into());
+    sys.mems_allowed = Some("0-1".into());
+    assert!(diagnose(&b).is_empty());
+    // A launcher line in a transcript: `numactl -N1 -m1` and figures of GPU0.
+    b.system = None;
+    let mut m = Measurement::new("bandwidthTest", 11, Kind::H2d, "h2d", Statistic::Avg);
+    m.source.file = "bw.txt".into();
+    m.dst = Some("GPU0".into());
+    m.bandwidth_bytes_per_s = Some(12e9);
+    b.measurements.push(m);
+    b.transcripts.push(crate::bundle::Transcript {
+        path: "bw.txt".into(),
+        tool: Tool::BandwidthTest,
+        sha256: String::new(),
+        text: String::new(),
+        notes: Vec::new(),
+        blocks: vec![Block {
+            tool: Tool::BandwidthTest,
+            first_line: 2,
+            last_line: 20,
+            command: Some("numactl -N1 -m1 ./bandwidthTest".into()),
+        }],
+        lines: Default::default(),
+    });
+    assert_eq!(kinds(&b), [(Severity::Warning, "process-far-from-gpu")]);
+    let d = diagnose(&b);
+    assert_eq!(d[0].evidence[0].line, 1);
+    let Finding::ProcessFarFromGpu { gpus, command, .. } = &d[0].finding else {
+        unreachable!()
+    };
+    assert_eq!(gpus, &["GPU0".to_string()]);
+    assert_eq!(command.as_deref(), Some("numactl -N1 -m1 ./bandwidthTest"));
+}

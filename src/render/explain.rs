@@ -210,6 +210,47 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+fn nodes(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn process_far(
+    (gpus, gpu_nodes, near): (&[String], &[u32], usize),
+    (cpus, cpu_nodes, mem_nodes): (Option<&str>, &[u32], &[u32]),
+    command: Option<&str>,
+) -> String {
+    let who = match command {
+        Some(c) => format!("`{c}` bound the process"),
+        None => "This collection's process was bound".to_string(),
+    };
+    let mut to = Vec::new();
+    if let Some(c) = cpus {
+        to.push(format!("to CPUs {c}"));
+    }
+    if !cpu_nodes.is_empty() {
+        to.push(format!("to the CPUs of NUMA node(s) {}", nodes(cpu_nodes)));
+    }
+    if !mem_nodes.is_empty() {
+        to.push(format!("to memory on node(s) {}", nodes(mem_nodes)));
+    }
+    let at = if gpu_nodes.is_empty() {
+        "outside those CPUs' reach (CPU affinity)".to_string()
+    } else {
+        format!("on NUMA node(s) {}", nodes(gpu_nodes))
+    };
+    let near = if near > 0 {
+        format!(" ({near} other GPU(s) it used are near)")
+    } else {
+        String::new()
+    };
+    format!(
+        "{who} {}; {} {} {at}{near}: its host buffers and staged copies cross the socket link.",
+        to.join(" and "),
+        if gpus.len() == 1 { "GPU" } else { "GPUs" },
+        gpus.join(", ")
+    )
+}
+
 fn no_peer_memory(
     gpus: usize,
     gpu_driver: Option<&str>,
@@ -344,6 +385,51 @@ fn link_summary(f: &Finding) -> String {
     }
 }
 
+/// The host side of the path: the peer-memory module, the process's
+/// binding, GPU against host buffers.
+fn host_side_summary(f: &Finding) -> String {
+    match f {
+        Finding::NoPeerMemoryModule {
+            gpus,
+            gpu_driver,
+            adapters,
+            dma_buf,
+        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
+        Finding::ProcessFarFromGpu {
+            gpus,
+            gpu_numa_nodes,
+            near_gpus,
+            cpus,
+            cpu_nodes,
+            mem_nodes,
+            command,
+        } => process_far(
+            (gpus, gpu_numa_nodes, *near_gpus),
+            (cpus.as_deref(), cpu_nodes, mem_nodes),
+            command.as_deref(),
+        ),
+        Finding::GpuBuffersBelowHost {
+            test,
+            device,
+            size_bytes,
+            gpu_bytes_per_s: g,
+            host_bytes_per_s: h,
+        } => format!(
+            "{test}{}: with GPU buffers {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
+            device
+                .as_deref()
+                .map(|d| format!(" on {d}"))
+                .unwrap_or_default(),
+            gbs(*g),
+            gbs(*h),
+            describe_size(*size_bytes),
+            100.0 * g / h
+        ),
+        // Not a host-side kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -420,29 +506,9 @@ pub fn summary(f: &Finding) -> String {
             per_gpu_bytes_per_s,
             ..
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
-        Finding::NoPeerMemoryModule {
-            gpus,
-            gpu_driver,
-            adapters,
-            dma_buf,
-        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
-        Finding::GpuBuffersBelowHost {
-            test,
-            device,
-            size_bytes,
-            gpu_bytes_per_s: g,
-            host_bytes_per_s: h,
-        } => format!(
-            "{test}{}: with GPU buffers {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
-            device
-                .as_deref()
-                .map(|d| format!(" on {d}"))
-                .unwrap_or_default(),
-            gbs(*g),
-            gbs(*h),
-            describe_size(*size_bytes),
-            100.0 * g / h
-        ),
+        Finding::NoPeerMemoryModule { .. }
+        | Finding::ProcessFarFromGpu { .. }
+        | Finding::GpuBuffersBelowHost { .. } => host_side_summary(f),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
@@ -504,6 +570,9 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::NoPeerMemoryModule { .. } => {
             include_str!("../../templates/explain/no-peer-memory-module.md")
+        }
+        Finding::ProcessFarFromGpu { .. } => {
+            include_str!("../../templates/explain/process-far-from-gpu.md")
         }
         Finding::GpuBuffersBelowHost { .. } => {
             include_str!("../../templates/explain/gpu-buffers-below-host.md")

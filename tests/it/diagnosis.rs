@@ -210,6 +210,13 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
+    // Needs a binding and the bound GPU's NUMA node: the one shipped
+    // binding (p100-pcie-gearshifft, `numactl -m0 -N0 bandwidthTest`) comes
+    // without a topology, so GPU0's node is unknown and it stays silent.
+    (
+        "process-far-from-gpu",
+        "diagnosis::tests::a_process_bound_away_from_its_gpus_numa_node_is_named",
+    ),
     // Needs a live collection (the kernel modules loaded): no capture is one.
     (
         "no-peer-memory-module",

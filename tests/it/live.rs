@@ -609,3 +609,51 @@ fn the_peer_memory_path_is_read_from_the_kernel_modules_and_dma_buf() {
     );
     assert!(peer(&b).is_empty());
 }
+
+#[test]
+fn the_collecting_process_bound_to_one_socket_is_far_from_the_other_sockets_gpus() {
+    // SYNTHETIC tree: GPU0-3 on node 0 (CPUs 0-31), GPU4-7 on node 1; the
+    // saved tree's /proc/self/status binds the process to node 0.
+    let d = tempfile::tempdir().unwrap();
+    synthetic_tree(d.path());
+    write(
+        d.path(),
+        "/proc/self/status",
+        "Name:\twire-report\nCpus_allowed_list:\t0-31\nMems_allowed_list:\t0",
+    );
+    let b = collect(d.path());
+    let far: Vec<_> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter_map(|x| match x.finding {
+            Finding::ProcessFarFromGpu {
+                gpus, near_gpus, ..
+            } => Some((x.severity.as_str(), gpus, near_gpus)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        far,
+        [(
+            "info",
+            vec![
+                "GPU4".to_string(),
+                "GPU5".into(),
+                "GPU6".into(),
+                "GPU7".into()
+            ],
+            4
+        )]
+    );
+    // Unbound: silent.
+    write(
+        d.path(),
+        "/proc/self/status",
+        "Cpus_allowed_list:\t0-63\nMems_allowed_list:\t0-1",
+    );
+    let b = collect(d.path());
+    assert!(
+        diagnosis::diagnose(&b)
+            .iter()
+            .all(|x| !matches!(x.finding, Finding::ProcessFarFromGpu { .. }))
+    );
+}
