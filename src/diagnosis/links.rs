@@ -5,6 +5,7 @@
 use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
 use crate::bundle::Bundle;
 use crate::diff::is_error_counter;
+use crate::evidence::ethtool::is_congestion_counter;
 use crate::evidence::pcie::PcieLink;
 use crate::facts::NodeFacts;
 use crate::facts::sku::NvlinkWiring;
@@ -187,13 +188,6 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
             }
         }
     }
-}
-
-/// Whether a counter counts congestion signals rather than errors
-/// (mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`, `rp_cnp_handled`;
-/// ethtool `rx_pause_ctrl_phy` and the like).
-fn is_congestion_counter(name: &str) -> bool {
-    ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
 }
 
 /// Counters that grew: RDMA port counters read at a live collection's

@@ -50,6 +50,13 @@ pub struct StatCounter {
     pub source: Source,
 }
 
+/// Whether a counter counts congestion signals rather than errors (mlx5
+/// `np_ecn_marked_roce_packets`, `np_cnp_sent`, `rp_cnp_handled`; ethtool
+/// `rx_pause_ctrl_phy`, `rx_prio3_pause`, `rx_ecn_mark`). Lowercase names.
+pub fn is_congestion_counter(name: &str) -> bool {
+    ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
+}
+
 /// The interface an `ethtool -S <if>` (or `--statistics`) command line
 /// names, after any prompt.
 pub fn interface_of_command(line: &str) -> Option<String> {
