@@ -92,7 +92,11 @@ fn counter_row(line: &str) -> Option<(&str, u64)> {
 /// Per-queue, per-channel and per-ring counters (`rx3_packets`,
 /// `tx_queue_1_bytes`, `ch0_arm`, `[2]: rx_bytes`, `rxq0: rx_bytes`).
 fn per_queue(name: &str) -> bool {
-    if name.starts_with('[') || name.contains("_queue_") || name.contains(':') {
+    // `rx_queue_0_packets` is one queue's; `tx_queue_stopped` the function's.
+    let numbered_queue = name
+        .match_indices("queue_")
+        .any(|(i, m)| name[i + m.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    if name.starts_with('[') || numbered_queue || name.contains(':') {
         return true;
     }
     let digits_after = |p: &str| {
@@ -265,7 +269,7 @@ mod tests {
     #[test]
     fn reads_counters_and_passes_over_per_queue_rows() {
         let p = parse_ethtool_stats(
-            "NIC statistics:\n     rx_packets: 10\n     rx0_packets: 4\n     ch3_arm: 1\n     rx_prio3_pause: 7\n",
+            "NIC statistics:\n     rx_packets: 10\n     rx0_packets: 4\n     ch3_arm: 1\n     rx_queue_0_drops: 2\n     tx_queue_stopped: 0\n     rx_prio3_pause: 7\n",
         )
         .unwrap();
         assert_eq!(p.interfaces.len(), 1);
@@ -274,7 +278,7 @@ mod tests {
             .iter()
             .map(|c| c.name.as_str())
             .collect();
-        assert_eq!(names, ["rx_packets", "rx_prio3_pause"]);
+        assert_eq!(names, ["rx_packets", "tx_queue_stopped", "rx_prio3_pause"]);
         assert_eq!(p.notes.len(), 1);
     }
 
