@@ -10,10 +10,10 @@ use crate::facts::affinity::{bindings, placement};
 pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for binding in bindings(b) {
         let p = placement(b, &binding);
-        if p.far.is_empty() {
+        if p.far.is_empty() && p.far_nics.is_empty() {
             continue;
         }
-        // Some GPUs near: a process bound to one socket is near its own.
+        // Some devices near: a process bound to one socket is near its own.
         let severity = if p.near == 0 {
             Severity::Warning
         } else {
@@ -21,8 +21,13 @@ pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
         };
         let mut evidence = Vec::new();
         evidence.extend(binding.source.clone());
-        for (g, _) in &p.far {
-            if let Some(d) = b.topology.devices.iter().find(|d| &d.id == g) {
+        for (g, _) in p.far.iter().chain(&p.far_nics) {
+            if let Some(d) = b
+                .topology
+                .devices
+                .iter()
+                .find(|d| &d.id == g || d.name.as_ref() == Some(g))
+            {
                 evidence.push(d.source.clone());
             }
         }
@@ -32,6 +37,7 @@ pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
             Finding::ProcessFarFromGpu {
                 gpus: p.far.iter().map(|(g, _)| g.clone()).collect(),
                 gpu_numa_nodes: p.far.iter().filter_map(|(_, n)| *n).collect(),
+                nics: p.far_nics.iter().map(|(n, _)| n.clone()).collect(),
                 near_gpus: p.near,
                 cpus: binding.cpus_as_given.clone(),
                 cpu_nodes: binding.cpu_nodes.iter().flatten().copied().collect(),

@@ -133,14 +133,17 @@ pub enum Finding {
         gpu_bytes_per_s: f64,
         host_bytes_per_s: f64,
     },
-    /// A process bound to CPUs or memory away from the NUMA node of GPUs it
-    /// used: every staged byte and host buffer crosses the socket link.
+    /// A process bound to CPUs or memory away from the NUMA node of GPUs
+    /// (or adapters) it used: every staged byte and host buffer crosses
+    /// the socket link.
     ProcessFarFromGpu {
         /// The GPUs out of reach.
         gpus: Vec<String>,
         /// Their NUMA nodes, where known.
         gpu_numa_nodes: Vec<u32>,
-        /// The binding's GPUs within reach.
+        /// Adapters out of reach too (network buffers cross the socket).
+        nics: Vec<String>,
+        /// The binding's GPUs and adapters within reach.
         near_gpus: usize,
         /// The CPUs it was bound to, as given.
         cpus: Option<String>,

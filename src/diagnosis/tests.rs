@@ -448,3 +448,48 @@ fn a_process_bound_away_from_its_gpus_numa_node_is_named() {
     assert_eq!(gpus, &["GPU0".to_string()]);
     assert_eq!(command.as_deref(), Some("numactl -N1 -m1 ./bandwidthTest"));
 }
+
+#[test]
+fn a_perftest_bound_to_the_other_socket_names_its_adapter() {
+    use crate::bundle::{Block, Transcript};
+    use crate::evidence::Tool;
+    use crate::evidence::topology::{Device, DeviceKind};
+    // Synthetic: mlx5_0 on node 0; `numactl -N1 -m1 ib_write_bw -d mlx5_0`.
+    let mut b = bundle();
+    let mut nic = Device::new("NIC0", DeviceKind::Nic, Source::line(5));
+    nic.name = Some("mlx5_0".into());
+    nic.numa_node = Some(0);
+    b.topology.devices.push(nic);
+    let mut m = Measurement::new(
+        "perftest",
+        30,
+        Kind::RdmaWrite,
+        "ib_write_bw",
+        Statistic::Avg,
+    );
+    m.source.file = "bw.txt".into();
+    m.src = Some("mlx5_0".into());
+    m.bandwidth_bytes_per_s = Some(20e9);
+    b.measurements.push(m);
+    b.transcripts.push(Transcript {
+        path: "bw.txt".into(),
+        tool: Tool::Perftest,
+        sha256: String::new(),
+        text: String::new(),
+        notes: Vec::new(),
+        blocks: vec![Block {
+            tool: Tool::Perftest,
+            first_line: 2,
+            last_line: 40,
+            command: Some("numactl -N1 -m1 ib_write_bw -d mlx5_0 peer".into()),
+        }],
+        lines: Default::default(),
+    });
+    assert_eq!(kinds(&b), [(Severity::Warning, "process-far-from-gpu")]);
+    let d = diagnose(&b);
+    let Finding::ProcessFarFromGpu { gpus, nics, .. } = &d[0].finding else {
+        unreachable!()
+    };
+    assert!(gpus.is_empty());
+    assert_eq!(nics, &["mlx5_0".to_string()]);
+}

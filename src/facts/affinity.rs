@@ -35,18 +35,22 @@ pub struct Binding {
     pub cpu_nodes: Option<BTreeSet<u32>>,
     /// NUMA nodes it may allocate memory from.
     pub mem_nodes: Option<BTreeSet<u32>>,
-    /// GPUs it used: every GPU for a live collection, those a transcript's
-    /// figures name for a command line.
-    pub gpus: Vec<String>,
+    /// Topology devices it used: every GPU and adapter for a live
+    /// collection; for a command line, the GPUs and RDMA adapters the
+    /// transcript's figures under it name.
+    pub devices: Vec<String>,
 }
 
-/// A binding's GPUs sorted by distance.
+/// A binding's devices sorted by distance.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Placement {
     /// GPUs whose NUMA node (or CPU affinity) the process could not run
     /// or allocate on, with that node where known.
     pub far: Vec<(String, Option<u32>)>,
-    /// GPUs with at least one CPU or memory node in reach and none out.
+    /// Adapters out of reach in the same way (their name where the
+    /// topology gives one, else their id), with their node.
+    pub far_nics: Vec<(String, Option<u32>)>,
+    /// Devices with a CPU or memory node in reach and none out.
     pub near: usize,
 }
 
@@ -69,7 +73,7 @@ pub fn bindings(b: &Bundle) -> Vec<Binding> {
             cpus,
             cpu_nodes: cpu_nodes.filter(|n: &BTreeSet<u32>| !n.is_empty()),
             mem_nodes: sys.mems_allowed.as_deref().and_then(ids),
-            gpus: b.topology.gpus().map(|d| d.id.clone()).collect(),
+            devices: b.topology.devices.iter().map(|d| d.id.clone()).collect(),
         });
     }
     for t in &b.transcripts {
@@ -83,7 +87,7 @@ pub fn bindings(b: &Bundle) -> Vec<Binding> {
                 line: blk.first_line.saturating_sub(1).max(1),
             });
             let file = t.path.as_str();
-            let gpus: BTreeSet<String> = b
+            let named: BTreeSet<String> = b
                 .measurements
                 .iter()
                 .filter(|m| &*m.source.file == file)
@@ -91,9 +95,19 @@ pub fn bindings(b: &Bundle) -> Vec<Binding> {
                 .flat_map(|m| [m.src.as_ref(), m.dst.as_ref()])
                 .flatten()
                 .map(|s| s.to_string())
-                .filter(|s| s.starts_with("GPU"))
                 .collect();
-            binding.gpus = gpus.into_iter().collect();
+            // GPU ids as such; adapters by the name perftest prints.
+            binding.devices = b
+                .topology
+                .devices
+                .iter()
+                .filter(|d| {
+                    named.contains(&d.id)
+                        || d.kind == DeviceKind::Nic
+                            && d.name.as_ref().is_some_and(|n| named.contains(n))
+                })
+                .map(|d| d.id.clone())
+                .collect();
             out.push(binding);
         }
     }
@@ -113,7 +127,7 @@ pub fn of_command(cmd: &str) -> Option<Binding> {
         cpus: None,
         cpu_nodes: None,
         mem_nodes: None,
-        gpus: Vec::new(),
+        devices: Vec::new(),
     };
     let taskset = words[start].ends_with("taskset");
     let mut i = start + 1;
@@ -181,13 +195,8 @@ fn overlaps(a: &[CpuRange], b: &[CpuRange]) -> bool {
 /// affinity (the topology matrix's column) against the bound CPUs.
 pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
     let mut out = Placement::default();
-    for id in &binding.gpus {
-        let Some(d) = b
-            .topology
-            .devices
-            .iter()
-            .find(|d| d.kind == DeviceKind::Gpu && &d.id == id)
-        else {
+    for id in &binding.devices {
+        let Some(d) = b.topology.devices.iter().find(|d| &d.id == id) else {
             continue;
         };
         let cpu_far = match (
@@ -205,6 +214,10 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
             _ => None,
         };
         match (cpu_far, mem_far) {
+            (Some(true), _) | (_, Some(true)) if d.kind == DeviceKind::Nic => {
+                let name = d.name.clone().unwrap_or_else(|| id.clone());
+                out.far_nics.push((name, d.numa_node));
+            }
             (Some(true), _) | (_, Some(true)) => out.far.push((id.clone(), d.numa_node)),
             (None, None) => {}
             _ => out.near += 1,

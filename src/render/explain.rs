@@ -215,7 +215,7 @@ fn nodes(v: &[u32]) -> String {
 }
 
 fn process_far(
-    (gpus, gpu_nodes, near): (&[String], &[u32], usize),
+    (gpus, gpu_nodes, nics, near): (&[String], &[u32], &[String], usize),
     (cpus, cpu_nodes, mem_nodes): (Option<&str>, &[u32], &[u32]),
     command: Option<&str>,
 ) -> String {
@@ -239,15 +239,22 @@ fn process_far(
         format!("on NUMA node(s) {}", nodes(gpu_nodes))
     };
     let near = if near > 0 {
-        format!(" ({near} other GPU(s) it used are near)")
+        format!(" ({near} other device(s) it used are near)")
     } else {
         String::new()
     };
+    let mut far = Vec::new();
+    if !gpus.is_empty() {
+        let label = if gpus.len() == 1 { "GPU" } else { "GPUs" };
+        far.push(format!("{label} {} {at}", gpus.join(", ")));
+    }
+    if !nics.is_empty() {
+        far.push(format!("adapter(s) {} out of reach too", nics.join(", ")));
+    }
     format!(
-        "{who} {}; {} {} {at}{near}: its host buffers and staged copies cross the socket link.",
+        "{who} {}; {}{near}: its host buffers and staged copies cross the socket link.",
         to.join(" and "),
-        if gpus.len() == 1 { "GPU" } else { "GPUs" },
-        gpus.join(", ")
+        far.join("; ")
     )
 }
 
@@ -398,13 +405,14 @@ fn host_side_summary(f: &Finding) -> String {
         Finding::ProcessFarFromGpu {
             gpus,
             gpu_numa_nodes,
+            nics,
             near_gpus,
             cpus,
             cpu_nodes,
             mem_nodes,
             command,
         } => process_far(
-            (gpus, gpu_numa_nodes, *near_gpus),
+            (gpus, gpu_numa_nodes, nics, *near_gpus),
             (cpus.as_deref(), cpu_nodes, mem_nodes),
             command.as_deref(),
         ),

@@ -626,11 +626,16 @@ fn the_collecting_process_bound_to_one_socket_is_far_from_the_other_sockets_gpus
         .into_iter()
         .filter_map(|x| match x.finding {
             Finding::ProcessFarFromGpu {
-                gpus, near_gpus, ..
-            } => Some((x.severity.as_str(), gpus, near_gpus)),
+                gpus,
+                nics,
+                near_gpus,
+                ..
+            } => Some((x.severity.as_str(), gpus, nics.len(), near_gpus)),
             _ => None,
         })
         .collect();
+    // GPU4-7 and the two adapters of socket 1 are far; GPU0-3 and the
+    // two adapters of socket 0 are near.
     assert_eq!(
         far,
         [(
@@ -641,7 +646,8 @@ fn the_collecting_process_bound_to_one_socket_is_far_from_the_other_sockets_gpus
                 "GPU6".into(),
                 "GPU7".into()
             ],
-            4
+            2,
+            6
         )]
     );
     // Unbound: silent.
