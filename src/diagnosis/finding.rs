@@ -53,8 +53,13 @@ pub enum Finding {
         code: String,
         direct_pairs: usize,
         other_pairs: usize,
-        /// Every GPU pair the topology describes.
+        /// GPU pairs the topology describes with a known class
+        /// (`direct_pairs + other_pairs`).
         gpu_pairs: usize,
+        /// GPU pairs whose class the evidence does not give: counted
+        /// neither as direct nor as host hops.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        unknown_pairs: usize,
         /// Direct links still join every GPU: rings can route around the
         /// pair (a DGX-1's hybrid cube mesh), so collectives need not drop
         /// a tier.
@@ -100,6 +105,10 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        /// Other adapters exactly as close (names, else ids): the GPUs
+        /// have no closer choice among them either.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
     },
     /// The closest adapter of these GPUs sits under another host bridge of
     /// the same socket (NODE, PHB): GPUDirect RDMA crosses the root
@@ -109,6 +118,8 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
     },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {
@@ -216,6 +227,10 @@ pub enum Finding {
     },
     /// A transcript stops early: what is missing was not measured.
     Truncated { file: String, message: String },
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A finding with its severity and the lines it rests on.

@@ -55,9 +55,17 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             _ => None,
         };
         if let Some((current, max)) = speed {
+            // GPUs lower their PCIe generation when idle and no evidence
+            // here says the GPU was under load: a note with "re-read under
+            // load", not a warning. A device known not to be a GPU (a NIC,
+            // a bridge) keeps the warning.
+            let severity = match p.role.as_deref() {
+                Some(r) if r != "gpu" => Severity::Warning,
+                _ => Severity::Info,
+            };
             push(
                 out,
-                Severity::Warning,
+                severity,
                 Finding::PcieSpeedDown {
                     address: p.address.clone(),
                     name: p.name.clone(),

@@ -68,22 +68,57 @@ fn host_hop(
     (a, b): (&str, &str),
     class: LinkClass,
     code: &str,
-    (direct, others, total): (usize, usize, usize),
+    (direct, others, total, unknown): (usize, usize, usize, usize),
     routable: bool,
 ) -> String {
+    // Pairs of unknown class are neither direct nor host hops: said apart.
+    let unknown = match unknown {
+        0 => String::new(),
+        1 => " One more pair's class is unknown.".to_string(),
+        n => format!(" {n} more pairs' class is unknown."),
+    };
     if direct > 0 && routable {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot.{unknown}"
         )
     } else if direct > 0 {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down.{unknown}"
         )
     } else {
+        let (known, one) = if unknown.is_empty() {
+            ("", "pair")
+        } else {
+            (" of known class", "one")
+        };
         format!(
-            "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
+            "No GPU pair{known} has a direct link: every {one} goes through PCIe; the worst, {a}-{b}, is {class} ({code}).{unknown}"
         )
     }
+}
+
+/// `GPUs GPU4, GPU5: their closest adapter, mlx5_0 (NIC0), is`, or with
+/// adapters equally close, `their closest adapters, mlx5_0 (NIC0), mlx5_1
+/// and mlx5_2 (equally close), are all`.
+fn closest_adapters(gpus: &[String], nic: &str, name: Option<&str>, also: &[String]) -> String {
+    let (who, whose) = if gpus.len() == 1 {
+        ("GPU", "its")
+    } else {
+        ("GPUs", "their")
+    };
+    let first = format!("{} ({nic})", name.unwrap_or(nic));
+    let adapters = match also {
+        [] => format!("closest adapter, {first}, is"),
+        [rest @ .., last] => {
+            let mut names = vec![first];
+            names.extend(rest.iter().cloned());
+            format!(
+                "closest adapters, {} and {last} (equally close), are all",
+                names.join(", ")
+            )
+        }
+    };
+    format!("{who} {}: {whose} {adapters}", gpus.join(", "))
 }
 
 fn silent_staging(
@@ -308,12 +343,13 @@ pub fn summary(f: &Finding) -> String {
             direct_pairs,
             other_pairs,
             gpu_pairs,
+            unknown_pairs,
             routable,
         } => host_hop(
             (a, b),
             *class,
             code,
-            (*direct_pairs, *other_pairs, *gpu_pairs),
+            (*direct_pairs, *other_pairs, *gpu_pairs, *unknown_pairs),
             *routable,
         ),
         Finding::SilentStaging {
@@ -348,24 +384,22 @@ pub fn summary(f: &Finding) -> String {
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} across the socket boundary ({}): no fast GPUDirect path.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::NicAcrossHostBridge {
             gpus,
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is under another host bridge ({code}): GPUDirect RDMA crosses the root complex.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} under another host bridge ({}): GPUDirect RDMA crosses the root complex.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::InjectionShare {
             gpus,

@@ -107,7 +107,7 @@ const TRUTH: &[Row] = &[
     },
     Row {
         kind: "pcie-speed-down",
-        severity: "warning",
+        severity: "info",
         fires: &["rtx3060-mobile-laptop"],
         silent: ("tesla-t4", "the link runs at its capable speed"),
     },
