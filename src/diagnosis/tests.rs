@@ -250,7 +250,9 @@ fn equally_close_adapters_are_all_named_not_the_first() {
     let far: Vec<_> = d
         .iter()
         .filter_map(|d| match &d.finding {
-            Finding::NicOnOtherSocket { gpus, nic, also, .. } => Some((gpus, nic, also)),
+            Finding::NicOnOtherSocket {
+                gpus, nic, also, ..
+            } => Some((gpus, nic, also)),
             _ => None,
         })
         .collect();

@@ -24,6 +24,38 @@ fn scaleup_from(s: &ScaleUp) -> String {
     )
 }
 
+/// Staged against direct at 1 GB (bandwidth decides) and at 4 KiB (the
+/// per-step latency decides: five steps staged, three direct).
+fn staging_view(p: &ceiling::Ceiling, r: f64) -> Option<ModelView> {
+    let hop = staging::ASSUMED_HOP_LATENCY_S;
+    let pcie = p.per_direction_bytes_per_s;
+    let mut lines = vec![format!(
+        "PCIe {} ({}), network {}, {} per store-and-forward step (assumed; `wire-report model staging --hop-latency-us` takes your node's): 5 steps staged, 3 direct.",
+        gbs(pcie),
+        p.link,
+        gbs(r),
+        secs(hop)
+    )];
+    for m in [1e9, 4096.0] {
+        let s = staging::staged_cost_with_latency(m, pcie, r, hop).ok()?;
+        let d = staging::direct_cost_with_latency(m, pcie, r, hop).ok()?;
+        lines.push(format!(
+            "{}: staged {} serial, {} pipelined, {} through host memory; direct {} serial, {} pipelined (staged pays {} more in fixed step latency).",
+            bytes(m),
+            secs(s.serial_s),
+            secs(s.pipelined_s),
+            bytes(s.host_memory_traffic_bytes),
+            secs(d.serial_s),
+            secs(d.pipelined_s),
+            secs(2.0 * hop)
+        ));
+    }
+    Some(ModelView {
+        title: "Staged vs direct, 1 GB and 4 KiB messages".into(),
+        lines,
+    })
+}
+
 pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
     let gpus = facts.gpus.len() as u32;
     // The compute adapters, each at its own rate (facts::NodeInjection).
@@ -100,16 +132,8 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     });
     match (pcie, facts.fastest_port_bytes_per_s) {
         (Some(p), Some(r)) => {
-            let m = 1e9;
-            if let (Ok(s), Ok(d)) = (staging::staged_cost(m, p.per_direction_bytes_per_s, r), staging::direct_cost(m, p.per_direction_bytes_per_s, r)) {
-                out.push(ModelView {
-                    title: "Staged vs direct, 1 GB message".into(),
-                    lines: vec![
-                        format!("PCIe {} ({}), network {}.", gbs(p.per_direction_bytes_per_s), p.link, gbs(r)),
-                        format!("Staged: {} serial, {} pipelined, {} through host memory.", secs(s.serial_s), secs(s.pipelined_s), bytes(s.host_memory_traffic_bytes)),
-                        format!("Direct: {} serial, {} pipelined.", secs(d.serial_s), secs(d.pipelined_s)),
-                    ],
-                });
+            if let Some(v) = staging_view(&p, r) {
+                out.push(v);
             }
         }
         (p, r) => out.push(ModelView {
@@ -152,4 +176,40 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_staging_panel_shows_the_step_latency_at_4_kib() {
+        let p = ceiling::pcie(4, 16).unwrap();
+        let v = staging_view(&p, 25e9).unwrap();
+        assert!(
+            v.lines[0].contains("2.000 us per store-and-forward step (assumed"),
+            "{}",
+            v.lines[0]
+        );
+        let small = v
+            .lines
+            .iter()
+            .find(|l| l.starts_with("4096 bytes"))
+            .expect("4 KiB line");
+        // 4 KiB: staged 5 x 2 us plus a few ns of bytes; direct 3 x 2 us.
+        let s = staging::staged_cost_with_latency(4096.0, p.per_direction_bytes_per_s, 25e9, 2e-6)
+            .unwrap();
+        let d = staging::direct_cost_with_latency(4096.0, p.per_direction_bytes_per_s, 25e9, 2e-6)
+            .unwrap();
+        assert!(s.serial_s > d.serial_s + 3.9e-6);
+        assert!(
+            small.contains(&format!("staged {} serial", secs(s.serial_s))),
+            "{small}"
+        );
+        assert!(
+            small.contains(&format!("direct {} serial", secs(d.serial_s))),
+            "{small}"
+        );
+        assert!(small.contains("staged pays 4.000 us more"), "{small}");
+    }
 }
