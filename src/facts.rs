@@ -11,6 +11,7 @@
 //! matters). The diff compares raw observations and needs none of them.
 
 mod names;
+pub mod scaleup;
 pub mod sku;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,6 +25,7 @@ use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
 use crate::models::ceiling;
 pub use names::NamedGpu;
+pub use scaleup::{Fabric, ScaleUp};
 
 /// What one bundle says about its node, computed once.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +57,7 @@ pub struct NodeFacts {
     pub adapters: BTreeMap<String, Option<AdapterPort>>,
     /// NVLinks of each GPU that `nvidia-smi nvlink --status` lists.
     pub nvlinks: BTreeMap<String, GpuNvlinks>,
-    /// Scale-up bandwidth per GPU, from NVLink.
+    /// Scale-up bandwidth per GPU, from NVLink or xGMI ([`scaleup`]).
     pub scaleup: Option<ScaleUp>,
     /// The adapters that carry the job's traffic and their summed rate.
     pub injection: Option<NodeInjection>,
@@ -123,15 +125,6 @@ pub struct NodeInjection {
     pub summed: bool,
 }
 
-/// Scale-up bandwidth of one GPU: its active NVLinks times their rate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScaleUp {
-    pub bytes_per_s: f64,
-    pub gpu: String,
-    pub active_links: usize,
-    pub per_link_bytes_per_s: f64,
-}
-
 /// The ceiling of the path a measurement took, when the bundle states the
 /// link facts it needs: an RDMA port's rate, or a direct link's NVLink count
 /// and per-link rate (from `nvidia-smi nvlink --status`), or an XGMI pair's
@@ -195,16 +188,7 @@ impl NodeFacts {
             .iter()
             .fold(None, |a: Option<f64>, &r| Some(a.map_or(r, |a| a.max(r))));
         let nvlinks = nvlinks(b);
-        let scaleup = gpus.iter().find_map(|g| {
-            let n = nvlinks.get(g)?;
-            let r = n.first_active_rate_bytes_per_s?;
-            Some(ScaleUp {
-                bytes_per_s: r * n.active as f64,
-                gpu: g.clone(),
-                active_links: n.active,
-                per_link_bytes_per_s: r,
-            })
-        });
+        let scaleup = scaleup::of(&gpus, &nvlinks, t);
         let mut p2p_ceilings = BTreeMap::new();
         for l in &t.links {
             for (s, d) in [(&l.a, &l.b), (&l.b, &l.a)] {

@@ -4,7 +4,7 @@
 
 use super::ChartView;
 use crate::bundle::Bundle;
-use crate::facts::{NodeFacts, ScaleUp};
+use crate::facts::{Fabric, NodeFacts, ScaleUp};
 use crate::models::{ceiling, injection, staging};
 use crate::render::charts;
 use crate::render::format::{bytes, gbs, secs};
@@ -16,12 +16,20 @@ pub struct ModelView {
 
 /// Where the scale-up figure came from, in words.
 fn scaleup_from(s: &ScaleUp) -> String {
-    format!(
-        "{} active NVLinks x {} ({})",
-        s.active_links,
-        gbs(s.per_link_bytes_per_s),
-        s.gpu
-    )
+    match s.fabric {
+        Fabric::Nvlink => format!(
+            "{} active NVLinks x {} ({})",
+            s.active_links,
+            gbs(s.per_link_bytes_per_s),
+            s.gpu
+        ),
+        Fabric::Xgmi => format!(
+            "{} direct xGMI peers at the driver's maximum of {} each on average ({})",
+            s.active_links,
+            gbs(s.per_link_bytes_per_s),
+            s.gpu
+        ),
+    }
 }
 
 /// Staged against direct at 1 GB (bandwidth decides) and at 4 KiB (the
@@ -181,6 +189,65 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_amd_node_with_adapters_gets_its_cliff_from_xgmi() {
+        use crate::bundle::{Bundle, Host, Origin};
+        use crate::evidence::Source;
+        use crate::evidence::rdma::{RdmaDevice, RdmaPort};
+        use crate::evidence::topology::{Device, DeviceKind};
+        // The topology is a real capture (8x MI300X, amd-smi); the one
+        // adapter beside it is synthetic: no shipped AMD capture has both.
+        let text = include_str!(
+            "../../../captures/mi300x-8gpu-amdsmi/amd-smi-topology-001-mi300x-8gpu-full-bdf-tables.txt"
+        );
+        let mut b = Bundle::new(Host {
+            name: "synthetic-mi300x-1nic".into(),
+            origin: Origin::Ingested,
+        });
+        b.topology = crate::evidence::topology::amd::parse_amd_smi(text)
+            .unwrap()
+            .topology;
+        let mut nic = Device::new("NIC0", DeviceKind::Nic, Source::line(1));
+        nic.name = Some("mlx5_0".into());
+        b.topology.devices.push(nic);
+        b.rdma.push(RdmaDevice {
+            name: "mlx5_0".into(),
+            ca_type: None,
+            firmware: None,
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: vec![RdmaPort {
+                port: 1,
+                active: Some(true),
+                rate_bytes_per_s: Some(400e9 / 8.0),
+                rate_as_printed: Some("400".into()),
+                link_layer: Some("InfiniBand".into()),
+                width: Some("4X".into()),
+                speed: Some("NDR".into()),
+                ..RdmaPort::default()
+            }],
+            source: Source::line(1),
+        });
+        let facts = NodeFacts::of(&b);
+        let up = facts.scaleup.as_ref().expect("scale-up from xGMI");
+        assert_eq!((up.fabric, up.bytes_per_s), (Fabric::Xgmi, 350e9));
+        let c = cliff(&facts).expect("a cliff for an AMD node");
+        assert!(c.note.contains("7 direct xGMI peers"), "{}", c.note);
+        let (views, _) = models(&b, &facts);
+        let inj = views
+            .iter()
+            .find(|v| v.title == "Injection ceiling")
+            .unwrap();
+        assert!(
+            inj.lines
+                .iter()
+                .any(|l| l.contains("Ratio to scale-up (350.0 GB/s from 7 direct xGMI peers")),
+            "{:?}",
+            inj.lines
+        );
+    }
 
     #[test]
     fn the_staging_panel_shows_the_step_latency_at_4_kib() {

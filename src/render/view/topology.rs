@@ -37,6 +37,9 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
             .gpu_links()
             .filter_map(|l| l.code.as_deref())
             .collect();
+        if codes.is_empty() {
+            return format!("every GPU pair {c}");
+        }
         return format!(
             "every GPU pair {c} ({})",
             codes.into_iter().collect::<Vec<_>>().join(", ")
