@@ -13,6 +13,7 @@
 mod names;
 pub mod scaleup;
 pub mod sku;
+pub mod switches;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -73,6 +74,8 @@ pub struct NodeFacts {
     pub attached_gpus: Option<usize>,
     /// RDMA adapters that RDMA measurements ran on (perftest's `Device`).
     pub measured_adapters: BTreeSet<String>,
+    /// PCIe switches the live sysfs tree shows ([`switches`]).
+    pub switches: Vec<switches::Switch>,
 }
 
 /// A network adapter of the topology.
@@ -222,6 +225,7 @@ impl NodeFacts {
             named_gpus: names::named_gpus(&b.transcripts),
             measured_gpus: measured_gpus(b),
             attached_gpus: names::attached_gpus(&b.transcripts),
+            switches: switches::switches(b),
             measured_adapters: b
                 .measurements
                 .iter()

@@ -145,6 +145,18 @@ pub enum Finding {
         current: PcieSpeed,
         max: PcieSpeed,
     },
+    /// Devices under one PCIe switch whose negotiated links together can
+    /// carry more than the switch's uplink: when they are busy at once
+    /// with traffic that leaves the switch, the uplink decides.
+    SwitchUplinkOversubscribed {
+        /// The bridge whose link is the uplink (the switch's upstream port).
+        switch: String,
+        uplink_link: String,
+        uplink_bytes_per_s: f64,
+        /// Each device under it, with its negotiated rate.
+        devices: Vec<(String, f64)>,
+        sum_bytes_per_s: f64,
+    },
     /// NVLinks reported inactive; `total` is unknown when the tool could
     /// not read any link.
     NvlinksInactive {
@@ -244,7 +256,7 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 21] = [
+    pub const KINDS: [&'static str; 22] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
@@ -253,6 +265,7 @@ impl Finding {
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
+        "switch-uplink-oversubscribed",
         "nvlinks-inactive",
         "rdma-port-down",
         "rdma-port-unused",
@@ -280,6 +293,7 @@ impl Finding {
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",
+            Finding::SwitchUplinkOversubscribed { .. } => "switch-uplink-oversubscribed",
             Finding::NvlinksInactive { .. } => "nvlinks-inactive",
             Finding::RdmaPortDown { .. } => "rdma-port-down",
             Finding::RdmaPortUnused { .. } => "rdma-port-unused",

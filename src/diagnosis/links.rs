@@ -78,6 +78,39 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
     }
 }
 
+/// Switches whose devices' links sum above the uplink (seed section 3.7,
+/// a shared switch uplink). Info: by design in many servers, and it costs
+/// only when the devices are busy at once with traffic that leaves the
+/// switch, which no evidence here shows.
+pub(super) fn switch_uplinks(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    for s in &facts.switches {
+        let (Some(up), Some(link)) = (s.uplink_bytes_per_s, s.uplink_link.as_ref()) else {
+            continue;
+        };
+        let devices: Vec<(String, f64)> = s
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.address.clone(), d.bytes_per_s?)))
+            .collect();
+        let sum: f64 = devices.iter().map(|d| d.1).sum();
+        if devices.len() < 2 || sum <= up * (1.0 + 1e-9) {
+            continue;
+        }
+        push(
+            out,
+            Severity::Info,
+            Finding::SwitchUplinkOversubscribed {
+                switch: s.uplink_bridge.clone(),
+                uplink_link: link.clone(),
+                uplink_bytes_per_s: up,
+                devices,
+                sum_bytes_per_s: sum,
+            },
+            vec![s.source.clone()],
+        );
+    }
+}
+
 pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     // No NVLink active anywhere in the node (PCIe cards): informational.
     let any_active = facts.nvlinks.values().any(|n| n.active > 0);

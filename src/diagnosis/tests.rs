@@ -334,3 +334,41 @@ fn pairs_of_unknown_class_are_not_counted_as_host_hops() {
         .expect("a host hop");
     assert_eq!(hop, (1, 1, 2, 1));
 }
+
+#[test]
+fn devices_under_one_switch_beyond_its_uplink_are_named() {
+    // Synthetic live tree (facts::switches): a GPU and an adapter at Gen4
+    // x16 under a switch whose uplink is Gen4 x16.
+    let mut b = crate::facts::switches::synthetic_tree();
+    let d = diagnose(&b);
+    let f = d
+        .iter()
+        .find(|d| d.finding.name() == "switch-uplink-oversubscribed")
+        .expect("fires");
+    assert_eq!(f.severity, Severity::Info);
+    let Finding::SwitchUplinkOversubscribed {
+        switch,
+        devices,
+        sum_bytes_per_s,
+        uplink_bytes_per_s,
+        ..
+    } = &f.finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(switch, "0000:01:00.0");
+    assert_eq!(devices.len(), 2);
+    assert_eq!(*sum_bytes_per_s, 2.0 * uplink_bytes_per_s);
+    // The adapter trained at x8 and the GPU at x8: their sum equals the
+    // uplink, which is not oversubscribed.
+    for p in &mut b.pcie {
+        if p.address.starts_with("0000:03") || p.address.starts_with("0000:04") {
+            p.current_width_lanes = Some(8);
+        }
+    }
+    assert!(
+        !kinds(&b)
+            .iter()
+            .any(|k| k.1 == "switch-uplink-oversubscribed")
+    );
+}

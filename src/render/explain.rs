@@ -407,6 +407,24 @@ pub fn summary(f: &Finding) -> String {
             per_gpu_bytes_per_s,
             ..
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::SwitchUplinkOversubscribed {
+            switch,
+            uplink_link,
+            uplink_bytes_per_s,
+            devices,
+            sum_bytes_per_s,
+        } => format!(
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            gbs(*uplink_bytes_per_s),
+            devices.len(),
+            devices
+                .iter()
+                .map(|(a, r)| format!("{a} at {}", gbs(*r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            gbs(*sum_bytes_per_s),
+            sum_bytes_per_s / uplink_bytes_per_s
+        ),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
@@ -468,6 +486,9 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::PcieWidthDown { .. } => include_str!("../../templates/explain/pcie-width-down.md"),
         Finding::PcieSpeedDown { .. } => include_str!("../../templates/explain/pcie-speed-down.md"),
+        Finding::SwitchUplinkOversubscribed { .. } => {
+            include_str!("../../templates/explain/switch-uplink-oversubscribed.md")
+        }
         Finding::NvlinksInactive { .. } => {
             include_str!("../../templates/explain/nvlinks-inactive.md")
         }
@@ -533,5 +554,22 @@ mod tests {
             summary(&f),
             "0000:17:00.0 (GPU0) runs at x8 of x16 lanes though its slot has x16: at most 50% of its PCIe bandwidth."
         );
+    }
+
+    #[test]
+    fn a_shared_uplink_names_switch_devices_and_sum() {
+        let f = Finding::SwitchUplinkOversubscribed {
+            switch: "0000:01:00.0".into(),
+            uplink_link: "PCIe Gen4 x16".into(),
+            uplink_bytes_per_s: 31.5e9,
+            devices: vec![
+                ("0000:03:00.0".into(), 31.5e9),
+                ("0000:04:00.0".into(), 31.5e9),
+            ],
+            sum_bytes_per_s: 63e9,
+        };
+        let s = summary(&f);
+        assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
+        assert!(explanation(&f).contains("What to do"));
     }
 }

@@ -218,6 +218,11 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "diagnosis::tests::a_slower_port_of_one_layer_is_named",
     ),
     (
+        // Needs a live bundle (sysfs bridge chains); none is shipped.
+        "switch-uplink-oversubscribed",
+        "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
+    ),
+    (
         "wrong-results",
         "diagnosis::tests::wrong_values_are_critical",
     ),
