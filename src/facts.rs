@@ -118,8 +118,10 @@ pub struct GpuNvlinks {
 /// topology's adapters whose RDMA port is of the fastest link layer and at
 /// least half the fastest rate, so a 25 GbE management or storage port
 /// beside 200 Gb/s InfiniBand rails does not count), each at its own data
-/// rate, summed. Where the topology names no adapter that the RDMA
-/// evidence rates, every topology adapter at the fastest port's rate.
+/// rate, summed. A topology that lists no adapter (AMD's tools) takes the
+/// adapters of the RDMA evidence. Where the topology names adapters but
+/// none that the RDMA evidence rates, every topology adapter at the
+/// fastest port's rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeInjection {
     pub adapters: usize,
@@ -306,10 +308,16 @@ fn injection(
             .link_layer
             .clone()
     };
-    let rated: Vec<(f64, Option<String>)> = nics
-        .iter()
-        .filter_map(|n| {
-            let name = n.name.as_deref()?;
+    // A topology that lists no adapter at all (rocm-smi, amd-smi): the
+    // adapters the RDMA evidence names are the node's.
+    let names: Vec<&str> = if nics.is_empty() {
+        adapters.keys().map(String::as_str).collect()
+    } else {
+        nics.iter().filter_map(|n| n.name.as_deref()).collect()
+    };
+    let rated: Vec<(f64, Option<String>)> = names
+        .into_iter()
+        .filter_map(|name| {
             let r = adapters.get(name)?.as_ref()?.rate_bytes_per_s?;
             Some((r, layer(name)))
         })

@@ -124,7 +124,7 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         _ => out.push(ModelView {
             title: NOT_SHOWN.into(),
             lines: vec![format!(
-                "the injection ceiling needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {})",
+                "the injection ceiling needs GPU and adapter counts ({gpus} GPUs in the topology, {nics} adapters) and an adapter rate (RDMA ports: {})",
                 if facts.fastest_port_bytes_per_s.is_some() { "present" } else { "absent" }
             )],
         }),
@@ -195,7 +195,6 @@ mod tests {
         use crate::bundle::{Bundle, Host, Origin};
         use crate::evidence::Source;
         use crate::evidence::rdma::{RdmaDevice, RdmaPort};
-        use crate::evidence::topology::{Device, DeviceKind};
         // The topology is a real capture (8x MI300X, amd-smi); the one
         // adapter beside it is synthetic: no shipped AMD capture has both.
         let text = include_str!(
@@ -208,9 +207,7 @@ mod tests {
         b.topology = crate::evidence::topology::amd::parse_amd_smi(text)
             .unwrap()
             .topology;
-        let mut nic = Device::new("NIC0", DeviceKind::Nic, Source::line(1));
-        nic.name = Some("mlx5_0".into());
-        b.topology.devices.push(nic);
+        // amd-smi lists no adapter: the RDMA evidence's adapter is the node's.
         b.rdma.push(RdmaDevice {
             name: "mlx5_0".into(),
             ca_type: None,
