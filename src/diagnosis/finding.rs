@@ -53,8 +53,13 @@ pub enum Finding {
         code: String,
         direct_pairs: usize,
         other_pairs: usize,
-        /// Every GPU pair the topology describes.
+        /// GPU pairs the topology describes with a known class
+        /// (`direct_pairs + other_pairs`).
         gpu_pairs: usize,
+        /// GPU pairs whose class the evidence does not give: counted
+        /// neither as direct nor as host hops.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        unknown_pairs: usize,
         /// Direct links still join every GPU: rings can route around the
         /// pair (a DGX-1's hybrid cube mesh), so collectives need not drop
         /// a tier.
@@ -100,6 +105,10 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        /// Other adapters exactly as close (names, else ids): the GPUs
+        /// have no closer choice among them either.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
     },
     /// The closest adapter of these GPUs sits under another host bridge of
     /// the same socket (NODE, PHB): GPUDirect RDMA crosses the root
@@ -109,6 +118,8 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
     },
     /// A live collection found GPUs and RDMA adapters but no peer-memory
     /// module (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`, `ib_peer_mem`):
@@ -177,6 +188,18 @@ pub enum Finding {
         name: Option<String>,
         current: PcieSpeed,
         max: PcieSpeed,
+    },
+    /// Devices under one PCIe switch whose negotiated links together can
+    /// carry more than the switch's uplink: when they are busy at once
+    /// with traffic that leaves the switch, the uplink decides.
+    SwitchUplinkOversubscribed {
+        /// The bridge whose link is the uplink (the switch's upstream port).
+        switch: String,
+        uplink_link: String,
+        uplink_bytes_per_s: f64,
+        /// Each device under it, with its negotiated rate.
+        devices: Vec<(String, f64)>,
+        sum_bytes_per_s: f64,
     },
     /// NVLinks reported inactive; `total` is unknown when the tool could
     /// not read any link.
@@ -265,6 +288,10 @@ pub enum Finding {
     Truncated { file: String, message: String },
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// A finding with its severity and the lines it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosed {
@@ -276,7 +303,7 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 24] = [
+    pub const KINDS: [&'static str; 25] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
@@ -288,6 +315,7 @@ impl Finding {
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
+        "switch-uplink-oversubscribed",
         "nvlinks-inactive",
         "rdma-port-down",
         "rdma-port-unused",
@@ -318,6 +346,7 @@ impl Finding {
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",
+            Finding::SwitchUplinkOversubscribed { .. } => "switch-uplink-oversubscribed",
             Finding::NvlinksInactive { .. } => "nvlinks-inactive",
             Finding::RdmaPortDown { .. } => "rdma-port-down",
             Finding::RdmaPortUnused { .. } => "rdma-port-unused",

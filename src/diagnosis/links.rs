@@ -56,9 +56,17 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             _ => None,
         };
         if let Some((current, max)) = speed {
+            // GPUs lower their PCIe generation when idle and no evidence
+            // here says the GPU was under load: a note with "re-read under
+            // load", not a warning. A device known not to be a GPU (a NIC,
+            // a bridge) keeps the warning.
+            let severity = match p.role.as_deref() {
+                Some(r) if r != "gpu" => Severity::Warning,
+                _ => Severity::Info,
+            };
             push(
                 out,
-                Severity::Warning,
+                severity,
                 Finding::PcieSpeedDown {
                     address: p.address.clone(),
                     name: p.name.clone(),
@@ -68,6 +76,39 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
                 vec![p.source.clone()],
             );
         }
+    }
+}
+
+/// Switches whose devices' links sum above the uplink (seed section 3.7,
+/// a shared switch uplink). Info: by design in many servers, and it costs
+/// only when the devices are busy at once with traffic that leaves the
+/// switch, which no evidence here shows.
+pub(super) fn switch_uplinks(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    for s in &facts.switches {
+        let (Some(up), Some(link)) = (s.uplink_bytes_per_s, s.uplink_link.as_ref()) else {
+            continue;
+        };
+        let devices: Vec<(String, f64)> = s
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.address.clone(), d.bytes_per_s?)))
+            .collect();
+        let sum: f64 = devices.iter().map(|d| d.1).sum();
+        if devices.len() < 2 || sum <= up * (1.0 + 1e-9) {
+            continue;
+        }
+        push(
+            out,
+            Severity::Info,
+            Finding::SwitchUplinkOversubscribed {
+                switch: s.uplink_bridge.clone(),
+                uplink_link: link.clone(),
+                uplink_bytes_per_s: up,
+                devices,
+                sum_bytes_per_s: sum,
+            },
+            vec![s.source.clone()],
+        );
     }
 }
 

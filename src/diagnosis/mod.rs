@@ -51,6 +51,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     affinity::process_affinity(b, &mut out);
     topology::injection_share(facts, &mut out);
     links::pcie_links(b, &mut out);
+    links::switch_uplinks(facts, &mut out);
     links::nvlinks(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
     links::port_counters(b, &mut out);

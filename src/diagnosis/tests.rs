@@ -493,3 +493,148 @@ fn a_perftest_bound_to_the_other_socket_names_its_adapter() {
     assert!(gpus.is_empty());
     assert_eq!(nics, &["mlx5_0".to_string()]);
 }
+
+/// A synthetic `nvidia-smi topo -m`: two GPUs, two adapters, both SYS
+/// from GPU0 and PIX from GPU1.
+fn two_nic_topology() -> Bundle {
+    let text = "\tGPU0\tGPU1\tNIC0\tNIC1\n\
+GPU0\t X \tSYS\tSYS\tSYS\n\
+GPU1\tSYS\t X \tPIX\tPIX\n\
+NIC0\tSYS\tPIX\t X \tPIX\n\
+NIC1\tSYS\tPIX\tPIX\t X \n";
+    let mut b = bundle();
+    b.topology = crate::evidence::topology::nvidia::parse_topo_matrix(text)
+        .unwrap()
+        .topology;
+    b
+}
+
+#[test]
+fn equally_close_adapters_are_all_named_not_the_first() {
+    let b = two_nic_topology();
+    let d = diagnose(&b);
+    let far: Vec<_> = d
+        .iter()
+        .filter_map(|d| match &d.finding {
+            Finding::NicOnOtherSocket {
+                gpus, nic, also, ..
+            } => Some((gpus, nic, also)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(far.len(), 1, "{d:?}");
+    assert_eq!(far[0].0, &vec!["GPU0".to_string()]);
+    assert_eq!(far[0].1, "NIC0");
+    assert_eq!(far[0].2, &vec!["NIC1".to_string()]);
+}
+
+#[test]
+fn an_equally_close_adapter_on_the_gpus_numa_node_is_no_mis_pairing() {
+    let mut b = two_nic_topology();
+    for d in &mut b.topology.devices {
+        match d.id.as_str() {
+            "GPU0" => d.numa_node = Some(0),
+            "NIC1" => d.numa_node = Some(0),
+            "NIC0" => d.numa_node = Some(1),
+            _ => {}
+        }
+    }
+    assert!(!kinds(&b).contains(&(Severity::Warning, "nic-on-other-socket")));
+    // The other adapter alone, on another node, is still far.
+    for d in &mut b.topology.devices {
+        if d.id == "NIC1" {
+            d.numa_node = Some(1);
+        }
+    }
+    assert!(kinds(&b).contains(&(Severity::Warning, "nic-on-other-socket")));
+}
+
+#[test]
+fn a_slow_gpu_link_is_a_note_and_a_slow_adapter_link_a_warning() {
+    let link = |role: Option<&str>| crate::evidence::pcie::PcieLink {
+        address: "01:00.0".into(),
+        current_speed_gt_per_s: Some(8.0),
+        max_speed_gt_per_s: Some(16.0),
+        role: role.map(String::from),
+        source: Source::line(1),
+        ..Default::default()
+    };
+    for (role, want) in [
+        (None, Severity::Info),
+        (Some("gpu"), Severity::Info),
+        (Some("nic"), Severity::Warning),
+    ] {
+        let mut b = bundle();
+        b.pcie.push(link(role));
+        assert_eq!(kinds(&b), vec![(want, "pcie-speed-down")], "{role:?}");
+    }
+}
+
+#[test]
+fn pairs_of_unknown_class_are_not_counted_as_host_hops() {
+    use crate::evidence::topology::{Device, DeviceKind, Link, LinkClass};
+    let mut b = bundle();
+    for g in ["GPU0", "GPU1", "GPU2"] {
+        b.topology
+            .devices
+            .push(Device::new(g, DeviceKind::Gpu, Source::line(1)));
+    }
+    b.topology.links = vec![
+        Link::new("GPU0", "GPU1", LinkClass::DirectLink, Source::line(2)),
+        Link::new("GPU0", "GPU2", LinkClass::PcieHost, Source::line(3)),
+        Link::new("GPU1", "GPU2", LinkClass::Unknown, Source::line(4)),
+    ];
+    let d = diagnose(&b);
+    let hop = d
+        .iter()
+        .find_map(|d| match d.finding {
+            Finding::HostHopInGroup {
+                direct_pairs,
+                other_pairs,
+                gpu_pairs,
+                unknown_pairs,
+                ..
+            } => Some((direct_pairs, other_pairs, gpu_pairs, unknown_pairs)),
+            _ => None,
+        })
+        .expect("a host hop");
+    assert_eq!(hop, (1, 1, 2, 1));
+}
+
+#[test]
+fn devices_under_one_switch_beyond_its_uplink_are_named() {
+    // Synthetic live tree (facts::switches): a GPU and an adapter at Gen4
+    // x16 under a switch whose uplink is Gen4 x16.
+    let mut b = crate::facts::switches::synthetic_tree();
+    let d = diagnose(&b);
+    let f = d
+        .iter()
+        .find(|d| d.finding.name() == "switch-uplink-oversubscribed")
+        .expect("fires");
+    assert_eq!(f.severity, Severity::Info);
+    let Finding::SwitchUplinkOversubscribed {
+        switch,
+        devices,
+        sum_bytes_per_s,
+        uplink_bytes_per_s,
+        ..
+    } = &f.finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(switch, "0000:01:00.0");
+    assert_eq!(devices.len(), 2);
+    assert_eq!(*sum_bytes_per_s, 2.0 * uplink_bytes_per_s);
+    // The adapter trained at x8 and the GPU at x8: their sum equals the
+    // uplink, which is not oversubscribed.
+    for p in &mut b.pcie {
+        if p.address.starts_with("0000:03") || p.address.starts_with("0000:04") {
+            p.current_width_lanes = Some(8);
+        }
+    }
+    assert!(
+        !kinds(&b)
+            .iter()
+            .any(|k| k.1 == "switch-uplink-oversubscribed")
+    );
+}

@@ -69,22 +69,57 @@ fn host_hop(
     (a, b): (&str, &str),
     class: LinkClass,
     code: &str,
-    (direct, others, total): (usize, usize, usize),
+    (direct, others, total, unknown): (usize, usize, usize, usize),
     routable: bool,
 ) -> String {
+    // Pairs of unknown class are neither direct nor host hops: said apart.
+    let unknown = match unknown {
+        0 => String::new(),
+        1 => " One more pair's class is unknown.".to_string(),
+        n => format!(" {n} more pairs' class is unknown."),
+    };
     if direct > 0 && routable {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot.{unknown}"
         )
     } else if direct > 0 {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down.{unknown}"
         )
     } else {
+        let (known, one) = if unknown.is_empty() {
+            ("", "pair")
+        } else {
+            (" of known class", "one")
+        };
         format!(
-            "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
+            "No GPU pair{known} has a direct link: every {one} goes through PCIe; the worst, {a}-{b}, is {class} ({code}).{unknown}"
         )
     }
+}
+
+/// `GPUs GPU4, GPU5: their closest adapter, mlx5_0 (NIC0), is`, or with
+/// adapters equally close, `their closest adapters, mlx5_0 (NIC0), mlx5_1
+/// and mlx5_2 (equally close), are all`.
+fn closest_adapters(gpus: &[String], nic: &str, name: Option<&str>, also: &[String]) -> String {
+    let (who, whose) = if gpus.len() == 1 {
+        ("GPU", "its")
+    } else {
+        ("GPUs", "their")
+    };
+    let first = format!("{} ({nic})", name.unwrap_or(nic));
+    let adapters = match also {
+        [] => format!("closest adapter, {first}, is"),
+        [rest @ .., last] => {
+            let mut names = vec![first];
+            names.extend(rest.iter().cloned());
+            format!(
+                "closest adapters, {} and {last} (equally close), are all",
+                names.join(", ")
+            )
+        }
+    };
+    format!("{who} {}: {whose} {adapters}", gpus.join(", "))
 }
 
 fn silent_staging(
@@ -449,12 +484,13 @@ pub fn summary(f: &Finding) -> String {
             direct_pairs,
             other_pairs,
             gpu_pairs,
+            unknown_pairs,
             routable,
         } => host_hop(
             (a, b),
             *class,
             code,
-            (*direct_pairs, *other_pairs, *gpu_pairs),
+            (*direct_pairs, *other_pairs, *gpu_pairs, *unknown_pairs),
             *routable,
         ),
         Finding::SilentStaging {
@@ -489,24 +525,22 @@ pub fn summary(f: &Finding) -> String {
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} across the socket boundary ({}): no fast GPUDirect path.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::NicAcrossHostBridge {
             gpus,
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is under another host bridge ({code}): GPUDirect RDMA crosses the root complex.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} under another host bridge ({}): GPUDirect RDMA crosses the root complex.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::InjectionShare {
             gpus,
@@ -517,6 +551,24 @@ pub fn summary(f: &Finding) -> String {
         Finding::NoPeerMemoryModule { .. }
         | Finding::ProcessFarFromGpu { .. }
         | Finding::GpuBuffersBelowHost { .. } => host_side_summary(f),
+        Finding::SwitchUplinkOversubscribed {
+            switch,
+            uplink_link,
+            uplink_bytes_per_s,
+            devices,
+            sum_bytes_per_s,
+        } => format!(
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            gbs(*uplink_bytes_per_s),
+            devices.len(),
+            devices
+                .iter()
+                .map(|(a, r)| format!("{a} at {}", gbs(*r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            gbs(*sum_bytes_per_s),
+            sum_bytes_per_s / uplink_bytes_per_s
+        ),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
@@ -587,6 +639,9 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::PcieWidthDown { .. } => include_str!("../../templates/explain/pcie-width-down.md"),
         Finding::PcieSpeedDown { .. } => include_str!("../../templates/explain/pcie-speed-down.md"),
+        Finding::SwitchUplinkOversubscribed { .. } => {
+            include_str!("../../templates/explain/switch-uplink-oversubscribed.md")
+        }
         Finding::NvlinksInactive { .. } => {
             include_str!("../../templates/explain/nvlinks-inactive.md")
         }
@@ -652,5 +707,22 @@ mod tests {
             summary(&f),
             "0000:17:00.0 (GPU0) runs at x8 of x16 lanes though its slot has x16: at most 50% of its PCIe bandwidth."
         );
+    }
+
+    #[test]
+    fn a_shared_uplink_names_switch_devices_and_sum() {
+        let f = Finding::SwitchUplinkOversubscribed {
+            switch: "0000:01:00.0".into(),
+            uplink_link: "PCIe Gen4 x16".into(),
+            uplink_bytes_per_s: 31.5e9,
+            devices: vec![
+                ("0000:03:00.0".into(), 31.5e9),
+                ("0000:04:00.0".into(), 31.5e9),
+            ],
+            sum_bytes_per_s: 63e9,
+        };
+        let s = summary(&f);
+        assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
+        assert!(explanation(&f).contains("What to do"));
     }
 }
