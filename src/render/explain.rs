@@ -428,7 +428,7 @@ fn link_summary(f: &Finding) -> String {
 }
 
 /// The host side of the path: the peer-memory module, the process's
-/// binding, GPU against host buffers.
+/// binding, GPU against host buffers, a PCIe switch's uplink.
 fn host_side_summary(f: &Finding) -> String {
     match f {
         Finding::NoPeerMemoryModule {
@@ -467,6 +467,24 @@ fn host_side_summary(f: &Finding) -> String {
             gbs(*h),
             describe_size(*size_bytes),
             100.0 * g / h
+        ),
+        Finding::SwitchUplinkOversubscribed {
+            switch,
+            uplink_link,
+            uplink_bytes_per_s,
+            devices,
+            sum_bytes_per_s,
+        } => format!(
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            gbs(*uplink_bytes_per_s),
+            devices.len(),
+            devices
+                .iter()
+                .map(|(a, r)| format!("{a} at {}", gbs(*r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            gbs(*sum_bytes_per_s),
+            sum_bytes_per_s / uplink_bytes_per_s
         ),
         // Not a host-side kind: [`summary`] never sends one.
         other => other.name().to_string(),
@@ -550,25 +568,8 @@ pub fn summary(f: &Finding) -> String {
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
         Finding::NoPeerMemoryModule { .. }
         | Finding::ProcessFarFromGpu { .. }
-        | Finding::GpuBuffersBelowHost { .. } => host_side_summary(f),
-        Finding::SwitchUplinkOversubscribed {
-            switch,
-            uplink_link,
-            uplink_bytes_per_s,
-            devices,
-            sum_bytes_per_s,
-        } => format!(
-            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
-            gbs(*uplink_bytes_per_s),
-            devices.len(),
-            devices
-                .iter()
-                .map(|(a, r)| format!("{a} at {}", gbs(*r)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            gbs(*sum_bytes_per_s),
-            sum_bytes_per_s / uplink_bytes_per_s
-        ),
+        | Finding::GpuBuffersBelowHost { .. }
+        | Finding::SwitchUplinkOversubscribed { .. } => host_side_summary(f),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
