@@ -5,6 +5,7 @@
 //! facts, with line numbers mapped back to the original's.
 
 use serde_json::Value;
+use wire_report::evidence::map_line_refs;
 use wire_report::ingest::{Reading, read_transcript};
 
 /// Every capture: its path and text.
@@ -40,19 +41,21 @@ fn map_sources(v: &mut Value, map: &dyn Fn(usize) -> usize) {
 }
 
 /// The facts of a reading, lines mapped by `map`, as comparable JSON:
-/// topology, cells, adapters, PCIe links, notes, problems (line and kind;
-/// a message may quote a line number of its own).
+/// topology, cells, adapters, PCIe links, notes, problems (line, kind and
+/// message; a line number a message quotes is mapped back too, so a
+/// message left in a scanned block's numbering fails here).
 fn facts(r: &Reading, map: &dyn Fn(usize) -> usize) -> Value {
-    let problems: Vec<(Option<usize>, String)> = r
+    let text = |s: &str| map_line_refs(s, &|l| map(l));
+    let problems: Vec<(Option<usize>, String, String)> = r
         .problems
         .iter()
-        .map(|p| (p.line.map(map), format!("{:?}", p.kind)))
+        .map(|p| (p.line.map(map), format!("{:?}", p.kind), text(&p.message)))
         .collect();
     let notes: Vec<(usize, String)> = r
         .transcript
         .iter()
         .flat_map(|t| &t.notes)
-        .map(|n| (map(n.line), n.text.clone()))
+        .map(|n| (map(n.line), text(&n.text)))
         .collect();
     let mut v = serde_json::json!({
         "topology": r.topology,
