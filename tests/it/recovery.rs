@@ -1,0 +1,109 @@
+//! Parsers that recover: one damaged row of a real capture is a problem
+//! naming its line (the original file's), and every other row is read.
+//! Each damage is a SYNTHETIC edit of a real capture (named in the test);
+//! the values asserted were checked by eye against the capture's lines.
+
+use wire_report::bundle::ProblemKind;
+use wire_report::ingest::{Reading, read_transcript};
+
+/// The real capture at `path` with line `n` (1-based) replaced by
+/// `damage`: a synthetic edit, read as a user would feed it.
+fn damaged(path: &str, edits: &[(usize, &str)]) -> Reading {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = String::new();
+    for (i, l) in text.lines().enumerate() {
+        match edits.iter().find(|e| e.0 == i + 1) {
+            Some((_, d)) => out.push_str(d),
+            None => out.push_str(l),
+        }
+        out.push('\n');
+    }
+    read_transcript(path, out.as_bytes())
+}
+
+/// The cells read from line `n`, as printed.
+fn cells_at(r: &Reading, n: usize) -> Vec<String> {
+    r.measurements
+        .iter()
+        .filter(|m| m.source.line == n)
+        .map(|m| m.as_printed.clone())
+        .collect()
+}
+
+/// The problems at line `n`: kind and message.
+fn problems_at(r: &Reading, n: usize) -> Vec<(ProblemKind, String)> {
+    r.problems
+        .iter()
+        .filter(|p| p.line == Some(n))
+        .map(|p| (p.kind, p.message.clone()))
+        .collect()
+}
+
+/// Lines with a problem of kind `Parse` (a row not read, or in part).
+fn unreadable_lines(r: &Reading) -> Vec<usize> {
+    r.problems
+        .iter()
+        .filter(|p| p.kind == ProblemKind::Parse)
+        .filter_map(|p| p.line)
+        .collect()
+}
+
+#[test]
+fn nccl_tests_keeps_the_rows_around_a_glued_and_a_short_row() {
+    // Synthetic edits of a real capture: line 30 glues the out-of-place
+    // time and algbw (`35.910.23`), line 40 is cut after its algbw.
+    let path =
+        "captures/a100-sxm4-8gpu-superbench/nccl-tests-001-allreduce-perf-8xA100-sxm4-40gb.txt";
+    let r = damaged(
+        path,
+        &[
+            (
+                30,
+                "        8192          2048   float     sum    35.910.23    0.40    N/A    36.07    0.23    0.40    N/A",
+            ),
+            (
+                40,
+                "     8388608       2097152   float     sum    162.0   51.79",
+            ),
+        ],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    // Line 29 and 31 as printed (checked by eye): 4096 B and 16384 B.
+    assert_eq!(
+        cells_at(&r, 29),
+        [
+            "0.11 GB/s",
+            "0.20 GB/s",
+            "35.92 us",
+            "0.11 GB/s",
+            "0.20 GB/s",
+            "36.11 us"
+        ]
+    );
+    assert_eq!(cells_at(&r, 31).len(), 6);
+    // The glued pair loses its two cells; the busbw and in-place half stay.
+    assert_eq!(
+        cells_at(&r, 30),
+        ["0.40 GB/s", "0.23 GB/s", "0.40 GB/s", "36.07 us"]
+    );
+    let p30 = problems_at(&r, 30);
+    assert_eq!(p30.len(), 2, "{p30:?}");
+    assert!(p30[0].1.contains("`35.910.23`"), "{p30:?}");
+    // The short row is named; 8 MiB rows before and after are read.
+    assert!(cells_at(&r, 40).is_empty());
+    assert_eq!(
+        problems_at(&r, 40),
+        [(
+            ProblemKind::Parse,
+            "nccl-tests: expected size, count, type, [redop], [root] and 8 timing columns; found 6 values".to_string()
+        )]
+    );
+    assert_eq!(cells_at(&r, 39)[0], "37.44 GB/s");
+    assert_eq!(cells_at(&r, 41)[0], "74.23 GB/s");
+    // The trailer is still read: `# Avg bus bandwidth    : 68.4048`.
+    assert_eq!(cells_at(&r, 52), ["68.4048 GB/s"]);
+    assert_eq!(unreadable_lines(&r), [30, 30, 40]);
+    // The line accounting names them as not understood.
+    let lines = &r.transcript.as_ref().unwrap().lines;
+    assert_eq!(lines.not_understood_lines, [30, 40]);
+}
