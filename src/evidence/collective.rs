@@ -322,7 +322,7 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
     // Two values the tool printed without a space (`35.9136.07`): the
     // token stands for both columns, so the others stay aligned and only
     // those two cells are lost.
-    if let Some(g) = toks.iter().position(|x| is_glued(x)) {
+    if let Some(g) = toks.iter().position(|x| super::is_glued(x)) {
         toks.insert(g, toks[g]);
     }
     // Data rows start with the size and have 8 trailing values.
@@ -375,12 +375,6 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
             .try_into()
             .map_err(|_| ParseError::new(n, "8 timing columns"))?,
     }))
-}
-
-/// Two numbers printed without a space between them: `35.9136.07`.
-fn is_glued(t: &str) -> bool {
-    t.bytes().filter(|b| *b == b'.').count() >= 2
-        && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
 /// Names the collective from the first row's columns and the busbw/algbw

@@ -328,6 +328,15 @@ pub fn parse(tool: Tool, text: &str) -> Result<Parsed, ParseError> {
     (tool.spec().parse)(text)
 }
 
+/// Two numbers a tool printed without a space between them (`35.9136.07`,
+/// a 4-digit diagonal overflowing its field: `832.005.90`). Parsers let
+/// such a token stand for both columns, so the row's other cells keep
+/// their columns and only those two are lost.
+pub(crate) fn is_glued(t: &str) -> bool {
+    t.bytes().filter(|b| *b == b'.').count() >= 2
+        && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
 /// Already-split lines with their 1-based numbers.
 pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
     lines.iter().enumerate().map(|(i, l)| (i + 1, *l))

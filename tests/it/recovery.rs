@@ -107,3 +107,84 @@ fn nccl_tests_keeps_the_rows_around_a_glued_and_a_short_row() {
     let lines = &r.transcript.as_ref().unwrap().lines;
     assert_eq!(lines.not_understood_lines, [30, 40]);
 }
+
+#[test]
+fn rocm_bandwidth_test_keeps_the_rows_around_a_glued_row_and_a_short_size_row() {
+    // Synthetic edit of a real capture: in the unidirectional peak matrix,
+    // row 2 (line 60) has its cells for columns 4 and 5 glued together.
+    let path =
+        "captures/mi210-4gpu-archer2/rocm-bandwidth-test-001-mi210-4gpu-4numa-archer2-uni-bidi.txt";
+    let r = damaged(
+        path,
+        &[(
+            60,
+            "2         N/A         N/A         N/A         N/A         26.97726.977      26.975      26.975",
+        )],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    // Rows 1 and 3 as printed (lines 58 and 62, checked by eye).
+    assert_eq!(
+        cells_at(&r, 58),
+        ["26.977 GB/s", "26.975 GB/s", "26.975 GB/s", "26.975 GB/s"]
+    );
+    assert_eq!(
+        cells_at(&r, 62),
+        ["26.975 GB/s", "26.977 GB/s", "26.975 GB/s", "26.977 GB/s"]
+    );
+    // Row 2 keeps columns 6 and 7; the glued pair is lost, named twice.
+    assert_eq!(cells_at(&r, 60), ["26.975 GB/s", "26.975 GB/s"]);
+    assert_eq!(unreadable_lines(&r), [60, 60]);
+    assert!(problems_at(&r, 60)[0].1.contains("`26.97726.977`"));
+
+    // Synthetic edit of another real capture: the 4 MB row of a size
+    // table (line 24) lost its peak column.
+    let path = "captures/amd-instinct-8gpu-sweep/rocm-bandwidth-test-004-v2.6.0-s0-d4-unidir-per-size-cpu-to-gpu.txt";
+    let r = damaged(
+        path,
+        &[(24, "4 MB          153.201        27.378         152.641")],
+    );
+    assert_eq!(unreadable_lines(&r), [24]);
+    assert!(cells_at(&r, 24).is_empty());
+    // 2 MB and 8 MB (lines 23 and 25) are read; the sweep reaches 512 MB
+    // (line 31), so nothing is flagged as cut.
+    assert_eq!(cells_at(&r, 23).len(), 4);
+    assert!(cells_at(&r, 23).contains(&"26.749 GB/s".to_string()));
+    assert!(cells_at(&r, 25).contains(&"27.996 GB/s".to_string()));
+    assert!(cells_at(&r, 31).contains(&"28.675 GB/s".to_string()));
+    assert!(
+        r.problems.iter().all(|p| p.kind != ProblemKind::Truncated),
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn p2p_bandwidth_latency_test_loses_a_garbled_cell_not_its_row() {
+    // Synthetic edits of a real capture: line 31 has `5.9O` (a letter O),
+    // line 37 glues GPU1's diagonal to its next cell (`832.005.90`).
+    let path = "captures/rtx3090-4gpu/p2pBandwidthLatencyTest-003-4x-rtx3090-no-p2p-tabs-expanded-no-trailing-note.txt";
+    let r = damaged(
+        path,
+        &[
+            (31, "     1   5.9O 829.35   5.89   5.89"),
+            (37, "     1   5.90 832.005.90   5.89"),
+        ],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    // As printed on lines 30, 32, 36 and 38 (checked by eye).
+    assert_eq!(
+        cells_at(&r, 30),
+        ["831.56 GB/s", "5.90 GB/s", "5.89 GB/s", "5.89 GB/s"]
+    );
+    assert_eq!(cells_at(&r, 31), ["829.35 GB/s", "5.89 GB/s", "5.89 GB/s"]);
+    assert_eq!(cells_at(&r, 32).len(), 4);
+    assert_eq!(cells_at(&r, 37), ["5.90 GB/s", "5.89 GB/s"]);
+    assert_eq!(
+        cells_at(&r, 38),
+        ["5.90 GB/s", "5.90 GB/s", "831.12 GB/s", "5.90 GB/s"]
+    );
+    assert_eq!(unreadable_lines(&r), [31, 37, 37]);
+    assert!(problems_at(&r, 31)[0].1.contains("`5.9O`"));
+    // The matrices after them are read: line 45, the last bidirectional row.
+    assert_eq!(cells_at(&r, 45)[3], "835.74 GB/s");
+}

@@ -94,7 +94,7 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
             i = read_connectivity(&lines, i, &mut access, &mut out);
         } else if let Some(head) = p2p_matrix_head(l) {
             seen_matrix = true;
-            i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out)?;
+            i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out);
         } else {
             i += 1;
         }
@@ -131,18 +131,24 @@ fn read_connectivity(
     out: &mut Parsed,
 ) -> usize {
     let (n, _) = lines[start];
-    let (rows, next) = read_index_matrix(lines, start + 1, "D\\D", false);
-    for r in &rows {
+    let m = read_index_matrix(lines, start + 1, "D\\D", false);
+    for r in &m.rows {
         for (col, v) in r.cells.iter().enumerate() {
             access
                 .entry((r.index as u32, col as u32))
                 .or_insert(*v == "1");
         }
     }
-    if rows.is_empty() {
-        out.truncated(n, "the P2P connectivity matrix has no rows");
+    for e in &m.bad {
+        out.row::<()>("p2p-bandwidth-latency-test", Err(e.clone()));
     }
-    next
+    if m.rows.is_empty() {
+        out.truncated(n, "the P2P connectivity matrix has no rows");
+    } else if let Some(missing) = m.missing_rows() {
+        let at = m.last_line().unwrap_or(n);
+        out.cut(at, format!("{missing} of the P2P connectivity matrix"));
+    }
+    m.next
 }
 
 /// Reads the bandwidth or latency matrix whose title is at `start` (a
@@ -154,7 +160,7 @@ fn read_matrix(
     access: &Access,
     gpus: &mut Ids,
     out: &mut Parsed,
-) -> Result<usize, ParseError> {
+) -> usize {
     let (n, _) = lines[start];
     let mut j = start + 1;
     let blocks: &[&str] = if head.latency {
@@ -167,35 +173,37 @@ fn read_matrix(
         while j < lines.len() && lines[j].1.trim().is_empty() {
             j += 1;
         }
-        let (rows, next) = read_index_matrix(lines, j, block, false);
-        let expected = rows.first().map_or(0, |r| r.cells.len());
-        if rows.is_empty() || rows.len() < expected {
+        let m = read_index_matrix(lines, j, block, false);
+        let next = m.next;
+        if m.ncols == 0 {
             let at = lines.get(next.saturating_sub(1)).map_or(n, |x| x.0);
-            out.truncated(
-                at,
-                format!(
-                    "`{}` ({block} block) stops after {} of its rows",
-                    head.test,
-                    rows.len()
-                ),
-            );
+            out.cut(at, format!("the {block} block of `{}`", head.test));
+        } else if let Some(missing) = m.missing_rows() {
+            let at = m
+                .last_line()
+                .or_else(|| lines.get(next.saturating_sub(1)).map(|x| x.0))
+                .unwrap_or(n);
+            out.cut(at, format!("{missing} of `{}` ({block} block)", head.test));
         }
         let test: Text = if head.latency {
             format!("{} {block}", head.test).into()
         } else {
             head.test.clone().into()
         };
-        for r in &rows {
-            let cells = matrix_row(r, head, block, &test, access, gpus)?;
+        for e in &m.bad {
+            out.row::<()>("p2p-bandwidth-latency-test", Err(e.clone()));
+        }
+        for r in &m.rows {
+            let cells = matrix_row(r, head, block, &test, access, gpus, out);
             out.measurements.extend(cells);
         }
         j = next;
     }
-    Ok(j)
+    j
 }
 
-/// The cells of one matrix row; an error names the row's line when a cell
-/// is not a number.
+/// The cells of one matrix row; a cell that is not a number is a problem
+/// at the row's line, and the row's other cells are read.
 fn matrix_row(
     r: &IndexRow<'_>,
     head: &P2pMatrixHead,
@@ -203,15 +211,19 @@ fn matrix_row(
     test: &Text,
     access: &Access,
     gpus: &mut Ids,
-) -> Result<Vec<Measurement>, ParseError> {
+    out: &mut Parsed,
+) -> Vec<Measurement> {
     let (row, line) = (r.index as u32, r.line);
     let mut cells = Vec::new();
     for (col, v) in r.cells.iter().enumerate() {
         let Some(value) = parse_number(v) else {
-            return Err(ParseError::new(
+            out.bad_row(
                 line,
-                format!("a number in column {col}, found `{v}`"),
-            ));
+                format!(
+                    "p2p-bandwidth-latency-test: expected a number in column {col}, found `{v}`"
+                ),
+            );
+            continue;
         };
         let col = col as u32;
         let kind = if row == col { Kind::D2d } else { Kind::P2pCopy };
@@ -238,7 +250,7 @@ fn matrix_row(
         p2p_questions(&mut m, head.latency, block, can);
         cells.push(m);
     }
-    Ok(cells)
+    cells
 }
 
 fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bool>) {
