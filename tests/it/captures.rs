@@ -475,7 +475,8 @@ fn captures_wild_read_as_checked() {
             2,
             &[(24, "parse")],
         ),
-        ("osu-bw-rdma-fragment", Some("osu"), 23, &[]),
+        // Pasted without its title line: cut at the start (line 1).
+        ("osu-bw-rdma-fragment", Some("osu"), 23, &[(1, "truncated")]),
         ("gh200-eessi-2node", Some("osu"), 46, &[]),
         ("ppu-16-topo", None, 0, &[(1, "unrecognized")]),
         ("k80-8gpu", Some("p2p-bandwidth-latency-test"), 64, &[]),

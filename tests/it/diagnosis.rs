@@ -164,6 +164,7 @@ const TRUTH: &[Row] = &[
             "hgx-h100-8gpu",
             "maxwell-gpu",
             "mi355x-pollara-2node",
+            "osu-bw-rdma-fragment",
             "radeon-pro-vii-2gpu",
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",

@@ -188,3 +188,89 @@ fn p2p_bandwidth_latency_test_loses_a_garbled_cell_not_its_row() {
     // The matrices after them are read: line 45, the last bidirectional row.
     assert_eq!(cells_at(&r, 45)[3], "835.74 GB/s");
 }
+
+#[test]
+fn osu_keeps_the_rows_around_a_glued_row() {
+    // Synthetic edit of a real capture: the 4096-byte row (line 19) has
+    // its bandwidth glued to its validation (`3844.87Pass`).
+    let path =
+        "captures/gh200-cscs/osu-004-osu-bibw-cuda-v7.5-validation-gh200-mpich-libnl-stderr.txt";
+    let r = damaged(path, &[(19, "4096                 3844.87Pass")]);
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert!(cells_at(&r, 19).is_empty());
+    assert_eq!(
+        problems_at(&r, 19),
+        [(
+            ProblemKind::Parse,
+            "osu: expected 3 columns (size, value, validation), found 2".to_string()
+        )]
+    );
+    // Lines 18 and 20 as printed (checked by eye), and the last row.
+    assert_eq!(cells_at(&r, 18), ["2019.51 MB/s"]);
+    assert_eq!(cells_at(&r, 20), ["6123.96 MB/s"]);
+    assert_eq!(cells_at(&r, 29), ["46437.18 MB/s"]);
+    assert_eq!(unreadable_lines(&r), [19]);
+    // The sweep reaches 4194304 bytes: not cut.
+    assert!(r.problems.iter().all(|p| p.kind != ProblemKind::Truncated));
+    // Cut after line 25 (a synthetic cut of the same capture): flagged.
+    let text = std::fs::read_to_string(path).unwrap();
+    let cut: String = text.lines().take(25).map(|l| format!("{l}\n")).collect();
+    let r = read_transcript(path, cut.as_bytes());
+    assert_eq!(
+        problems_at(&r, 25),
+        [(
+            ProblemKind::Truncated,
+            "cut after line 25: the sizes of `OSU MPI-CUDA Bi-Directional Bandwidth Test v7.5` above 262144 bytes (the default sweep ends at 4194304) not in the transcript".to_string()
+        )]
+    );
+}
+
+#[test]
+fn nvbandwidth_loses_a_short_row_and_a_garbled_cell_not_the_matrix() {
+    // Synthetic edits of a real capture: row 2 (line 25) lost its last
+    // two values, row 5 (line 28) has `371.O2` (a letter O).
+    let path =
+        "captures/h100-8gpu-azure-ndv5/nvbandwidth-001-v0.4-8x-h100-azure-ndv5-d2d-read-ce.txt";
+    let r = damaged(
+        path,
+        &[
+            (
+                25,
+                "2    372.05    370.90       N/A    370.90    372.96    370.38",
+            ),
+            (
+                28,
+                "5    371.O2    370.51    371.92    372.18    370.90       N/A    372.05    370.90",
+            ),
+        ],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert!(cells_at(&r, 25).is_empty());
+    assert_eq!(
+        problems_at(&r, 25),
+        [(
+            ProblemKind::Parse,
+            "nvbandwidth: expected 8 values after row 2, found 6".to_string()
+        )]
+    );
+    // Row 5 keeps its six other numbers (the diagonal is N/A).
+    assert_eq!(
+        cells_at(&r, 28),
+        [
+            "370.51 GB/s",
+            "371.92 GB/s",
+            "372.18 GB/s",
+            "370.90 GB/s",
+            "372.05 GB/s",
+            "370.90 GB/s"
+        ]
+    );
+    // Rows 1, 3 and 7 as printed (lines 24, 26, 30; checked by eye).
+    assert_eq!(cells_at(&r, 24)[0], "370.90 GB/s");
+    assert_eq!(cells_at(&r, 26).len(), 7);
+    assert_eq!(cells_at(&r, 30)[6], "370.90 GB/s");
+    // The SUM line after the matrix is read, and nothing is cut.
+    assert_eq!(cells_at(&r, 32), ["20785.58 GB/s"]);
+    assert_eq!(unreadable_lines(&r), [25, 28]);
+    assert!(r.problems.iter().all(|p| p.kind != ProblemKind::Truncated));
+}
