@@ -163,6 +163,7 @@ const TRUTH: &[Row] = &[
             "h100-8gpu-nvbandwidth-sm",
             "hgx-h100-8gpu",
             "maxwell-gpu",
+            "mi350x-8gpu",
             "mi355x-pollara-2node",
             "osu-bw-rdma-fragment",
             "radeon-pro-vii-2gpu",

@@ -557,6 +557,7 @@ fn only_the_known_problems() {
         ("nccl-tests-012-rccl", 59, ProblemKind::Truncated),
         ("nvidia-smi-q-001-2x-rtx4060ti", 84, ProblemKind::Truncated),
         ("nvbandwidth-006-v0.2", 36, ProblemKind::Truncated),
+        ("transferbench-004-a2a", 1, ProblemKind::Truncated),
     ];
     let mut found: Vec<(String, usize, ProblemKind)> = Vec::new();
     let wild = crate::captures::wild_files();

@@ -274,3 +274,52 @@ fn nvbandwidth_loses_a_short_row_and_a_garbled_cell_not_the_matrix() {
     assert_eq!(unreadable_lines(&r), [25, 28]);
     assert!(r.problems.iter().all(|p| p.kind != ProblemKind::Truncated));
 }
+
+#[test]
+fn transferbench_a2a_loses_a_glued_pair_and_a_bad_row_not_the_matrix() {
+    // Synthetic edits of a real capture: GPU 02's row (line 6) glues its
+    // GPU 06 and GPU 07 cells; GPU 05's label (line 9) is garbled.
+    let path =
+        "captures/mi350x-8gpu/transferbench-004-a2a-summary-8xMI350X-stotal-rtotal-truncated.txt";
+    let r = damaged(
+        path,
+        &[
+            (
+                6,
+                "GPU 02   51.088     53.446        N/A     51.342     50.888     51.300     51.23451.445       360.743     356.218",
+            ),
+            (
+                9,
+                "GPU O5   51.185     50.992     51.319     50.922     51.126        N/A     53.104     51.351       359.999     356.455",
+            ),
+        ],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    // Row GPU 02 keeps columns 0, 1, 3, 4, 5 (checked by eye); the STotal
+    // after the glued pair is not read as a GPU 07 cell.
+    assert_eq!(
+        cells_at(&r, 6),
+        [
+            "51.088 GB/s",
+            "53.446 GB/s",
+            "51.342 GB/s",
+            "50.888 GB/s",
+            "51.300 GB/s"
+        ]
+    );
+    assert!(cells_at(&r, 9).is_empty());
+    assert_eq!(unreadable_lines(&r), [6, 6, 9]);
+    assert_eq!(
+        problems_at(&r, 9),
+        [(
+            ProblemKind::Parse,
+            "TransferBench: expected a GPU number after `GPU`".to_string()
+        )]
+    );
+    // Rows GPU 01, 03, 04, 06 and 07 as printed (lines 5, 7, 8, 10, 11).
+    assert_eq!(cells_at(&r, 5)[0], "51.083 GB/s");
+    assert_eq!(cells_at(&r, 7)[0], "52.899 GB/s");
+    assert_eq!(cells_at(&r, 8).len(), 7);
+    assert_eq!(cells_at(&r, 10)[5], "53.114 GB/s");
+    assert_eq!(cells_at(&r, 11)[6], "50.978 GB/s");
+}
