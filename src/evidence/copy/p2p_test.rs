@@ -99,6 +99,17 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
             i += 1;
         }
     }
+    // The sample opens with its banner and device list; without them the
+    // paste starts part-way (a matrix on its own).
+    let banner = lines
+        .iter()
+        .any(|(_, l)| l.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test"));
+    if !banner && let Some((n, _)) = lines.iter().find(|(_, l)| !l.trim().is_empty()) {
+        out.truncated(
+            *n,
+            format!("cut before line {n}: the test's banner and device list (`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`) not in the transcript"),
+        );
+    }
     if !seen_matrix && out.measurements.is_empty() {
         let last = lines.last().map_or(1, |x| x.0);
         out.truncated(

@@ -11,6 +11,43 @@ pub(super) struct Matrix<'a> {
     pub rows: Vec<Row<'a>>,
     /// First line after the matrix.
     pub end: usize,
+    /// Devices the header names whose rows are not in the transcript (a
+    /// matrix cut short): their labels, in header order. Rows read have
+    /// a cell for each of their columns too.
+    pub missing: Vec<&'a str>,
+    /// The last row, cut mid-row (too few cells): not read.
+    pub cut_row: Option<ParseError>,
+}
+
+impl Matrix<'_> {
+    /// Every device label, the rows' then the missing ones.
+    pub fn labels(&self) -> Vec<&str> {
+        let mut l: Vec<&str> = self.rows.iter().map(|r| r.label).collect();
+        l.extend(self.missing.iter().copied());
+        l
+    }
+
+    /// Flags a matrix cut short: its last unreadable row, and the rows the
+    /// header names that are not in the transcript.
+    pub fn flag_cut(&self, tool: &str, what: &str, out: &mut crate::evidence::Parsed) {
+        if let Some(e) = &self.cut_row {
+            out.row::<()>(tool, Err(e.clone()));
+        }
+        if let (Some(first), Some(last)) = (self.missing.first(), self.missing.last()) {
+            let at = self
+                .cut_row
+                .as_ref()
+                .map(|e| e.line)
+                .or_else(|| self.rows.last().map(|r| r.line))
+                .unwrap_or(self.header_line);
+            let rows = if first == last {
+                format!("row {first}")
+            } else {
+                format!("rows {first}..{last}")
+            };
+            out.cut(at, format!("{rows} of the {what}"));
+        }
+    }
 }
 
 pub(super) struct Row<'a> {
@@ -55,7 +92,48 @@ pub(super) fn read_matrix<'a>(
             format!("{what} rows starting with GPU0 after the header"),
         ));
     }
-    let n = raw.len();
+    // The header names the devices: more of them than rows, with rows
+    // wide enough for all, is a matrix cut short (the header is the
+    // authority on its width). A header whose separators were lost
+    // (`GPU0GPU1`) names none, and the rows decide.
+    let head_labels: Vec<&'a str> = header
+        .split_whitespace()
+        .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
+        .collect();
+    let mut n = raw.len();
+    let mut cut_row = None;
+    if head_labels.len() > n && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty()) {
+        let w = head_labels.len();
+        if raw.last().is_some_and(|(_, t)| t.len() < w + 1) {
+            // The last row stops mid-row (the transcript's end).
+            let (line, toks) = raw.pop().unwrap_or_default();
+            cut_row = Some(ParseError::new(
+                line,
+                format!(
+                    "{w} cells after `{}` (one per device), found {} (cut mid-row)",
+                    toks.first().unwrap_or(&""),
+                    toks.len().saturating_sub(1)
+                ),
+            ));
+        }
+        if !raw.is_empty() && raw.iter().all(|(_, t)| t.len() > w) {
+            n = w;
+        }
+    }
+    if raw.is_empty() {
+        return Err(ParseError::new(
+            header_line + 1,
+            format!("{what} rows starting with GPU0 after the header"),
+        ));
+    }
+    let missing = if n > raw.len() {
+        head_labels[raw.len()..n].to_vec()
+    } else {
+        if let Some(e) = cut_row.take() {
+            return Err(e);
+        }
+        Vec::new()
+    };
     let mut rows = Vec::with_capacity(n);
     for (i, (line, toks)) in raw.into_iter().enumerate() {
         if toks.len() < n + 1 {
@@ -94,5 +172,7 @@ pub(super) fn read_matrix<'a>(
         header,
         rows,
         end,
+        missing,
+        cut_row,
     })
 }
