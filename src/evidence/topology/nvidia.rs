@@ -519,7 +519,7 @@ fn parse_gpu_line(l: &str) -> Option<(u32, String, Option<String>)> {
 /// `<inactive>`, or the NVML line saying every link is inactive.
 pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
     let mut topo = Topology::default();
-    let notes = Vec::new();
+    let mut notes = Vec::new();
     let mut elided = Vec::new();
     let mut gpu: Option<String> = None;
     let mut parsed_issues: Vec<(usize, String)> = Vec::new();
@@ -538,6 +538,11 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         if t == "..." || t == "[snip]" {
+            // Passed over (a note) and flagged as a cut below.
+            notes.push(Note {
+                line: n,
+                text: "elided by whoever captured it; links after this line are not listed".into(),
+            });
             elided.push((n, t));
             continue;
         }
