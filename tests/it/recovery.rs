@@ -498,3 +498,132 @@ fn cut_captures_are_flagged_as_cut() {
     assert!(seen >= 23, "found {seen} cut captures in SOURCES.tsv");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The link between `a` and `b` (either order): its code and class.
+fn link(r: &Reading, a: &str, b: &str) -> Option<(Option<String>, String)> {
+    r.topology
+        .links
+        .iter()
+        .find(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+        .map(|l| (l.code.clone(), format!("{:?}", l.class)))
+}
+
+#[test]
+fn nvidia_smi_topo_cut_after_five_rows_keeps_them_and_flags_the_cut() {
+    // Synthetic cut of a real capture after GPU4's row (line 6), the
+    // issue's "topo matrix cut after 5 rows".
+    let path =
+        "captures/a100-sxm4-8gpu-4socket-3nic/nvidia-topo-003-a100-sxm4-40gb-4socket-3nic.txt";
+    let text = std::fs::read_to_string(path).unwrap();
+    let cut: String = text.lines().take(6).map(|l| format!("{l}\n")).collect();
+    let r = read_transcript(path, cut.as_bytes());
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    let gpus: Vec<&str> = r.topology.devices.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(gpus, ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4"]);
+    // As printed (checked by eye): GPU0-GPU4 NV12; GPU2 on NUMA 1 with
+    // CPUs 20-39,100-119 (line 4).
+    assert_eq!(link(&r, "GPU0", "GPU4").unwrap().0.as_deref(), Some("NV12"));
+    assert_eq!(r.topology.links.len(), 10);
+    let gpu2 = &r.topology.devices[2];
+    assert_eq!((gpu2.numa_node, gpu2.source.line), (Some(1), 4));
+    assert_eq!(
+        problems_at(&r, 6),
+        [(
+            ProblemKind::Truncated,
+            "cut after line 6: rows GPU5..NIC2 of the topology matrix not in the transcript"
+                .to_string()
+        )]
+    );
+    // Cut mid-row: GPU5's row stops after three cells (line 7).
+    let cut = format!("{cut}GPU5    NV12    NV12    NV12\n");
+    let r = read_transcript(path, cut.as_bytes());
+    assert_eq!(r.topology.devices.len(), 5);
+    assert_eq!(unreadable_lines(&r), [7]);
+    assert!(
+        problems_at(&r, 7)
+            .iter()
+            .any(|p| p.0 == ProblemKind::Truncated
+                && p.1.starts_with("cut after line 7: rows GPU5..NIC2"))
+    );
+}
+
+#[test]
+fn nvidia_smi_topo_keeps_a_row_whose_affinity_is_garbled() {
+    // Synthetic edit of a real capture: GPU3's CPU affinity (line 5) reads
+    // `20-39,1OO-119` (letters O).
+    let path =
+        "captures/a100-sxm4-8gpu-4socket-3nic/nvidia-topo-003-a100-sxm4-40gb-4socket-3nic.txt";
+    let r = damaged(
+        path,
+        &[(
+            5,
+            "GPU3    NV12    NV12    NV12     X      NV12    NV12    NV12    NV12    SYS     NODE    PXB     20-39,1OO-119   1",
+        )],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(r.topology.devices.len(), 11);
+    assert_eq!(unreadable_lines(&r), [5]);
+    assert!(problems_at(&r, 5)[0].1.contains("`20-39,1OO-119`"));
+    // Its links are read; GPU3-NIC2 is PXB as printed on line 5 and 12.
+    assert_eq!(link(&r, "GPU3", "NIC2").unwrap().0.as_deref(), Some("PXB"));
+    assert_eq!(r.topology.devices[4].numa_node, Some(2));
+}
+
+#[test]
+fn rocm_smi_and_amd_smi_lose_a_garbled_cell_not_the_table() {
+    // Synthetic edits of a real capture: GPU1's weight to GPU2 reads
+    // `l5` (line 8), GPU2's NUMA line is garbled (line 31).
+    let path = "captures/mi300a-4apu/rocm-topo-001-mi300a-4apu-xgmi.txt";
+    let r = damaged(
+        path,
+        &[
+            (
+                8,
+                "GPU1   15           0            l5           15           ",
+            ),
+            (31, "GPU[2]\t\t: (Topology) Numa Node: two"),
+        ],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(unreadable_lines(&r), [8, 31]);
+    assert_eq!(r.topology.devices.len(), 4);
+    // GPU1-GPU2 keeps its hops and link type (XGMI, line 22).
+    assert_eq!(link(&r, "GPU1", "GPU2").unwrap().0.as_deref(), Some("XGMI"));
+    // GPU3 on NUMA 3 (line 33), GPU2's node not read.
+    assert_eq!(r.topology.devices[3].numa_node, Some(3));
+    assert_eq!(r.topology.devices[2].numa_node, None);
+
+    // amd-smi: one cell of the ACCESS table (line 5) garbled.
+    let path = "captures/mi300x-8gpu-amdsmi/amd-smi-topology-001-mi300x-8gpu-full-bdf-tables.txt";
+    let r = damaged(
+        path,
+        &[(
+            5,
+            "0000:38:00.0 ENABLED      ENABLED      ENABLED      ENAB1ED      ENABLED      ENABLED      ENABLED      ENABLED",
+        )],
+    );
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(unreadable_lines(&r), [5]);
+    assert_eq!(r.topology.devices.len(), 8);
+    // 8 x 7 access cells less the garbled one.
+    assert_eq!(r.topology.p2p.len(), 55);
+}
+
+#[test]
+fn rocm_smi_filtered_view_reads_gpu_index_as_a_label() {
+    // Synthetic: the real capture's Numa Nodes section (lines 26-35 of
+    // rocm-topo-001) as `rocm-smi -d 2 --showtoponuma` prints it, GPU 2 only.
+    let text = "============================ ROCm System Management Interface ============================\n\
+======================================= Numa Nodes =======================================\n\
+GPU[2]\t\t: (Topology) Numa Node: 2\n\
+GPU[2]\t\t: (Topology) Numa Affinity: 2\n\
+================================== End of ROCm SMI Log ===================================\n";
+    let r = read_transcript("synthetic-rocm-smi-d2.txt", text.as_bytes());
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let d = &r.topology.devices;
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        (d[0].id.as_str(), d[0].numa_node, d[0].source.line),
+        ("GPU2", Some(2), 3)
+    );
+}
