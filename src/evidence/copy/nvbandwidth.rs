@@ -199,6 +199,13 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
         }
     }
     progress.finish(&lines, &mut out);
+    // The version header and device list, and no test after them.
+    if progress.test.is_none()
+        && out.measurements.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the tests (`Running <test>.` and their matrices)");
+    }
     set_statistic(text, &mut out);
     Ok(out)
 }

@@ -84,6 +84,7 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
     let mut access = Access::default();
     let mut i = 0;
     let mut seen_matrix = false;
+    let mut heads = 0;
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
@@ -94,6 +95,7 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
             i = read_connectivity(&lines, i, &mut access, &mut out);
         } else if let Some(head) = p2p_matrix_head(l) {
             seen_matrix = true;
+            heads += 1;
             i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out);
         } else {
             i += 1;
@@ -104,6 +106,24 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
     let banner = lines
         .iter()
         .any(|(_, l)| l.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test"));
+    // With its banner, the sample prints six matrices (four bandwidth,
+    // two latency); fewer, at the transcript's end, is a cut.
+    if banner
+        && heads < 6
+        && !out
+            .issues
+            .iter()
+            .any(|i| i.kind == crate::evidence::IssueKind::Truncated)
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(
+            *n,
+            format!(
+                "{} of the sample's 6 bandwidth and latency matrices",
+                6 - heads
+            ),
+        );
+    }
     if !banner && let Some((n, _)) = lines.iter().find(|(_, l)| !l.trim().is_empty()) {
         out.truncated(
             *n,

@@ -100,6 +100,12 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
             i += 1;
         }
     }
+    if out.measurements.is_empty()
+        && out.issues.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the bandwidth results (peak matrices or size tables)");
+    }
     Ok(out)
 }
 

@@ -126,7 +126,8 @@ struct Pairs {
 impl Pairs {
     /// Checks that a table names the same devices as the ones before it.
     fn adopt_labels(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
-        let labels: Vec<String> = m.rows.iter().map(|r| r.label.to_string()).collect();
+        // A matrix cut short names its missing rows' devices in its header.
+        let labels: Vec<String> = m.labels().into_iter().map(str::to_string).collect();
         let header: Vec<&str> = m.header.split_whitespace().collect();
         if header != labels.iter().map(String::as_str).collect::<Vec<_>>() {
             return Err(ParseError::new(
@@ -139,7 +140,10 @@ impl Pairs {
         }
         if self.labels.is_empty() {
             self.labels = labels;
+            // A device whose row was cut is named by the header.
             self.label_lines = m.rows.iter().map(|r| r.line).collect();
+            self.label_lines
+                .extend(m.missing.iter().map(|_| m.header_line));
         } else if self.labels != labels {
             return Err(ParseError::new(
                 m.header_line,
