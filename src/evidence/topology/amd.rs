@@ -375,65 +375,14 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
                     pairs.bandwidths(&m, &mut out);
                 }
             }
-            "Numa Nodes" => {
-                for (n, l) in body {
-                    if l.trim().is_empty() {
-                        continue;
-                    }
-                    // A line that cannot be read is a problem at its line.
-                    let Some((idx, rest)) = rocm_gpu_index(l) else {
-                        out.bad_row(
-                            *n,
-                            "rocm-smi-topo: expected `GPU[<n>] : (Topology) Numa Node: <node>`",
-                        );
-                        continue;
-                    };
-                    let rest = rest.trim_start().trim_start_matches(':').trim();
-                    if let Some(v) = rest.strip_prefix("(Topology) Numa Node:") {
-                        let v = v.trim();
-                        let Some(node) = parse_plain_u32(v) else {
-                            out.bad_row(
-                                *n,
-                                format!("rocm-smi-topo: expected a NUMA node number, found `{v}`"),
-                            );
-                            continue;
-                        };
-                        pairs.numa.insert(idx as usize, (node, *n));
-                    } else if !rest.starts_with("(Topology) Numa Affinity:") {
-                        out.bad_row(
-                            *n,
-                            "rocm-smi-topo: expected `(Topology) Numa Node:` or `(Topology) Numa Affinity:`",
-                        );
-                    }
-                }
-            }
+            "Numa Nodes" => read_numa(body, &mut pairs, &mut out),
             other => notes.push(Note {
                 line: *line,
                 text: format!("section `{other}` is not a topology view; skipped"),
             }),
         }
     }
-    // GPUs are counted by the lines that name them, never by an index
-    // read from the text (`GPU[4294967295]` would size every pair list).
-    // Without a matrix, the `GPU[k]` index is a label (a filtered view,
-    // `rocm-smi -d 2 --showtoponuma`, lists GPU 2 alone): the GPUs are
-    // the ones listed, in index order. With one, an index beyond the
-    // matrix's GPUs is a problem at its line.
-    let mut ids: Option<Vec<String>> = None;
-    if pairs.labels.is_empty() {
-        let numa = std::mem::take(&mut pairs.numa);
-        ids = Some(numa.keys().map(|k| format!("GPU{k}")).collect());
-        pairs.numa = numa.into_values().enumerate().collect();
-    } else {
-        let n = pairs.labels.len();
-        for (idx, (_, line)) in pairs.numa.iter().filter(|(k, _)| **k >= n) {
-            out.bad_row(
-                *line,
-                format!("rocm-smi-topo: expected a GPU of the matrices above (GPU0..GPU{}), found GPU[{idx}]", n - 1),
-            );
-        }
-        pairs.numa.retain(|k, _| *k < n);
-    }
+    let ids = numa_labels(&mut pairs, &mut out);
     let count = pairs.labels.len().max(pairs.numa.len());
     if count == 0 {
         return Err(ParseError::new(
@@ -469,6 +418,68 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     out.topology = pairs.into_topology(ids, false);
     out.notes = notes;
     Ok(out)
+}
+
+/// The `Numa Nodes` section: `GPU[k] : (Topology) Numa Node: <node>`. A
+/// line that cannot be read is a problem at its line.
+fn read_numa(body: &[(usize, &str)], pairs: &mut Pairs, out: &mut Parsed) {
+    for (n, l) in body {
+        if l.trim().is_empty() {
+            continue;
+        }
+        // A line that cannot be read is a problem at its line.
+        let Some((idx, rest)) = rocm_gpu_index(l) else {
+            out.bad_row(
+                *n,
+                "rocm-smi-topo: expected `GPU[<n>] : (Topology) Numa Node: <node>`",
+            );
+            continue;
+        };
+        let rest = rest.trim_start().trim_start_matches(':').trim();
+        if let Some(v) = rest.strip_prefix("(Topology) Numa Node:") {
+            let v = v.trim();
+            let Some(node) = parse_plain_u32(v) else {
+                out.bad_row(
+                    *n,
+                    format!("rocm-smi-topo: expected a NUMA node number, found `{v}`"),
+                );
+                continue;
+            };
+            pairs.numa.insert(idx as usize, (node, *n));
+        } else if !rest.starts_with("(Topology) Numa Affinity:") {
+            out.bad_row(
+                *n,
+                "rocm-smi-topo: expected `(Topology) Numa Node:` or `(Topology) Numa Affinity:`",
+            );
+        }
+    }
+}
+
+/// GPUs are counted by the lines that name them, never by an index read
+/// from the text (`GPU[4294967295]` would size every pair list). Without
+/// a matrix, the `GPU[k]` index is a label (a filtered view, `rocm-smi -d
+/// 2 --showtoponuma`, lists GPU 2 alone): the GPUs are the ones listed,
+/// in index order, and their ids are returned. With one, an index beyond
+/// the matrix's GPUs is a problem at its line.
+fn numa_labels(pairs: &mut Pairs, out: &mut Parsed) -> Option<Vec<String>> {
+    if pairs.labels.is_empty() {
+        let numa = std::mem::take(&mut pairs.numa);
+        let ids = numa.keys().map(|k| format!("GPU{k}")).collect();
+        pairs.numa = numa.into_values().enumerate().collect();
+        return Some(ids);
+    }
+    let n = pairs.labels.len();
+    for (idx, (_, line)) in pairs.numa.iter().filter(|(k, _)| **k >= n) {
+        out.bad_row(
+            *line,
+            format!(
+                "rocm-smi-topo: expected a GPU of the matrices above (GPU0..GPU{}), found GPU[{idx}]",
+                n - 1
+            ),
+        );
+    }
+    pairs.numa.retain(|k, _| *k < n);
+    None
 }
 
 fn is_bdf(t: &str) -> bool {
