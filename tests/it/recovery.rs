@@ -627,3 +627,30 @@ GPU[2]\t\t: (Topology) Numa Affinity: 2\n\
         ("GPU2", Some(2), 3)
     );
 }
+
+#[test]
+fn nvidia_smi_topo_keeps_the_matrix_around_a_short_row() {
+    // Synthetic edit of a real capture: GPU2's row (line 4) lost all but
+    // two of its cells.
+    let path =
+        "captures/a100-sxm4-8gpu-4socket-3nic/nvidia-topo-003-a100-sxm4-40gb-4socket-3nic.txt";
+    let r = damaged(path, &[(4, "GPU2    NV12    NV12")]);
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(unreadable_lines(&r), [4]);
+    assert_eq!(r.topology.devices.len(), 11);
+    // GPU2's pairs are told by the other rows (checked by eye): NV12 to
+    // GPU0 (line 2), PXB to NIC2 (line 12), NODE to NIC1 (line 11).
+    assert_eq!(link(&r, "GPU0", "GPU2").unwrap().0.as_deref(), Some("NV12"));
+    assert_eq!(link(&r, "GPU2", "NIC2").unwrap().0.as_deref(), Some("PXB"));
+    assert_eq!(link(&r, "GPU2", "NIC1").unwrap().0.as_deref(), Some("NODE"));
+    let l = r
+        .topology
+        .links
+        .iter()
+        .find(|l| l.a == "GPU2" && l.b == "NIC2")
+        .unwrap();
+    assert_eq!(l.sources.iter().map(|s| s.line).collect::<Vec<_>>(), [12]);
+    // GPU3's affinity (line 5) is still read; GPU2 has none.
+    assert_eq!(r.topology.devices[3].numa_node, Some(1));
+    assert_eq!(r.topology.devices[2].numa_node, None);
+}

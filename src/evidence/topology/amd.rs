@@ -164,7 +164,7 @@ impl Pairs {
         into: &mut BTreeMap<(usize, usize), (u32, usize)>,
         out: &mut Parsed,
     ) {
-        for (i, row) in m.rows.iter().enumerate() {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j {
                     continue;
@@ -179,7 +179,7 @@ impl Pairs {
     }
 
     fn codes(&mut self, m: &Matrix<'_>, out: &mut Parsed) {
-        for (i, row) in m.rows.iter().enumerate() {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j {
                     continue;
@@ -198,7 +198,7 @@ impl Pairs {
 
     /// `50000-200000` (MB/s, from KFD's amdgpu_amdkfd_get_xgmi_bandwidth_mbytes).
     fn bandwidths(&mut self, m: &Matrix<'_>, out: &mut Parsed) {
-        for (i, row) in m.rows.iter().enumerate() {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j || *v == "N/A" {
                     continue;
@@ -522,7 +522,7 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
         m.flag_cut("amd-smi-topology", &format!("{name} TABLE"), &mut out);
         match *name {
             "ACCESS" => {
-                for (i, row) in m.rows.iter().enumerate() {
+                for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
                     for (j, v) in row.cells.iter().enumerate() {
                         if i == j {
                             continue;

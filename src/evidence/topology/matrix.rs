@@ -17,6 +17,8 @@ pub(super) struct Matrix<'a> {
     pub missing: Vec<&'a str>,
     /// The last row, cut mid-row (too few cells): not read.
     pub cut_row: Option<ParseError>,
+    /// Rows not read, at their lines ([`Row::bad`]).
+    pub bad: Vec<ParseError>,
 }
 
 impl Matrix<'_> {
@@ -27,10 +29,11 @@ impl Matrix<'_> {
         l
     }
 
-    /// Flags a matrix cut short: its last unreadable row, and the rows the
-    /// header names that are not in the transcript.
+    /// Problems for the rows not read ([`Row::bad`], a last row cut
+    /// mid-row), and the cut of a matrix whose header names rows that are
+    /// not in the transcript.
     pub fn flag_cut(&self, tool: &str, what: &str, out: &mut crate::evidence::Parsed) {
-        if let Some(e) = &self.cut_row {
+        for e in self.bad.iter().chain(&self.cut_row) {
             out.row::<()>(tool, Err(e.clone()));
         }
         if let (Some(first), Some(last)) = (self.missing.first(), self.missing.last()) {
@@ -55,6 +58,8 @@ pub(super) struct Row<'a> {
     pub label: &'a str,
     pub cells: Vec<&'a str>,
     pub rest: Vec<&'a str>,
+    /// Not read (too short, or off its diagonal): its cells are `?`.
+    pub bad: bool,
 }
 
 /// Reads a matrix whose header is the first line accepted by `is_header`;
@@ -135,9 +140,13 @@ pub(super) fn read_matrix<'a>(
         Vec::new()
     };
     let mut rows = Vec::with_capacity(n);
+    let mut bad = Vec::new();
     for (i, (line, toks)) in raw.into_iter().enumerate() {
-        if toks.len() < n + 1 {
-            return Err(ParseError::new(
+        // A row too short, or off its diagonal, is not read; it keeps its
+        // place (its cells `?`, `bad` set) so the rows after it keep
+        // their columns.
+        let e = if toks.len() < n + 1 {
+            Some(ParseError::new(
                 line,
                 format!(
                     "{} cells after `{}` (one per device row), found {}",
@@ -145,27 +154,46 @@ pub(super) fn read_matrix<'a>(
                     toks[0],
                     toks.len() - 1
                 ),
-            ));
-        }
-        if let Some(diag) = diagonal
-            && !diag.contains(&toks[i + 1])
-        {
-            return Err(ParseError::new(
+            ))
+        } else {
+            diagonal
+                .filter(|diag| !diag.contains(&toks[i + 1]))
+                .map(|diag| {
+                    ParseError::new(
+                        line,
+                        format!(
+                            "`{}` on the diagonal in column {}, found `{}`",
+                            diag.join("` or `"),
+                            i + 1,
+                            toks[i + 1]
+                        ),
+                    )
+                })
+        };
+        if let Some(e) = e {
+            bad.push(e);
+            rows.push(Row {
                 line,
-                format!(
-                    "`{}` on the diagonal in column {}, found `{}`",
-                    diag.join("` or `"),
-                    i + 1,
-                    toks[i + 1]
-                ),
-            ));
+                label: toks[0],
+                cells: vec!["?"; n],
+                rest: Vec::new(),
+                bad: true,
+            });
+            continue;
         }
         rows.push(Row {
             line,
             label: toks[0],
             cells: toks[1..=n].to_vec(),
             rest: toks[n + 1..].to_vec(),
+            bad: false,
         });
+    }
+    // One row or none readable: the matrix is not read.
+    if rows.iter().filter(|r| !r.bad).count() < 2
+        && let Some(e) = bad.first()
+    {
+        return Err(e.clone());
     }
     Ok(Matrix {
         header_line,
@@ -174,5 +202,6 @@ pub(super) fn read_matrix<'a>(
         end,
         missing,
         cut_row,
+        bad,
     })
 }

@@ -333,7 +333,7 @@ fn nic_legend(lines: &[(usize, &str)]) -> std::collections::BTreeMap<String, Str
 /// row is short and the next column slid into the matrix.
 fn check_codes(m: &Matrix<'_>) -> Result<(), ParseError> {
     let n = m.rows.len();
-    for row in &m.rows {
+    for row in m.rows.iter().filter(|r| !r.bad) {
         if let Some((j, bad)) = row
             .cells
             .iter()
@@ -385,6 +385,9 @@ fn row_device(
         *nic_count += 1;
         d
     };
+    if row.bad {
+        return (dev, None);
+    }
     let bad = assign_extras(&mut dev, cols, &row.rest, row.line).err();
     (dev, bad)
 }
@@ -395,8 +398,14 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
     let mut notes = Vec::new();
     for i in 0..m.rows.len() {
         for j in i + 1..m.rows.len() {
-            let code = m.rows[i].cells[j];
-            let back = m.rows[j].cells[i];
+            let (ri, rj) = (&m.rows[i], &m.rows[j]);
+            // A row not read: the pair is told by the other row alone.
+            let (code, back) = match (ri.bad, rj.bad) {
+                (true, true) => continue,
+                (true, false) => (rj.cells[i], rj.cells[i]),
+                (false, true) => (ri.cells[j], ri.cells[j]),
+                (false, false) => (ri.cells[j], rj.cells[i]),
+            };
             if code != back {
                 notes.push(Note {
                     line: m.rows[j].line,
@@ -413,8 +422,10 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
             } else {
                 (c1, code, n1)
             };
-            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(m.rows[i].line));
-            link.sources.push(Source::line(m.rows[j].line));
+            let lines: Vec<usize> = [ri, rj].iter().filter(|r| !r.bad).map(|r| r.line).collect();
+            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(lines[0]));
+            link.sources
+                .extend(lines[1..].iter().map(|l| Source::line(*l)));
             link.code = Some(code.to_string());
             link.nvlinks = nvlinks;
             topo.links.push(link);
@@ -469,6 +480,9 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
             DeviceKind::Gpu,
             Source::line(row.line),
         ));
+        if row.bad {
+            continue;
+        }
         for (j, code) in row.cells.iter().enumerate() {
             if labels[j] == row.label {
                 continue;
