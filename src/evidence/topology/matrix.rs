@@ -139,12 +139,35 @@ pub(super) fn read_matrix<'a>(
         }
         Vec::new()
     };
+    let (rows, bad) = read_rows(raw, n, diagonal);
+    // One row or none readable: the matrix is not read.
+    if rows.iter().filter(|r| !r.bad).count() < 2
+        && let Some(e) = bad.first()
+    {
+        return Err(e.clone());
+    }
+    Ok(Matrix {
+        header_line,
+        header,
+        rows,
+        end,
+        missing,
+        cut_row,
+        bad,
+    })
+}
+
+/// The rows of a matrix `n` devices wide. A row too short, or off its
+/// diagonal, is not read; it keeps its place (its cells `?`, `bad` set)
+/// so the rows after it keep their columns, and its error is returned.
+fn read_rows<'a>(
+    raw: Vec<(usize, Vec<&'a str>)>,
+    n: usize,
+    diagonal: Option<&[&str]>,
+) -> (Vec<Row<'a>>, Vec<ParseError>) {
     let mut rows = Vec::with_capacity(n);
     let mut bad = Vec::new();
     for (i, (line, toks)) in raw.into_iter().enumerate() {
-        // A row too short, or off its diagonal, is not read; it keeps its
-        // place (its cells `?`, `bad` set) so the rows after it keep
-        // their columns.
         let e = if toks.len() < n + 1 {
             Some(ParseError::new(
                 line,
@@ -189,19 +212,5 @@ pub(super) fn read_matrix<'a>(
             bad: false,
         });
     }
-    // One row or none readable: the matrix is not read.
-    if rows.iter().filter(|r| !r.bad).count() < 2
-        && let Some(e) = bad.first()
-    {
-        return Err(e.clone());
-    }
-    Ok(Matrix {
-        header_line,
-        header,
-        rows,
-        end,
-        missing,
-        cut_row,
-        bad,
-    })
+    (rows, bad)
 }
