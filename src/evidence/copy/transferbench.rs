@@ -106,6 +106,13 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     if let Some(m) = current {
         out.measurements.push(m);
     }
+    // The banner and settings, and no test after them.
+    if out.measurements.is_empty()
+        && out.issues.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the tests after TransferBench's settings");
+    }
     Ok(out)
 }
 
