@@ -136,7 +136,11 @@ impl Blocks<'_> {
                     file: self.path.to_string(),
                     line: Some(seg.original(e.line)),
                     kind: ProblemKind::Parse,
-                    message: format!("{}: expected {}", tool.as_str(), e.expected),
+                    message: format!(
+                        "{}: expected {}",
+                        tool.as_str(),
+                        evidence::map_line_refs(&e.expected, &|l| seg.original(l))
+                    ),
                 });
                 self.unread(seg);
                 return;

@@ -180,6 +180,8 @@ struct Scan<'a> {
     /// No column header: the first row's line, rows read as
     /// [`STANDARD_HEADER`].
     headless: Option<usize>,
+    /// Rows that could not be read, each at its line.
+    bad: Vec<ParseError>,
 }
 
 /// Parses one nccl-tests / rccl-tests run, with NCCL INFO lines, MPI
@@ -206,10 +208,14 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
     let cells = RowCells::new(&scan.header, kind, header_line);
     for r in &scan.rows {
-        out.measurements.extend(cells.row(r)?);
+        let row = cells.row(r, &mut out);
+        out.measurements.extend(row);
+    }
+    for e in scan.bad {
+        out.row::<()>("nccl-tests", Err(e));
     }
     report_wrong_values(scan.oob.as_ref(), &scan.rows, &mut out);
-    push_avg_busbw(scan.avg_busbw, &scan.header, kind, scan.last_line, &mut out)?;
+    push_avg_busbw(scan.avg_busbw, &scan.header, kind, scan.last_line, &mut out);
     Ok(out)
 }
 
@@ -224,6 +230,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         oob: None,
         last_line: 1,
         headless: None,
+        bad: Vec::new(),
     };
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
@@ -250,8 +257,12 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         let Some((_, names)) = &scan.cols else {
             continue;
         };
-        if let Some(row) = read_row(t, n, names)? {
-            scan.rows.push(row);
+        // A row that cannot be read is a problem at its line; the rows
+        // before and after it are read.
+        match read_row(t, n, names) {
+            Ok(Some(row)) => scan.rows.push(row),
+            Ok(None) => {}
+            Err(e) => scan.bad.push(e),
         }
     }
     Ok(scan)
@@ -307,9 +318,29 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
 /// data row (launcher noise, a blank line); an error when it looks like a
 /// row but has too many columns between the type and the timings.
 fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>>, ParseError> {
-    let toks: Vec<&str> = t.split_whitespace().collect();
+    let mut toks: Vec<&str> = t.split_whitespace().collect();
+    // Two values the tool printed without a space (`35.9136.07`): the
+    // token stands for both columns, so the others stay aligned and only
+    // those two cells are lost.
+    if let Some(g) = toks.iter().position(|x| super::is_glued(x)) {
+        toks.insert(g, toks[g]);
+    }
     // Data rows start with the size and have 8 trailing values.
-    if toks.len() < 11 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
+    if toks.len() < 2 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
+        return Ok(None);
+    }
+    if toks.len() < 11 {
+        // A row cut short, or one missing columns: the size and count say
+        // it is a row.
+        if toks.len() >= 4 && toks[2].bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(ParseError::new(
+                n,
+                format!(
+                    "size, count, type, [redop], [root] and 8 timing columns; found {} values",
+                    toks.len()
+                ),
+            ));
+        }
         return Ok(None);
     }
     let mid = &toks[3..toks.len() - 8];
@@ -403,9 +434,9 @@ impl RowCells {
         }
     }
 
-    /// One row's six cells; an error names the row's line when a bandwidth
-    /// or a time is not a number.
-    fn row(&self, r: &Row<'_>) -> Result<Vec<Measurement>, ParseError> {
+    /// One row's six cells. A bandwidth or a time that is not a number
+    /// loses that cell (a problem at the row's line), not the row.
+    fn row(&self, r: &Row<'_>, out: &mut Parsed) -> Vec<Measurement> {
         let size_text = describe_size(r.size);
         let mut cells = Vec::with_capacity(6);
         for (pi, off) in [(0usize, 0usize), (1, 4)] {
@@ -431,22 +462,33 @@ impl RowCells {
                 m
             };
             for (stat, v) in [(Statistic::Algbw, alg), (Statistic::Busbw, bus)] {
-                let value = parse_number(v).ok_or_else(|| {
-                    ParseError::new(r.line, format!("a bandwidth in GB/s, found `{v}`"))
-                })?;
+                let Some(value) = out.row(
+                    "nccl-tests",
+                    parse_number(v).ok_or_else(|| {
+                        ParseError::new(r.line, format!("a bandwidth in GB/s, found `{v}`"))
+                    }),
+                ) else {
+                    continue;
+                };
                 let mut m = mk(stat);
                 m.bandwidth_bytes_per_s = Some(value * GB);
                 m.as_printed = format!("{v} GB/s");
                 cells.push(m);
             }
-            let us = parse_number(time)
-                .ok_or_else(|| ParseError::new(r.line, format!("a time in us, found `{time}`")))?;
+            let Some(us) = out.row(
+                "nccl-tests",
+                parse_number(time).ok_or_else(|| {
+                    ParseError::new(r.line, format!("a time in us, found `{time}`"))
+                }),
+            ) else {
+                continue;
+            };
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
             m.as_printed = format!("{time} us");
             cells.push(m);
         }
-        Ok(cells)
+        cells
     }
 }
 
@@ -497,20 +539,23 @@ fn push_avg_busbw(
     kind: Kind,
     last_line: usize,
     out: &mut Parsed,
-) -> Result<(), ParseError> {
+) {
     let Some((n, v)) = avg_busbw else {
-        out.truncated(
+        out.cut(
             last_line,
-            "no `Avg bus bandwidth` line: the run did not finish or was cut",
+            "the rest of the run and its `Avg bus bandwidth` line (the run did not finish, or the paste was cut)",
         );
-        return Ok(());
+        return;
     };
     let value = parse_number(&v).ok_or_else(|| {
         ParseError::new(
             n,
             format!("a number after `Avg bus bandwidth :`, found `{v}`"),
         )
-    })?;
+    });
+    let Some(value) = out.row("nccl-tests", value) else {
+        return;
+    };
     let mut m = Measurement::new(
         "nccl-tests",
         n,
@@ -526,7 +571,6 @@ fn push_avg_busbw(
     nccl_questions(&mut m, h, kind);
     m.questions.message_size = "average over every size of the sweep".into();
     out.measurements.push(m);
-    Ok(())
 }
 
 fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {

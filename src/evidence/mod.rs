@@ -223,10 +223,42 @@ impl Parsed {
 
     /// Renumbers every line this reading names (facts, notes, issues)
     /// with `map`: from a scanned segment's lines to the original file's.
+    /// A message that names a line in its text ("cut after line 12",
+    /// "`Attached GPUs : 2` (line 8)") is renumbered too.
     pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
         self.for_each_source(|s| s.line = map(s.line));
-        self.notes.iter_mut().for_each(|n| n.line = map(n.line));
-        self.issues.iter_mut().for_each(|i| i.line = map(i.line));
+        for n in &mut self.notes {
+            n.line = map(n.line);
+            n.text = map_line_refs(&n.text, &map);
+        }
+        for i in &mut self.issues {
+            i.line = map(i.line);
+            i.message = map_line_refs(&i.message, &map);
+        }
+    }
+
+    /// A row that could not be read: `Err` becomes a problem at its line
+    /// (`tool: expected ...`) and `None`; the caller goes on with the next
+    /// row. The one place every parser turns a row's error into a problem.
+    pub fn row<T>(&mut self, tool: &str, r: Result<T, ParseError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.bad_row(e.line, format!("{tool}: expected {}", e.expected));
+                None
+            }
+        }
+    }
+
+    /// A table or run that stops short: its complete rows were read, and
+    /// `missing` (what the tool prints after line `after`) is not in the
+    /// transcript. Flagged at `after` as
+    /// "cut after line N: {missing} not in the transcript".
+    pub fn cut(&mut self, after: usize, missing: impl std::fmt::Display) {
+        self.truncated(
+            after,
+            format!("cut after line {after}: {missing} not in the transcript"),
+        );
     }
 
     pub fn note(&mut self, line: usize, text: impl Into<String>) {
@@ -235,6 +267,54 @@ impl Parsed {
             text: text.into(),
         });
     }
+}
+
+/// `text` with every line number it names ("line 12", "lines 3") passed
+/// through `map`, outside backtick quotes (a quoted row keeps its digits).
+/// Messages name lines of the text their parser saw; after the scanner
+/// those are renumbered to the original file's, like the facts.
+pub fn map_line_refs(text: &str, map: &impl Fn(usize) -> usize) -> String {
+    if !text.contains("line") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut quoted = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '`' {
+            quoted = !quoted;
+        } else if !quoted {
+            let word = ["line ", "lines "]
+                .iter()
+                .find(|w| rest.starts_with(**w))
+                .filter(|_| !out.ends_with(|p: char| p.is_alphanumeric()));
+            if let Some(w) = word {
+                let digits = rest[w.len()..]
+                    .bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .count();
+                if let Ok(n) = rest[w.len()..w.len() + digits].parse::<usize>() {
+                    out.push_str(w);
+                    out.push_str(&map(n).to_string());
+                    rest = &rest[w.len() + digits..];
+                    // A range: `lines 3-7`.
+                    let end = rest.strip_prefix('-').map(|r| {
+                        let d = r.bytes().take_while(u8::is_ascii_digit).count();
+                        (r[..d].parse::<usize>(), d)
+                    });
+                    if let Some((Ok(m), d)) = end {
+                        out.push('-');
+                        out.push_str(&map(m).to_string());
+                        rest = &rest[1 + d..];
+                    }
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// Recognises the tool that printed `text`, from its content. Returns `None`
@@ -257,6 +337,15 @@ pub fn parse(tool: Tool, text: &str) -> Result<Parsed, ParseError> {
     (tool.spec().parse)(text)
 }
 
+/// Two numbers a tool printed without a space between them (`35.9136.07`,
+/// a 4-digit diagonal overflowing its field: `832.005.90`). Parsers let
+/// such a token stand for both columns, so the row's other cells keep
+/// their columns and only those two are lost.
+pub(crate) fn is_glued(t: &str) -> bool {
+    t.bytes().filter(|b| *b == b'.').count() >= 2
+        && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
 /// Already-split lines with their 1-based numbers.
 pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
     lines.iter().enumerate().map(|(i, l)| (i + 1, *l))
@@ -267,4 +356,56 @@ pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> 
     text.lines()
         .enumerate()
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_numbers_in_messages_are_renumbered_outside_quotes() {
+        let map = |l: usize| l + 10;
+        assert_eq!(
+            map_line_refs("`Attached GPUs : 2` (line 8) but 1", &map),
+            "`Attached GPUs : 2` (line 18) but 1"
+        );
+        assert_eq!(
+            map_line_refs("cut after line 3: rows 4-7 not in the transcript", &map),
+            "cut after line 13: rows 4-7 not in the transcript"
+        );
+        assert_eq!(
+            map_line_refs("lines 2-5 and line 9", &map),
+            "lines 12-15 and line 19"
+        );
+        // A quoted row keeps its text; `pipeline 3` is not a line.
+        assert_eq!(
+            map_line_refs("found `line 4 of 8` in pipeline 3", &map),
+            "found `line 4 of 8` in pipeline 3"
+        );
+        assert_eq!(
+            map_line_refs("a line without a number", &map),
+            "a line without a number"
+        );
+    }
+
+    #[test]
+    fn map_lines_renumbers_messages_too() {
+        let mut p = Parsed::default();
+        p.cut(4, "rows GPU3..GPU7");
+        p.note(2, "named at line 2");
+        let x: Option<u8> = p.row("tool", Err(ParseError::new(3, "a number")));
+        assert_eq!(x, None);
+        p.map_lines(|l| l + 1);
+        assert_eq!(p.issues[0].line, 5);
+        assert_eq!(
+            p.issues[0].message,
+            "cut after line 5: rows GPU3..GPU7 not in the transcript"
+        );
+        assert_eq!(p.notes[0].text, "named at line 3");
+        assert_eq!(
+            (p.issues[1].line, p.issues[1].kind),
+            (4, IssueKind::Unreadable)
+        );
+        assert_eq!(p.issues[1].message, "tool: expected a number");
+    }
 }

@@ -128,6 +128,10 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             let mut r = Run::new(UNTITLED, n, &env);
             r.untitled = true;
             run = Some(r);
+            out.truncated(
+                n,
+                format!("cut before line {n}: the `# OSU MPI ... Test` title line (which test, which version) not in the transcript"),
+            );
         }
         let Some(r) = run.as_mut() else { continue };
         if t.starts_with("# Send Buffer on") {
@@ -144,7 +148,9 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
         let Some(cols) = columns else {
             continue;
         };
-        let Some(row) = read_row(t, n, cols)? else {
+        // A row that cannot be read is a problem at its line; the rows
+        // after it are read.
+        let Some(row) = out.row("osu", read_row(t, n, cols)).flatten() else {
             continue;
         };
         if let Some(v) = row.validation
@@ -290,10 +296,10 @@ fn check_cut(text: &str, r: &Run, out: &mut Parsed) {
         .last()
         .map(|(n, _)| n);
     if r.rows >= 2 && r.last_size < DEFAULT_MAX_SIZE && last_text == Some(r.last_line) {
-        out.truncated(
+        out.cut(
             r.last_line,
             format!(
-                "`{}` stops at {} bytes; the default sweep ends at {DEFAULT_MAX_SIZE}",
+                "the sizes of `{}` above {} bytes (the default sweep ends at {DEFAULT_MAX_SIZE})",
                 r.title, r.last_size
             ),
         );

@@ -17,6 +17,7 @@ mod metamorphic;
 mod models;
 mod never_panics;
 mod pair;
+mod recovery;
 mod site;
 mod ticket;
 mod topology_map;

@@ -5,6 +5,7 @@
 //! facts, with line numbers mapped back to the original's.
 
 use serde_json::Value;
+use wire_report::evidence::map_line_refs;
 use wire_report::ingest::{Reading, read_transcript};
 
 /// Every capture: its path and text.
@@ -40,19 +41,21 @@ fn map_sources(v: &mut Value, map: &dyn Fn(usize) -> usize) {
 }
 
 /// The facts of a reading, lines mapped by `map`, as comparable JSON:
-/// topology, cells, adapters, PCIe links, notes, problems (line and kind;
-/// a message may quote a line number of its own).
+/// topology, cells, adapters, PCIe links, notes, problems (line, kind and
+/// message; a line number a message quotes is mapped back too, so a
+/// message left in a scanned block's numbering fails here).
 fn facts(r: &Reading, map: &dyn Fn(usize) -> usize) -> Value {
-    let problems: Vec<(Option<usize>, String)> = r
+    let text = |s: &str| map_line_refs(s, &|l| map(l));
+    let problems: Vec<(Option<usize>, String, String)> = r
         .problems
         .iter()
-        .map(|p| (p.line.map(map), format!("{:?}", p.kind)))
+        .map(|p| (p.line.map(map), format!("{:?}", p.kind), text(&p.message)))
         .collect();
     let notes: Vec<(usize, String)> = r
         .transcript
         .iter()
         .flat_map(|t| &t.notes)
-        .map(|n| (map(n.line), n.text.clone()))
+        .map(|n| (map(n.line), text(&n.text)))
         .collect();
     let mut v = serde_json::json!({
         "topology": r.topology,
@@ -303,5 +306,123 @@ fn every_capture_cut_short_yields_only_its_own_facts() {
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// The facts of a reading that a cut after line `k` must keep: cells
+/// (line, as printed, size), devices (id, line) and links (ends, lines)
+/// read from lines `..=k` only.
+fn facts_up_to(r: &Reading, k: usize) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .measurements
+        .iter()
+        .filter(|m| m.source.line <= k)
+        .map(|m| format!("cell {} {} {:?}", m.source.line, m.as_printed, m.size_bytes))
+        .collect();
+    out.extend(
+        r.topology
+            .devices
+            .iter()
+            .filter(|d| d.source.line <= k)
+            .map(|d| format!("device {} {}", d.id, d.source.line)),
+    );
+    out.extend(
+        r.topology
+            .links
+            .iter()
+            .filter(|l| l.sources.iter().all(|s| s.line <= k))
+            .map(|l| format!("link {}-{} {:?}", l.a, l.b, l.code)),
+    );
+    out
+}
+
+/// Captures whose cut is not detectable from the text, and why: the
+/// tool prints nothing that says more is to come after the last complete
+/// row or section.
+const CUT_UNDETECTABLE: &[(&str, &str)] = &[
+    // Two complete runs pasted one after the other; the cut falls between
+    // them, and bandwidthTest does not print how many runs follow.
+    (
+        "bandwidthTest-004-a100-80gb-pcie-pinned-then-pageable",
+        "complete runs",
+    ),
+    // `nvidia-smi nvlink --status` (and `-R`) prints neither how many GPUs
+    // follow nor how many links a GPU has (4 to 18): a cut between GPU
+    // blocks or link lines leaves a shape that could be whole.
+    ("nvlink-status-004-2x-a100-pcie", "no count printed"),
+    ("nvlink-status-003-2x-h100-pcie", "no count printed"),
+    ("nvlink-status-006-hgx-h100-nvlink-R", "no count printed"),
+    ("nvlink-status-001-3x-rtx-a6000", "no count printed"),
+];
+
+/// Cut inside the text (three lines per capture): every fact read from
+/// the lines kept is still read (the complete rows before the cut), and a
+/// cut that loses facts is flagged (`truncated`, or a row that cannot be
+/// read) where the tool's shape makes it detectable: a matrix missing
+/// rows, a sweep or run missing its trailer, a legend or log without its
+/// last line, a run without its table. [`CUT_UNDETECTABLE`] says where
+/// not, and why.
+#[test]
+fn every_capture_cut_keeps_its_complete_rows_and_is_flagged() {
+    let mut lost_rows = Vec::new();
+    let mut unflagged = Vec::new();
+    for (path, text) in captures() {
+        let n = text.lines().count();
+        let k0 = cut_line(&path, n);
+        // Three cuts per capture: the hashed line and two others.
+        for k in [k0, n / 2, (k0 + n) / 2] {
+            if k == 0 || k >= n {
+                continue;
+            }
+            let cut: String = text.lines().take(k).map(|l| format!("{l}\n")).collect();
+            let whole = read_transcript(&path, text.as_bytes());
+            let part = read_transcript(&path, cut.as_bytes());
+            // Too short to recognise (a GPU line without its link lines, an
+            // iteration table without its trailer): nothing is read and the
+            // file is reported unrecognised, which the detectors own.
+            if part.transcript.is_none() {
+                assert!(!part.problems.is_empty(), "{path} cut after {k}: silent");
+                continue;
+            }
+            let have = facts_up_to(&part, k);
+            let missing: Vec<String> = facts_up_to(&whole, k)
+                .into_iter()
+                .filter(|f| !have.contains(f))
+                .collect();
+            if !missing.is_empty() {
+                lost_rows.push(format!(
+                    "{path} cut after {k}: {:?}",
+                    &missing[..missing.len().min(3)]
+                ));
+            }
+            let lost_any = facts_up_to(&whole, usize::MAX).len() > facts_up_to(&whole, k).len();
+            let flagged = part.problems.iter().any(|p| {
+                matches!(
+                    p.kind,
+                    wire_report::bundle::ProblemKind::Truncated
+                        | wire_report::bundle::ProblemKind::Parse
+                )
+            });
+            // The flag is asserted at the hashed cut line. At the two
+            // others some cuts fall between two complete runs or tests
+            // (nvbandwidth, perftest and OSU sessions, nvlink GPU blocks),
+            // which no count in the text gives away, or inside a perftest
+            // server's banner.
+            if k == k0
+                && lost_any
+                && !flagged
+                && !CUT_UNDETECTABLE.iter().any(|(f, _)| path.contains(f))
+            {
+                unflagged.push(format!("{path} cut after {k}"));
+            }
+        }
+    }
+    assert!(
+        lost_rows.is_empty() && unflagged.is_empty(),
+        "rows lost ({}):\n{}\nnot flagged ({}):\n{}",
+        lost_rows.len(),
+        lost_rows.join("\n"),
+        unflagged.len(),
+        unflagged.join("\n")
     );
 }

@@ -43,40 +43,99 @@ pub(super) fn read_index_matrix<'a>(
     start: usize,
     label: &str,
     spaced: bool,
-) -> (Vec<IndexRow<'a>>, usize) {
+) -> IndexMatrix<'a> {
     let skip_blank = |mut i: usize| {
         while spaced && i < lines.len() && lines[i].1.trim().is_empty() {
             i += 1;
         }
         i
     };
-    let mut rows = Vec::new();
-    let start = skip_blank(start);
-    let Some((_, head)) = lines.get(start) else {
-        return (rows, start);
+    let mut m = IndexMatrix {
+        rows: Vec::new(),
+        next: skip_blank(start),
+        ncols: 0,
+        bad: Vec::new(),
+    };
+    let Some((_, head)) = lines.get(m.next) else {
+        return m;
     };
     let head: Vec<&str> = head.split_whitespace().collect();
     if head.first() != Some(&label) {
-        return (rows, start);
+        return m;
     }
-    let ncols = head.len() - 1;
-    let mut i = start + 1;
+    m.ncols = head.len() - 1;
+    m.next += 1;
     loop {
-        let j = skip_blank(i);
+        let j = skip_blank(m.next);
         let Some((n, l)) = lines.get(j) else {
-            return (rows, i);
+            return m;
         };
-        let toks: Vec<&str> = l.split_whitespace().collect();
-        match toks.split_first() {
-            Some((idx, cells)) if cells.len() == ncols && idx.parse::<usize>().is_ok() => {
-                rows.push(IndexRow {
-                    index: idx.parse().unwrap_or(0),
-                    line: *n,
-                    cells: cells.to_vec(),
-                });
-                i = j + 1;
-            }
-            _ => return (rows, i),
+        let mut toks: Vec<&str> = l.split_whitespace().collect();
+        // Two cells printed without a space (`832.005.90`, a 4-digit
+        // diagonal overflowing its field): the token stands for both, so
+        // the others keep their columns and only those two are lost.
+        if toks.len() == m.ncols
+            && let Some(g) = toks.iter().position(|x| super::is_glued(x))
+        {
+            toks.insert(g, toks[g]);
         }
+        match toks.split_first() {
+            Some((idx, cells)) if idx.parse::<usize>().is_ok() && !cells.is_empty() => {
+                // A row with the wrong number of cells (cut mid-row, a
+                // cell lost or two glued) is not read; the rows after it
+                // are.
+                if cells.len() == m.ncols {
+                    m.rows.push(IndexRow {
+                        index: idx.parse().unwrap_or(0),
+                        line: *n,
+                        cells: cells.to_vec(),
+                    });
+                } else {
+                    m.bad.push(ParseError::new(
+                        *n,
+                        format!(
+                            "{} cells after row label `{idx}` (one per column), found {}",
+                            m.ncols,
+                            cells.len()
+                        ),
+                    ));
+                }
+                m.next = j + 1;
+            }
+            _ => return m,
+        }
+    }
+}
+
+/// What [`read_index_matrix`] read.
+pub(super) struct IndexMatrix<'a> {
+    pub rows: Vec<IndexRow<'a>>,
+    /// The position after the matrix.
+    pub next: usize,
+    /// Columns named by the header.
+    pub ncols: usize,
+    /// Rows that could not be read, at their lines.
+    pub bad: Vec<ParseError>,
+}
+
+impl IndexMatrix<'_> {
+    /// The last line the matrix covers (a row, read or not), if any.
+    pub fn last_line(&self) -> Option<usize> {
+        let read = self.rows.last().map(|r| r.line);
+        let bad = self.bad.last().map(|e| e.line);
+        read.max(bad)
+    }
+
+    /// Row indices `0..ncols` printed neither as a row nor as an
+    /// unreadable one: `2..7`, or `3, 5`.
+    pub fn missing_rows(&self) -> Option<String> {
+        let have = self.rows.len() + self.bad.len();
+        (have < self.ncols).then(|| {
+            if self.rows.iter().enumerate().all(|(i, r)| r.index == i) {
+                format!("rows {}..{}", have, self.ncols - 1)
+            } else {
+                format!("{} of its {} rows", self.ncols - have, self.ncols)
+            }
+        })
     }
 }

@@ -104,7 +104,7 @@ struct Progress {
 impl Progress {
     /// Reads a line that starts, waives, fails or closes a test. Returns
     /// false for any other line.
-    fn read_line(&mut self, t: &str, n: usize, out: &mut Parsed) -> Result<bool, ParseError> {
+    fn read_line(&mut self, t: &str, n: usize, out: &mut Parsed) -> bool {
         if let Some(name) = t.strip_prefix("Running ").and_then(|r| r.strip_suffix('.')) {
             if !self.finished
                 && let Some((prev, at)) = &self.test
@@ -133,12 +133,14 @@ impl Progress {
             }
             self.finished = true;
         } else if let Some(rest) = t.strip_prefix("SUM ") {
-            out.measurements.push(sum_cell(rest, n)?);
+            if let Some(m) = out.row("nvbandwidth", sum_cell(rest, n)) {
+                out.measurements.push(m);
+            }
             self.finished = true;
         } else {
-            return Ok(false);
+            return false;
         }
-        Ok(true)
+        true
     }
 
     /// At the end of the transcript: a test that never finished was cut,
@@ -148,8 +150,12 @@ impl Progress {
             && let Some((name, at)) = &self.test
         {
             let last = lines.last().map_or(*at, |x| x.0);
-            if !out.issues.iter().any(|x| x.line >= *at) {
-                out.truncated(last, format!("test `{name}` printed no SUM line"));
+            if !out
+                .issues
+                .iter()
+                .any(|x| x.line >= *at && x.kind != crate::evidence::IssueKind::Unreadable)
+            {
+                out.cut(last, format!("the rest of test `{name}` and its SUM line"));
             }
         }
     }
@@ -170,7 +176,7 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
     let mut i = 0;
     while i < lines.len() {
         let (n, l) = lines[i];
-        if progress.read_line(l.trim(), n, &mut out)? {
+        if progress.read_line(l.trim(), n, &mut out) {
             i += 1;
             continue;
         }
@@ -179,17 +185,27 @@ pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
             continue;
         };
         let Some((name, _)) = progress.test.clone() else {
-            return Err(ParseError::new(
+            // Which test this is was not read: its cells are not.
+            out.bad_row(
                 n,
-                "a `Running <test>.` line before the matrix",
-            ));
+                "nvbandwidth: expected a `Running <test>.` line before the matrix; its rows are not read",
+            );
+            i += 1;
+            continue;
         };
-        match read_matrix(&lines, i, &head, &name, &mut ends, &mut out)? {
+        match read_matrix(&lines, i, &head, &name, &mut ends, &mut out) {
             Some(next) => i = next,
             None => break,
         }
     }
     progress.finish(&lines, &mut out);
+    // The version header and device list, and no test after them.
+    if progress.test.is_none()
+        && out.measurements.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the tests (`Running <test>.` and their matrices)");
+    }
     set_statistic(text, &mut out);
     Ok(out)
 }
@@ -235,15 +251,19 @@ fn read_matrix(
     name: &str,
     ends: &mut Endpoints,
     out: &mut Parsed,
-) -> Result<Option<usize>, ParseError> {
+) -> Option<usize> {
     let (n, _) = lines[start];
     let Some((hn, hl)) = lines.get(start + 1) else {
-        out.truncated(n, format!("`{name}` stops after its description line"));
-        return Ok(None);
+        out.cut(n, format!("the matrix of `{name}`"));
+        return None;
     };
     let cols: Vec<&str> = hl.split_whitespace().collect();
     if cols.is_empty() || cols.iter().any(|c| c.parse::<usize>().is_err()) {
-        return Err(ParseError::new(*hn, "a header of column numbers"));
+        out.bad_row(
+            *hn,
+            "nvbandwidth: expected a header of column numbers; the matrix under it is not read",
+        );
+        return Some(start + 1);
     }
     // One shared name for every cell of the matrix.
     let test: Text = name.to_string().into();
@@ -255,45 +275,58 @@ fn read_matrix(
             break;
         };
         let Ok(row) = idx.parse::<usize>() else { break };
-        let cells = matrix_row(*rn, row, cells, &cols, head, &test, ends)?;
+        // A row that cannot be read is a problem at its line; the rows
+        // after it are read.
+        let cells = matrix_row((*rn, row), cells, &cols, head, &test, ends, out);
         out.measurements.extend(cells);
         rows += 1;
         j += 1;
     }
     if rows == 0 {
         let at = lines.get(j.saturating_sub(1)).map_or(n, |x| x.0);
-        out.truncated(at, format!("`{name}` stops after its column header"));
+        out.cut(at, format!("the rows of `{name}`"));
     }
-    Ok(Some(j))
+    Some(j)
 }
 
 /// The cells of matrix row `row` (line `rn`); `N/A` cells are skipped.
 fn matrix_row(
-    rn: usize,
-    row: usize,
+    (rn, row): (usize, usize),
     cells: &[&str],
     cols: &[&str],
     head: &NvbHead,
     test: &Text,
     ends: &mut Endpoints,
-) -> Result<Vec<Measurement>, ParseError> {
+    problems: &mut Parsed,
+) -> Vec<Measurement> {
+    let mut cells = cells.to_vec();
+    // Two values glued (`52.7752.70`): the token stands for both columns.
+    if cells.len() + 1 == cols.len()
+        && let Some(g) = cells.iter().position(|x| crate::evidence::is_glued(x))
+    {
+        cells.insert(g, cells[g]);
+    }
     if cells.len() != cols.len() {
-        return Err(ParseError::new(
+        problems.bad_row(
             rn,
             format!(
-                "{} values after row {row}, found {}",
+                "nvbandwidth: expected {} values after row {row}, found {}",
                 cols.len(),
                 cells.len()
             ),
-        ));
+        );
+        return Vec::new();
     }
     let mut out = Vec::new();
-    for (c, v) in cols.iter().zip(cells) {
+    for (c, v) in cols.iter().zip(&cells) {
         if *v == "N/A" {
             continue;
         }
         let value = parse_number(v)
-            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")))?;
+            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")));
+        let Some(value) = problems.row("nvbandwidth", value) else {
+            continue;
+        };
         let col: usize = c.parse().unwrap_or(0);
         let r = ends.get(&head.row_kind, row);
         let k = ends.get(&head.col_kind, col);
@@ -319,7 +352,7 @@ fn matrix_row(
         nvb_fill(&mut m, test, head.latency_ns, value, v);
         out.push(m);
     }
-    Ok(out)
+    out
 }
 
 /// Which way the data of a cell moves: `(src, dst)` from the row's and the

@@ -84,6 +84,7 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
     let mut access = Access::default();
     let mut i = 0;
     let mut seen_matrix = false;
+    let mut heads = 0;
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
@@ -94,10 +95,40 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
             i = read_connectivity(&lines, i, &mut access, &mut out);
         } else if let Some(head) = p2p_matrix_head(l) {
             seen_matrix = true;
-            i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out)?;
+            heads += 1;
+            i = read_matrix(&lines, i, &head, &access, &mut gpus, &mut out);
         } else {
             i += 1;
         }
+    }
+    // The sample opens with its banner and device list; without them the
+    // paste starts part-way (a matrix on its own).
+    let banner = lines
+        .iter()
+        .any(|(_, l)| l.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test"));
+    // With its banner, the sample prints six matrices (four bandwidth,
+    // two latency); fewer, at the transcript's end, is a cut.
+    if banner
+        && heads < 6
+        && !out
+            .issues
+            .iter()
+            .any(|i| i.kind == crate::evidence::IssueKind::Truncated)
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(
+            *n,
+            format!(
+                "{} of the sample's 6 bandwidth and latency matrices",
+                6 - heads
+            ),
+        );
+    }
+    if !banner && let Some((n, _)) = lines.iter().find(|(_, l)| !l.trim().is_empty()) {
+        out.truncated(
+            *n,
+            format!("cut before line {n}: the test's banner and device list (`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`) not in the transcript"),
+        );
     }
     if !seen_matrix && out.measurements.is_empty() {
         let last = lines.last().map_or(1, |x| x.0);
@@ -131,18 +162,24 @@ fn read_connectivity(
     out: &mut Parsed,
 ) -> usize {
     let (n, _) = lines[start];
-    let (rows, next) = read_index_matrix(lines, start + 1, "D\\D", false);
-    for r in &rows {
+    let m = read_index_matrix(lines, start + 1, "D\\D", false);
+    for r in &m.rows {
         for (col, v) in r.cells.iter().enumerate() {
             access
                 .entry((r.index as u32, col as u32))
                 .or_insert(*v == "1");
         }
     }
-    if rows.is_empty() {
-        out.truncated(n, "the P2P connectivity matrix has no rows");
+    for e in &m.bad {
+        out.row::<()>("p2p-bandwidth-latency-test", Err(e.clone()));
     }
-    next
+    if m.rows.is_empty() {
+        out.truncated(n, "the P2P connectivity matrix has no rows");
+    } else if let Some(missing) = m.missing_rows() {
+        let at = m.last_line().unwrap_or(n);
+        out.cut(at, format!("{missing} of the P2P connectivity matrix"));
+    }
+    m.next
 }
 
 /// Reads the bandwidth or latency matrix whose title is at `start` (a
@@ -154,7 +191,7 @@ fn read_matrix(
     access: &Access,
     gpus: &mut Ids,
     out: &mut Parsed,
-) -> Result<usize, ParseError> {
+) -> usize {
     let (n, _) = lines[start];
     let mut j = start + 1;
     let blocks: &[&str] = if head.latency {
@@ -167,35 +204,37 @@ fn read_matrix(
         while j < lines.len() && lines[j].1.trim().is_empty() {
             j += 1;
         }
-        let (rows, next) = read_index_matrix(lines, j, block, false);
-        let expected = rows.first().map_or(0, |r| r.cells.len());
-        if rows.is_empty() || rows.len() < expected {
+        let m = read_index_matrix(lines, j, block, false);
+        let next = m.next;
+        if m.ncols == 0 {
             let at = lines.get(next.saturating_sub(1)).map_or(n, |x| x.0);
-            out.truncated(
-                at,
-                format!(
-                    "`{}` ({block} block) stops after {} of its rows",
-                    head.test,
-                    rows.len()
-                ),
-            );
+            out.cut(at, format!("the {block} block of `{}`", head.test));
+        } else if let Some(missing) = m.missing_rows() {
+            let at = m
+                .last_line()
+                .or_else(|| lines.get(next.saturating_sub(1)).map(|x| x.0))
+                .unwrap_or(n);
+            out.cut(at, format!("{missing} of `{}` ({block} block)", head.test));
         }
         let test: Text = if head.latency {
             format!("{} {block}", head.test).into()
         } else {
             head.test.clone().into()
         };
-        for r in &rows {
-            let cells = matrix_row(r, head, block, &test, access, gpus)?;
+        for e in &m.bad {
+            out.row::<()>("p2p-bandwidth-latency-test", Err(e.clone()));
+        }
+        for r in &m.rows {
+            let cells = matrix_row(r, head, block, &test, access, gpus, out);
             out.measurements.extend(cells);
         }
         j = next;
     }
-    Ok(j)
+    j
 }
 
-/// The cells of one matrix row; an error names the row's line when a cell
-/// is not a number.
+/// The cells of one matrix row; a cell that is not a number is a problem
+/// at the row's line, and the row's other cells are read.
 fn matrix_row(
     r: &IndexRow<'_>,
     head: &P2pMatrixHead,
@@ -203,15 +242,19 @@ fn matrix_row(
     test: &Text,
     access: &Access,
     gpus: &mut Ids,
-) -> Result<Vec<Measurement>, ParseError> {
+    out: &mut Parsed,
+) -> Vec<Measurement> {
     let (row, line) = (r.index as u32, r.line);
     let mut cells = Vec::new();
     for (col, v) in r.cells.iter().enumerate() {
         let Some(value) = parse_number(v) else {
-            return Err(ParseError::new(
+            out.bad_row(
                 line,
-                format!("a number in column {col}, found `{v}`"),
-            ));
+                format!(
+                    "p2p-bandwidth-latency-test: expected a number in column {col}, found `{v}`"
+                ),
+            );
+            continue;
         };
         let col = col as u32;
         let kind = if row == col { Kind::D2d } else { Kind::P2pCopy };
@@ -238,7 +281,7 @@ fn matrix_row(
         p2p_questions(&mut m, head.latency, block, can);
         cells.push(m);
     }
-    Ok(cells)
+    cells
 }
 
 fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bool>) {

@@ -81,21 +81,30 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
             agents.read_device_line(rest);
             i += 1;
         } else if let Some(which) = Matrix::from_title(t) {
-            i = read_matrix(&lines, i, which, &mut agents, &mut out)?;
+            i = read_matrix(&lines, i, which, &mut agents, &mut out);
         } else if t.contains("Benchmark Result") {
-            sweep = Some(read_banner(&lines, i)?);
+            sweep = out.row("rocm-bandwidth-test", read_banner(&lines, i));
             i += 3;
         } else if t.starts_with("Data Size") {
             let Some(sweep) = sweep else {
-                return Err(ParseError::new(
+                // Whose sweep this is was not read: its rows are not.
+                out.bad_row(
                     n,
-                    "a `Benchmark Result` banner before the size table",
-                ));
+                    "rocm-bandwidth-test: expected a `Benchmark Result` banner naming source and destination before the size table; its rows are not read",
+                );
+                i += 1;
+                continue;
             };
-            i = read_size_table(&lines, i, sweep, &agents.ids, custom_sizes, &mut out)?;
+            i = read_size_table(&lines, i, sweep, &agents.ids, custom_sizes, &mut out);
         } else {
             i += 1;
         }
+    }
+    if out.measurements.is_empty()
+        && out.issues.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the bandwidth results (peak matrices or size tables)");
     }
     Ok(out)
 }
@@ -107,20 +116,20 @@ fn read_matrix(
     which: Matrix,
     agents: &mut Agents,
     out: &mut Parsed,
-) -> Result<usize, ParseError> {
+) -> usize {
     let (n, l) = lines[start];
     let t = l.trim();
-    let (rows, next) = read_index_matrix(lines, start + 1, "D/D", true);
-    let ncols = rows.first().map_or(0, |r| r.cells.len());
-    if rows.is_empty() {
-        out.truncated(n, format!("`{t}` has no rows"));
-    } else if rows.len() < ncols {
-        let at = rows.last().map_or(n, |r| r.line);
-        out.truncated(
-            at,
-            format!("`{t}` stops after {} of its {ncols} rows", rows.len()),
-        );
+    let m = read_index_matrix(lines, start + 1, "D/D", true);
+    for e in &m.bad {
+        out.row::<()>("rocm-bandwidth-test", Err(e.clone()));
     }
+    if m.ncols == 0 {
+        out.truncated(n, format!("`{t}` has no rows"));
+    } else if let Some(missing) = m.missing_rows() {
+        let at = m.last_line().unwrap_or(n);
+        out.cut(at, format!("{missing} of `{t}`"));
+    }
+    let (rows, next) = (m.rows, m.next);
     let title: Text = t.to_string().into();
     for r in &rows {
         match which {
@@ -131,12 +140,12 @@ fn read_matrix(
             }
             Matrix::Numa => {}
             Matrix::Uni | Matrix::Bi => {
-                let cells = peak_row(r, which, &title, agents)?;
+                let cells = peak_row(r, which, &title, agents, out);
                 out.measurements.extend(cells);
             }
         }
     }
-    Ok(next)
+    next
 }
 
 /// The cells of one row of a peak bandwidth matrix; `N/A` cells are skipped.
@@ -145,7 +154,8 @@ fn peak_row(
     which: Matrix,
     title: &Text,
     agents: &Agents,
-) -> Result<Vec<Measurement>, ParseError> {
+    out: &mut Parsed,
+) -> Vec<Measurement> {
     let (row, rn) = (r.index, r.line);
     let dir = if which == Matrix::Bi {
         Direction::Bi
@@ -158,7 +168,10 @@ fn peak_row(
             continue;
         }
         let value = parse_number(v)
-            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")))?;
+            .ok_or_else(|| ParseError::new(rn, format!("a number or N/A, found `{v}`")));
+        let Some(value) = out.row("rocm-bandwidth-test", value) else {
+            continue;
+        };
         let (src, dst) = (agent(&agents.ids, row), agent(&agents.ids, col));
         let mut m = rbt_cell(rn, title, &src, &dst, dir, Statistic::Peak);
         m.bandwidth_bytes_per_s = Some(value * GB);
@@ -172,7 +185,7 @@ fn peak_row(
         }
         cells.push(m);
     }
-    Ok(cells)
+    cells
 }
 
 /// The two banner lines after `Unidirectional/Bidirectional Benchmark
@@ -204,20 +217,35 @@ fn read_size_table(
     agents: &[Text],
     custom_sizes: bool,
     out: &mut Parsed,
-) -> Result<usize, ParseError> {
+) -> usize {
     let (n, _) = lines[start];
     let mut j = start + 1;
     let mut rows = 0;
     let mut last_size = 0;
     while let Some((rn, rl)) = lines.get(j) {
         let toks: Vec<&str> = rl.split_whitespace().collect();
-        if toks.len() != 6 {
+        // A row starts with a size (`16 MB`); one of the wrong width (cut
+        // mid-row, a cell lost) is a problem and the table goes on.
+        let sized = toks.len() >= 2 && parse_binary_size(toks[0], toks[1]).is_some();
+        if toks.len() != 6 && !sized {
             break;
         }
-        let (size, cells) = size_row(*rn, &toks, sweep, agents)?;
-        out.measurements.extend(cells);
-        last_size = size;
-        rows += 1;
+        let row = if toks.len() == 6 {
+            size_row(*rn, &toks, sweep, agents)
+        } else {
+            Err(ParseError::new(
+                *rn,
+                format!(
+                    "a size and four numbers: Avg Time(us) Avg BW(GB/s) Min Time(us) Peak BW(GB/s); found {} values",
+                    toks.len()
+                ),
+            ))
+        };
+        if let Some((size, cells)) = out.row("rocm-bandwidth-test", row) {
+            out.measurements.extend(cells);
+            last_size = size;
+            rows += 1;
+        }
         j += 1;
     }
     if rows == 0 {
@@ -234,7 +262,7 @@ fn read_size_table(
             ),
         );
     }
-    Ok(j)
+    j
 }
 
 /// One row of a size table, `<size> <unit> <avg us> <avg GB/s> <min us>

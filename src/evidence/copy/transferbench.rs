@@ -71,13 +71,23 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
         settings.read(key, &fields);
         if let Some(rest) = t.strip_prefix("Summary: [") {
             a2a_bytes = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            // The summary first: the banner and settings above it (warm-up,
+            // iterations, validation) were cut.
+            if lines[..i].iter().all(|(_, l)| l.trim().is_empty()) {
+                out.truncated(
+                    n,
+                    format!("cut before line {n}: TransferBench's banner and settings (NUM_WARMUPS, NUM_ITERATIONS) not in the transcript"),
+                );
+            }
         }
         if key.starts_with("Transfer ") && fields.len() >= 4 {
-            let m = transfer_cell(n, key, &fields, &settings)?;
+            // A transfer row that cannot be read is a problem at its line;
+            // its iteration rows are not given to the transfer before it.
+            let m = out.row("TransferBench", transfer_cell(n, key, &fields, &settings));
             if let Some(prev) = current.take() {
                 out.measurements.push(prev);
             }
-            current = Some(m);
+            current = m;
         } else if key.starts_with("Iter ") {
             // Per-iteration rows: kept as Single cells of the transfer above.
             if let Some(base) = &current
@@ -86,7 +96,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
                 out.measurements.push(m);
             }
         } else if t.starts_with("SRC\\DST") {
-            let (cells, next) = read_a2a(&lines, i, a2a_bytes, &mut out)?;
+            let (cells, next) = read_a2a(&lines, i, a2a_bytes, &mut out);
             out.measurements.extend(cells);
             i = next;
             continue;
@@ -95,6 +105,13 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     }
     if let Some(m) = current {
         out.measurements.push(m);
+    }
+    // The banner and settings, and no test after them.
+    if out.measurements.is_empty()
+        && out.issues.is_empty()
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(*n, "the tests after TransferBench's settings");
     }
     Ok(out)
 }
@@ -188,37 +205,63 @@ fn read_a2a(
     start: usize,
     bytes: Option<u64>,
     out: &mut Parsed,
-) -> Result<(Vec<Measurement>, usize), ParseError> {
+) -> (Vec<Measurement>, usize) {
     let (hn, head) = lines[start];
     // `SRC\DST  GPU 00  GPU 01 ... STotal Actual`
     let ncols = head.matches("GPU ").count();
     if ncols == 0 {
-        return Err(ParseError::new(hn, "`GPU NN` column names"));
+        out.bad_row(
+            hn,
+            "TransferBench: expected `GPU NN` column names; the matrix under it is not read",
+        );
+        return (Vec::new(), start + 1);
     }
     let mut cells = Vec::new();
     let mut i = start + 1;
     let mut rows = 0;
     while let Some((n, l)) = lines.get(i) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        let mut toks: Vec<&str> = l.split_whitespace().collect();
         if toks.len() < 2 || toks[0] != "GPU" {
             break;
         }
-        let row: u32 = toks[1]
-            .parse()
-            .map_err(|_| ParseError::new(*n, "a GPU number after `GPU`"))?;
+        i += 1;
+        rows += 1;
+        // A row that cannot be read is a problem at its line; the rows
+        // after it are read.
+        let Ok(row) = toks[1].parse::<u32>() else {
+            out.bad_row(*n, "TransferBench: expected a GPU number after `GPU`");
+            continue;
+        };
+        // Two values glued: the token stands for both columns.
+        // (STotal and Actual follow the matrix, so the count alone would
+        // not show the loss.)
+        if let Some(g) = toks
+            .iter()
+            .skip(2)
+            .position(|x| crate::evidence::is_glued(x))
+        {
+            toks.insert(g + 2, toks[g + 2]);
+        }
         let vals = &toks[2..];
         if vals.len() < ncols {
-            return Err(ParseError::new(
+            out.bad_row(
                 *n,
-                format!("{ncols} values after GPU {row}"),
-            ));
+                format!(
+                    "TransferBench: expected {ncols} values after GPU {row}, found {}",
+                    vals.len()
+                ),
+            );
+            continue;
         }
         for (c, v) in vals[..ncols].iter().enumerate() {
             if *v == "N/A" {
                 continue;
             }
             let value = parse_number(v)
-                .ok_or_else(|| ParseError::new(*n, format!("a number or N/A, found `{v}`")))?;
+                .ok_or_else(|| ParseError::new(*n, format!("a number or N/A, found `{v}`")));
+            let Some(value) = out.row("TransferBench", value) else {
+                continue;
+            };
             let mut m = Measurement::new("TransferBench", *n, Kind::P2pCopy, "a2a", Statistic::Avg);
             m.src = Some(format!("GPU{row}").into());
             m.dst = Some(format!("GPU{c}").into());
@@ -235,16 +278,17 @@ fn read_a2a(
             q.context = "every other GPU pair transferring at the same time (all-to-all)".into();
             cells.push(m);
         }
-        rows += 1;
-        i += 1;
     }
     if rows < ncols {
-        out.truncated(
+        out.cut(
             lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0),
-            format!("the all-to-all matrix has {rows} of {ncols} rows"),
+            format!(
+                "rows GPU {rows:02}..GPU {:02} of the all-to-all matrix",
+                ncols - 1
+            ),
         );
     }
-    Ok((cells, i))
+    (cells, i)
 }
 
 #[cfg(test)]

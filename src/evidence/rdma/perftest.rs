@@ -91,6 +91,8 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut waiting = false;
     let mut i = 0;
     let mut tables = 0;
+    // The title line of a run whose table has not been read yet.
+    let mut open_run: Option<usize> = None;
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
@@ -99,6 +101,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if t.contains("BW peak won't be measured") {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
+            open_run = Some(lines[i].0);
             run = PerftestRun {
                 title: Some(t.to_string()),
                 server: waiting,
@@ -124,12 +127,24 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             }
         } else if t.starts_with("#bytes") {
             tables += 1;
+            open_run = None;
             let next = perftest_table(&lines, i, &run, &mut out)?;
             i = next;
             run.no_peak = false;
             continue;
         }
         i += 1;
+    }
+    // A later run (the client after the server) that stops before its
+    // table.
+    if tables > 0
+        && let Some(at) = open_run
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(
+            *n,
+            format!("the results table of the run titled at line {at}"),
+        );
     }
     if tables == 0 {
         let last = lines.last().map_or(1, |x| x.0);

@@ -139,7 +139,8 @@ struct Pairs {
 impl Pairs {
     /// Checks that a table names the same devices as the ones before it.
     fn adopt_labels(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
-        let labels: Vec<String> = m.rows.iter().map(|r| r.label.to_string()).collect();
+        // A matrix cut short names its missing rows' devices in its header.
+        let labels: Vec<String> = m.labels().into_iter().map(str::to_string).collect();
         let header: Vec<&str> = m.header.split_whitespace().collect();
         if header != labels.iter().map(String::as_str).collect::<Vec<_>>() {
             return Err(ParseError::new(
@@ -152,7 +153,10 @@ impl Pairs {
         }
         if self.labels.is_empty() {
             self.labels = labels;
+            // A device whose row was cut is named by the header.
             self.label_lines = m.rows.iter().map(|r| r.line).collect();
+            self.label_lines
+                .extend(m.missing.iter().map(|_| m.header_line));
         } else if self.labels != labels {
             return Err(ParseError::new(
                 m.header_line,
@@ -165,59 +169,63 @@ impl Pairs {
         Ok(())
     }
 
+    /// A cell that is not a number is a problem at its row's line; the
+    /// other cells are read.
     fn numbers(
         m: &Matrix<'_>,
         what: &str,
         into: &mut BTreeMap<(usize, usize), (u32, usize)>,
-    ) -> Result<(), ParseError> {
-        for (i, row) in m.rows.iter().enumerate() {
+        out: &mut Parsed,
+    ) {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j {
                     continue;
                 }
-                let n = parse_plain_u32(v).ok_or_else(|| {
-                    ParseError::new(row.line, format!("a {what} number, found `{v}`"))
-                })?;
+                let Some(n) = parse_plain_u32(v) else {
+                    out.bad_row(row.line, format!("expected a {what} number, found `{v}`"));
+                    continue;
+                };
                 into.insert((i, j), (n, row.line));
             }
         }
-        Ok(())
     }
 
-    fn codes(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
-        for (i, row) in m.rows.iter().enumerate() {
+    fn codes(&mut self, m: &Matrix<'_>, out: &mut Parsed) {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j {
                     continue;
                 }
                 if !v.chars().all(|c| c.is_ascii_alphanumeric()) {
-                    return Err(ParseError::new(
+                    out.bad_row(
                         row.line,
-                        format!("a link type such as XGMI or PCIE, found `{v}`"),
-                    ));
+                        format!("expected a link type such as XGMI or PCIE, found `{v}`"),
+                    );
+                    continue;
                 }
                 self.code.insert((i, j), (v.to_string(), row.line));
             }
         }
-        Ok(())
     }
 
     /// `50000-200000` (MB/s, from KFD's amdgpu_amdkfd_get_xgmi_bandwidth_mbytes).
-    fn bandwidths(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
-        for (i, row) in m.rows.iter().enumerate() {
+    fn bandwidths(&mut self, m: &Matrix<'_>, out: &mut Parsed) {
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
             for (j, v) in row.cells.iter().enumerate() {
                 if i == j || *v == "N/A" {
                     continue;
                 }
-                let pair = v
+                let Some(pair) = v
                     .split_once('-')
                     .and_then(|(a, b)| Some((parse_plain_u32(a)?, parse_plain_u32(b)?)))
-                    .ok_or_else(|| {
-                        ParseError::new(
-                            row.line,
-                            format!("a min-max bandwidth like 50000-200000, found `{v}`"),
-                        )
-                    })?;
+                else {
+                    out.bad_row(
+                        row.line,
+                        format!("expected a min-max bandwidth like 50000-200000, found `{v}`"),
+                    );
+                    continue;
+                };
                 let mb = 1e6;
                 self.bandwidth.insert(
                     (i, j),
@@ -225,7 +233,6 @@ impl Pairs {
                 );
             }
         }
-        Ok(())
     }
 
     fn into_topology(self, ids: Vec<String>, names_are_bdf: bool) -> Topology {
@@ -319,6 +326,7 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     )?;
     let mut pairs = Pairs::default();
     let mut notes = Vec::new();
+    let mut out = Parsed::default();
     fn gpu_matrix<'a>(body: &[(usize, &'a str)], what: &str) -> Result<Matrix<'a>, ParseError> {
         read_matrix(
             body,
@@ -338,70 +346,58 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
                     "section `{name}` is empty (the capture ends or the tool printed nothing)"
                 ),
             }),
+            // A table that cannot be read is a problem at its line; the
+            // other sections are read.
             "Weight between two GPUs" => {
-                let m = gpu_matrix(body, "weight")?;
-                pairs.adopt_labels(&m)?;
-                Pairs::numbers(&m, "weight", &mut pairs.weight)?;
+                let m = gpu_matrix(body, "weight").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                if let Some(m) = out.row("rocm-smi-topo", m) {
+                    m.flag_cut("rocm-smi-topo", "weight matrix", &mut out);
+                    Pairs::numbers(&m, "weight", &mut pairs.weight, &mut out);
+                }
             }
             "Hops between two GPUs" => {
-                let m = gpu_matrix(body, "hops")?;
-                pairs.adopt_labels(&m)?;
-                Pairs::numbers(&m, "hop count", &mut pairs.hops)?;
+                let m = gpu_matrix(body, "hops").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                if let Some(m) = out.row("rocm-smi-topo", m) {
+                    m.flag_cut("rocm-smi-topo", "hops matrix", &mut out);
+                    Pairs::numbers(&m, "hop count", &mut pairs.hops, &mut out);
+                }
             }
             "Link Type between two GPUs" => {
-                let m = gpu_matrix(body, "link type")?;
-                pairs.adopt_labels(&m)?;
-                pairs.codes(&m)?;
+                let m =
+                    gpu_matrix(body, "link type").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                if let Some(m) = out.row("rocm-smi-topo", m) {
+                    m.flag_cut("rocm-smi-topo", "link type matrix", &mut out);
+                    pairs.codes(&m, &mut out);
+                }
             }
             "Bandwidth" => {
-                let m = gpu_matrix(body, "bandwidth")?;
-                pairs.adopt_labels(&m)?;
-                pairs.bandwidths(&m)?;
-                for (n, l) in &body[..] {
+                let unit = body.iter().find(|(_, l)| {
                     let t = l.trim();
-                    if t.starts_with("Format:") && !t.contains("Units: mps") {
-                        return Err(ParseError::new(*n, "`Format: min-max; Units: mps`"));
-                    }
+                    t.starts_with("Format:") && !t.contains("Units: mps")
+                });
+                if let Some((n, _)) = unit {
+                    out.bad_row(
+                        *n,
+                        "rocm-smi-topo: expected `Format: min-max; Units: mps`; the bandwidth table is not read",
+                    );
+                    continue;
+                }
+                let m =
+                    gpu_matrix(body, "bandwidth").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                if let Some(m) = out.row("rocm-smi-topo", m) {
+                    m.flag_cut("rocm-smi-topo", "bandwidth matrix", &mut out);
+                    pairs.bandwidths(&m, &mut out);
                 }
             }
-            "Numa Nodes" => {
-                for (n, l) in body {
-                    if l.trim().is_empty() {
-                        continue;
-                    }
-                    let (idx, rest) = rocm_gpu_index(l).ok_or_else(|| {
-                        ParseError::new(*n, "`GPU[<n>] : (Topology) Numa Node: <node>`")
-                    })?;
-                    let rest = rest.trim_start().trim_start_matches(':').trim();
-                    if let Some(v) = rest.strip_prefix("(Topology) Numa Node:") {
-                        let v = v.trim();
-                        let node = parse_plain_u32(v).ok_or_else(|| {
-                            ParseError::new(*n, format!("a NUMA node number, found `{v}`"))
-                        })?;
-                        pairs.numa.insert(idx as usize, (node, *n));
-                    } else if !rest.starts_with("(Topology) Numa Affinity:") {
-                        return Err(ParseError::new(
-                            *n,
-                            "`(Topology) Numa Node:` or `(Topology) Numa Affinity:`",
-                        ));
-                    }
-                }
-            }
+            "Numa Nodes" => read_numa(body, &mut pairs, &mut out),
             other => notes.push(Note {
                 line: *line,
                 text: format!("section `{other}` is not a topology view; skipped"),
             }),
         }
     }
-    // GPUs are counted by the lines that name them, never by an index
-    // read from the text (`GPU[4294967295]` would size every pair list).
+    let ids = numa_labels(&mut pairs, &mut out);
     let count = pairs.labels.len().max(pairs.numa.len());
-    if let Some((&idx, &(_, n))) = pairs.numa.iter().find(|(k, _)| **k >= count) {
-        return Err(ParseError::new(
-            n,
-            format!("GPU indices below the number of GPUs listed ({count}); found GPU[{idx}]"),
-        ));
-    }
     if count == 0 {
         return Err(ParseError::new(
             lines.len().max(1),
@@ -417,12 +413,87 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
             ));
         }
     }
-    let ids: Vec<String> = (0..count).map(|i| format!("GPU{i}")).collect();
-    Ok(Parsed {
-        topology: pairs.into_topology(ids, false),
-        notes,
-        ..Parsed::default()
-    })
+    let ids = ids.unwrap_or_else(|| (0..count).map(|i| format!("GPU{i}")).collect());
+    // rocm-smi closes its output with `End of ROCm SMI Log`: a transcript
+    // that opens with the banner and lacks it was cut.
+    let opened = sections
+        .iter()
+        .any(|s| s.name == "ROCm System Management Interface");
+    let closed = sections.iter().any(|s| s.name == "End of ROCm SMI Log");
+    if opened
+        && !closed
+        && let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty())
+    {
+        out.cut(
+            *n,
+            "the rest of rocm-smi's output (up to its `End of ROCm SMI Log` line)",
+        );
+    }
+    out.topology = pairs.into_topology(ids, false);
+    out.notes = notes;
+    Ok(out)
+}
+
+/// The `Numa Nodes` section: `GPU[k] : (Topology) Numa Node: <node>`. A
+/// line that cannot be read is a problem at its line.
+fn read_numa(body: &[(usize, &str)], pairs: &mut Pairs, out: &mut Parsed) {
+    for (n, l) in body {
+        if l.trim().is_empty() {
+            continue;
+        }
+        // A line that cannot be read is a problem at its line.
+        let Some((idx, rest)) = rocm_gpu_index(l) else {
+            out.bad_row(
+                *n,
+                "rocm-smi-topo: expected `GPU[<n>] : (Topology) Numa Node: <node>`",
+            );
+            continue;
+        };
+        let rest = rest.trim_start().trim_start_matches(':').trim();
+        if let Some(v) = rest.strip_prefix("(Topology) Numa Node:") {
+            let v = v.trim();
+            let Some(node) = parse_plain_u32(v) else {
+                out.bad_row(
+                    *n,
+                    format!("rocm-smi-topo: expected a NUMA node number, found `{v}`"),
+                );
+                continue;
+            };
+            pairs.numa.insert(idx as usize, (node, *n));
+        } else if !rest.starts_with("(Topology) Numa Affinity:") {
+            out.bad_row(
+                *n,
+                "rocm-smi-topo: expected `(Topology) Numa Node:` or `(Topology) Numa Affinity:`",
+            );
+        }
+    }
+}
+
+/// GPUs are counted by the lines that name them, never by an index read
+/// from the text (`GPU[4294967295]` would size every pair list). Without
+/// a matrix, the `GPU[k]` index is a label (a filtered view, `rocm-smi -d
+/// 2 --showtoponuma`, lists GPU 2 alone): the GPUs are the ones listed,
+/// in index order, and their ids are returned. With one, an index beyond
+/// the matrix's GPUs is a problem at its line.
+fn numa_labels(pairs: &mut Pairs, out: &mut Parsed) -> Option<Vec<String>> {
+    if pairs.labels.is_empty() {
+        let numa = std::mem::take(&mut pairs.numa);
+        let ids = numa.keys().map(|k| format!("GPU{k}")).collect();
+        pairs.numa = numa.into_values().enumerate().collect();
+        return Some(ids);
+    }
+    let n = pairs.labels.len();
+    for (idx, (_, line)) in pairs.numa.iter().filter(|(k, _)| **k >= n) {
+        out.bad_row(
+            *line,
+            format!(
+                "rocm-smi-topo: expected a GPU of the matrices above (GPU0..GPU{}), found GPU[{idx}]",
+                n - 1
+            ),
+        );
+    }
+    pairs.numa.retain(|k, _| *k < n);
+    None
 }
 
 fn is_bdf(t: &str) -> bool {
@@ -447,18 +518,25 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
     )?;
     let mut pairs = Pairs::default();
     let mut notes = Vec::new();
+    let mut out = Parsed::default();
     for Section { name, line, body } in &tables {
+        // A table that cannot be read is a problem at its line; the other
+        // tables are read.
         let m = read_matrix(
             body,
             |toks| !toks.is_empty() && toks.iter().all(|t| is_bdf(t)),
             |first, _| is_bdf(first),
             None,
             &format!("{name} table"),
-        )?;
-        pairs.adopt_labels(&m)?;
+        )
+        .and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+        let Some(m) = out.row("amd-smi-topology", m) else {
+            continue;
+        };
+        m.flag_cut("amd-smi-topology", &format!("{name} TABLE"), &mut out);
         match *name {
             "ACCESS" => {
-                for (i, row) in m.rows.iter().enumerate() {
+                for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
                     for (j, v) in row.cells.iter().enumerate() {
                         if i == j {
                             continue;
@@ -467,10 +545,11 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
                             "ENABLED" => true,
                             "DISABLED" => false,
                             _ => {
-                                return Err(ParseError::new(
+                                out.bad_row(
                                     row.line,
-                                    format!("ENABLED or DISABLED, found `{v}`"),
-                                ));
+                                    format!("amd-smi-topology: expected ENABLED or DISABLED, found `{v}`"),
+                                );
+                                continue;
                             }
                         };
                         pairs.access.push(P2pCell {
@@ -483,10 +562,10 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
                     }
                 }
             }
-            "WEIGHT" => Pairs::numbers(&m, "weight", &mut pairs.weight)?,
-            "HOPS" => Pairs::numbers(&m, "hop count", &mut pairs.hops)?,
-            "LINK TYPE" => pairs.codes(&m)?,
-            "NUMA BW" => pairs.bandwidths(&m)?,
+            "WEIGHT" => Pairs::numbers(&m, "weight", &mut pairs.weight, &mut out),
+            "HOPS" => Pairs::numbers(&m, "hop count", &mut pairs.hops, &mut out),
+            "LINK TYPE" => pairs.codes(&m, &mut out),
+            "NUMA BW" => pairs.bandwidths(&m, &mut out),
             other => notes.push(Note {
                 line: *line,
                 text: format!("{other} TABLE is not used for topology; skipped"),
@@ -494,24 +573,47 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
         }
         // Anything after the rows must be blank (a lone space counts).
         if let Some((n, l)) = body[m.end..].iter().find(|(_, l)| !l.trim().is_empty()) {
-            return Err(ParseError::new(
+            out.bad_row(
                 *n,
                 format!(
-                    "a blank line or the next `... TABLE:` line, found `{}`",
+                    "amd-smi-topology: expected a blank line or the next `... TABLE:` line, found `{}`",
                     l.trim()
                 ),
-            ));
+            );
         }
     }
     if pairs.labels.is_empty() {
         return Err(ParseError::new(1, "an amd-smi topology table"));
     }
+    amd_smi_cut(&tables, &lines, &mut out);
     let ids: Vec<String> = (0..pairs.labels.len()).map(|i| format!("GPU{i}")).collect();
-    Ok(Parsed {
-        topology: pairs.into_topology(ids, true),
-        notes,
-        ..Parsed::default()
-    })
+    out.topology = pairs.into_topology(ids, true);
+    out.notes = notes;
+    Ok(out)
+}
+
+/// `amd-smi topology` prints its tables in one order (ACCESS, WEIGHT,
+/// HOPS, LINK TYPE, NUMA BW, then newer ones). Tables that are that
+/// order's first few, ending before LINK TYPE, at the transcript's end,
+/// were cut, unless the command chose them (`amd-smi topology -a -w`):
+/// the flag says both.
+fn amd_smi_cut(tables: &[Section<'_>], lines: &[(usize, &str)], out: &mut Parsed) {
+    const ORDER: [&str; 5] = ["ACCESS", "WEIGHT", "HOPS", "LINK TYPE", "NUMA BW"];
+    let names: Vec<&str> = tables.iter().map(|t| t.name).collect();
+    let k = names.len();
+    if k == 0 || k >= 4 || names[..] != ORDER[..k] {
+        return;
+    }
+    if let Some((n, _)) = lines.iter().rev().find(|(_, l)| !l.trim().is_empty()) {
+        out.cut(
+            *n,
+            format!(
+                "the tables after {} TABLE ({} TABLE; unless the command chose its tables)",
+                names[k - 1],
+                ORDER[k..].join(" TABLE, ")
+            ),
+        );
+    }
 }
 
 #[cfg(test)]

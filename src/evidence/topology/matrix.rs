@@ -11,6 +11,46 @@ pub(super) struct Matrix<'a> {
     pub rows: Vec<Row<'a>>,
     /// First line after the matrix.
     pub end: usize,
+    /// Devices the header names whose rows are not in the transcript (a
+    /// matrix cut short): their labels, in header order. Rows read have
+    /// a cell for each of their columns too.
+    pub missing: Vec<&'a str>,
+    /// The last row, cut mid-row (too few cells): not read.
+    pub cut_row: Option<ParseError>,
+    /// Rows not read, at their lines ([`Row::bad`]).
+    pub bad: Vec<ParseError>,
+}
+
+impl Matrix<'_> {
+    /// Every device label, the rows' then the missing ones.
+    pub fn labels(&self) -> Vec<&str> {
+        let mut l: Vec<&str> = self.rows.iter().map(|r| r.label).collect();
+        l.extend(self.missing.iter().copied());
+        l
+    }
+
+    /// Problems for the rows not read ([`Row::bad`], a last row cut
+    /// mid-row), and the cut of a matrix whose header names rows that are
+    /// not in the transcript.
+    pub fn flag_cut(&self, tool: &str, what: &str, out: &mut crate::evidence::Parsed) {
+        for e in self.bad.iter().chain(&self.cut_row) {
+            out.row::<()>(tool, Err(e.clone()));
+        }
+        if let (Some(first), Some(last)) = (self.missing.first(), self.missing.last()) {
+            let at = self
+                .cut_row
+                .as_ref()
+                .map(|e| e.line)
+                .or_else(|| self.rows.last().map(|r| r.line))
+                .unwrap_or(self.header_line);
+            let rows = if first == last {
+                format!("row {first}")
+            } else {
+                format!("rows {first}..{last}")
+            };
+            out.cut(at, format!("{rows} of the {what}"));
+        }
+    }
 }
 
 pub(super) struct Row<'a> {
@@ -18,6 +58,8 @@ pub(super) struct Row<'a> {
     pub label: &'a str,
     pub cells: Vec<&'a str>,
     pub rest: Vec<&'a str>,
+    /// Not read (too short, or off its diagonal): its cells are `?`.
+    pub bad: bool,
 }
 
 /// Reads a matrix whose header is the first line accepted by `is_header`;
@@ -55,11 +97,79 @@ pub(super) fn read_matrix<'a>(
             format!("{what} rows starting with GPU0 after the header"),
         ));
     }
-    let n = raw.len();
+    // The header names the devices: more of them than rows, with rows
+    // wide enough for all, is a matrix cut short (the header is the
+    // authority on its width). A header whose separators were lost
+    // (`GPU0GPU1`) names none, and the rows decide.
+    let head_labels: Vec<&'a str> = header
+        .split_whitespace()
+        .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
+        .collect();
+    let mut n = raw.len();
+    let mut cut_row = None;
+    if head_labels.len() > n && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty()) {
+        let w = head_labels.len();
+        if raw.last().is_some_and(|(_, t)| t.len() < w + 1) {
+            // The last row stops mid-row (the transcript's end).
+            let (line, toks) = raw.pop().unwrap_or_default();
+            cut_row = Some(ParseError::new(
+                line,
+                format!(
+                    "{w} cells after `{}` (one per device), found {} (cut mid-row)",
+                    toks.first().unwrap_or(&""),
+                    toks.len().saturating_sub(1)
+                ),
+            ));
+        }
+        if !raw.is_empty() && raw.iter().all(|(_, t)| t.len() > w) {
+            n = w;
+        }
+    }
+    if raw.is_empty() {
+        return Err(ParseError::new(
+            header_line + 1,
+            format!("{what} rows starting with GPU0 after the header"),
+        ));
+    }
+    let missing = if n > raw.len() {
+        head_labels[raw.len()..n].to_vec()
+    } else {
+        if let Some(e) = cut_row.take() {
+            return Err(e);
+        }
+        Vec::new()
+    };
+    let (rows, bad) = read_rows(raw, n, diagonal);
+    // One row or none readable: the matrix is not read.
+    if rows.iter().filter(|r| !r.bad).count() < 2
+        && let Some(e) = bad.first()
+    {
+        return Err(e.clone());
+    }
+    Ok(Matrix {
+        header_line,
+        header,
+        rows,
+        end,
+        missing,
+        cut_row,
+        bad,
+    })
+}
+
+/// The rows of a matrix `n` devices wide. A row too short, or off its
+/// diagonal, is not read; it keeps its place (its cells `?`, `bad` set)
+/// so the rows after it keep their columns, and its error is returned.
+fn read_rows<'a>(
+    raw: Vec<(usize, Vec<&'a str>)>,
+    n: usize,
+    diagonal: Option<&[&str]>,
+) -> (Vec<Row<'a>>, Vec<ParseError>) {
     let mut rows = Vec::with_capacity(n);
+    let mut bad = Vec::new();
     for (i, (line, toks)) in raw.into_iter().enumerate() {
-        if toks.len() < n + 1 {
-            return Err(ParseError::new(
+        let e = if toks.len() < n + 1 {
+            Some(ParseError::new(
                 line,
                 format!(
                     "{} cells after `{}` (one per device row), found {}",
@@ -67,32 +177,40 @@ pub(super) fn read_matrix<'a>(
                     toks[0],
                     toks.len() - 1
                 ),
-            ));
-        }
-        if let Some(diag) = diagonal
-            && !diag.contains(&toks[i + 1])
-        {
-            return Err(ParseError::new(
+            ))
+        } else {
+            diagonal
+                .filter(|diag| !diag.contains(&toks[i + 1]))
+                .map(|diag| {
+                    ParseError::new(
+                        line,
+                        format!(
+                            "`{}` on the diagonal in column {}, found `{}`",
+                            diag.join("` or `"),
+                            i + 1,
+                            toks[i + 1]
+                        ),
+                    )
+                })
+        };
+        if let Some(e) = e {
+            bad.push(e);
+            rows.push(Row {
                 line,
-                format!(
-                    "`{}` on the diagonal in column {}, found `{}`",
-                    diag.join("` or `"),
-                    i + 1,
-                    toks[i + 1]
-                ),
-            ));
+                label: toks[0],
+                cells: vec!["?"; n],
+                rest: Vec::new(),
+                bad: true,
+            });
+            continue;
         }
         rows.push(Row {
             line,
             label: toks[0],
             cells: toks[1..=n].to_vec(),
             rest: toks[n + 1..].to_vec(),
+            bad: false,
         });
     }
-    Ok(Matrix {
-        header_line,
-        header,
-        rows,
-        end,
-    })
+    (rows, bad)
 }

@@ -255,33 +255,59 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
     let cols = header_columns(&m)?;
     let nic_names = nic_legend(&lines[m.end..]);
     check_codes(&m)?;
+    let mut out = Parsed::default();
+    m.flag_cut("nvidia-smi-topo", "topology matrix", &mut out);
     let mut topo = Topology::default();
     let mut nic_count = 0;
     for row in &m.rows {
-        let dev = row_device(row, &cols, &nic_names, &mut nic_count)?;
+        // Trailing columns that cannot be read are a problem at the row's
+        // line; the device and its links are kept.
+        let (dev, bad) = row_device(row, &cols, &nic_names, &mut nic_count);
+        if let Some(e) = bad {
+            out.row::<()>("nvidia-smi-topo", Err(e));
+        }
         topo.devices.push(dev);
     }
     let ids: Vec<String> = topo.devices.iter().map(|d| d.id.clone()).collect();
-    let notes = pair_links(&m, &ids, &mut topo);
+    out.notes = pair_links(&m, &ids, &mut topo);
     topo.sort();
-    Ok(Parsed {
-        topology: topo,
-        notes,
-        ..Parsed::default()
-    })
+    out.topology = topo;
+    if m.missing.is_empty() {
+        legend_cut(&lines[m.end..], "NV#", &mut out);
+    }
+    Ok(out)
+}
+
+/// The legend nvidia-smi prints under a matrix ends with a known line:
+/// `NV#  = Connection traversing a bonded set of # NVLinks` under
+/// `topo -m`, `U    = Unknown` under `topo -p2p`. A legend that starts and
+/// stops before that line, at the transcript's end, was cut.
+fn legend_cut(after: &[(usize, &str)], last: &str, out: &mut Parsed) {
+    let Some(start) = after.iter().position(|(_, l)| l.trim() == "Legend:") else {
+        return;
+    };
+    let legend = &after[start..];
+    let has_last = legend.iter().any(|(_, l)| l.trim_start().starts_with(last));
+    let last_text = legend.iter().rev().find(|(_, l)| !l.trim().is_empty());
+    if !has_last && let Some((n, _)) = last_text {
+        out.cut(
+            *n,
+            format!("the rest of the legend (its `{}` line)", last.trim()),
+        );
+    }
 }
 
 /// The header, whitespace removed, must spell the row labels in order; what
 /// follows them names the trailing columns.
 fn header_columns(m: &Matrix<'_>) -> Result<Vec<Extra>, ParseError> {
     let squeezed: String = m.header.split_whitespace().collect();
-    let labels: String = m.rows.iter().map(|r| r.label).collect();
+    let labels: String = m.labels().concat();
     let Some(rest) = squeezed.strip_prefix(&labels) else {
         return Err(ParseError::new(
             m.header_line,
             format!(
                 "a header naming the row devices in order ({})",
-                m.rows.iter().map(|r| r.label).collect::<Vec<_>>().join(" ")
+                m.labels().join(" ")
             ),
         ));
     };
@@ -307,7 +333,7 @@ fn nic_legend(lines: &[(usize, &str)]) -> std::collections::BTreeMap<String, Str
 /// row is short and the next column slid into the matrix.
 fn check_codes(m: &Matrix<'_>) -> Result<(), ParseError> {
     let n = m.rows.len();
-    for row in &m.rows {
+    for row in m.rows.iter().filter(|r| !r.bad) {
         if let Some((j, bad)) = row
             .cells
             .iter()
@@ -335,7 +361,7 @@ fn row_device(
     cols: &[Extra],
     nic_names: &std::collections::BTreeMap<String, String>,
     nic_count: &mut usize,
-) -> Result<Device, ParseError> {
+) -> (Device, Option<ParseError>) {
     let mut dev = if is_gpu_label(row.label) {
         Device::new(row.label, DeviceKind::Gpu, Source::line(row.line))
     } else {
@@ -359,8 +385,11 @@ fn row_device(
         *nic_count += 1;
         d
     };
-    assign_extras(&mut dev, cols, &row.rest, row.line)?;
-    Ok(dev)
+    if row.bad {
+        return (dev, None);
+    }
+    let bad = assign_extras(&mut dev, cols, &row.rest, row.line).err();
+    (dev, bad)
 }
 
 /// One link per device pair, from the cell above the diagonal and the one
@@ -369,8 +398,14 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
     let mut notes = Vec::new();
     for i in 0..m.rows.len() {
         for j in i + 1..m.rows.len() {
-            let code = m.rows[i].cells[j];
-            let back = m.rows[j].cells[i];
+            let (ri, rj) = (&m.rows[i], &m.rows[j]);
+            // A row not read: the pair is told by the other row alone.
+            let (code, back) = match (ri.bad, rj.bad) {
+                (true, true) => continue,
+                (true, false) => (rj.cells[i], rj.cells[i]),
+                (false, true) => (ri.cells[j], ri.cells[j]),
+                (false, false) => (ri.cells[j], rj.cells[i]),
+            };
             if code != back {
                 notes.push(Note {
                     line: m.rows[j].line,
@@ -387,8 +422,10 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
             } else {
                 (c1, code, n1)
             };
-            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(m.rows[i].line));
-            link.sources.push(Source::line(m.rows[j].line));
+            let lines: Vec<usize> = [ri, rj].iter().filter(|r| !r.bad).map(|r| r.line).collect();
+            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(lines[0]));
+            link.sources
+                .extend(lines[1..].iter().map(|l| Source::line(*l)));
             link.code = Some(code.to_string());
             link.nvlinks = nvlinks;
             topo.links.push(link);
@@ -410,7 +447,7 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
         "P2P status",
     )?;
     let header: Vec<&str> = m.header.split_whitespace().collect();
-    let labels: Vec<&str> = m.rows.iter().map(|r| r.label).collect();
+    let labels: Vec<&str> = m.labels();
     if header != labels {
         return Err(ParseError::new(
             m.header_line,
@@ -420,35 +457,42 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
             ),
         ));
     }
+    let mut out = Parsed::default();
+    m.flag_cut("nvidia-smi-p2p", "P2P status matrix", &mut out);
     let mut topo = Topology::default();
     for row in &m.rows {
         if !is_gpu_label(row.label) {
             return Err(ParseError::new(row.line, "a row label GPU<n>"));
         }
         if !row.rest.is_empty() {
-            return Err(ParseError::new(
+            out.bad_row(
                 row.line,
                 format!(
-                    "{} status codes, found {}",
+                    "nvidia-smi-p2p: expected {} status codes, found {}",
                     labels.len(),
                     labels.len() + row.rest.len()
                 ),
-            ));
+            );
+            continue;
         }
         topo.devices.push(Device::new(
             row.label,
             DeviceKind::Gpu,
             Source::line(row.line),
         ));
+        if row.bad {
+            continue;
+        }
         for (j, code) in row.cells.iter().enumerate() {
             if labels[j] == row.label {
                 continue;
             }
             if !code.chars().all(|c| c.is_ascii_uppercase()) {
-                return Err(ParseError::new(
+                out.bad_row(
                     row.line,
-                    format!("a P2P status code (OK, NS, CNS, GNS, TNS, U), found `{code}`"),
-                ));
+                    format!("nvidia-smi-p2p: expected a P2P status code (OK, NS, CNS, GNS, TNS, U), found `{code}`"),
+                );
+                continue;
             }
             topo.p2p.push(P2pCell {
                 src: row.label.to_string(),
@@ -460,10 +504,11 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
         }
     }
     topo.sort();
-    Ok(Parsed {
-        topology: topo,
-        ..Parsed::default()
-    })
+    out.topology = topo;
+    if m.missing.is_empty() {
+        legend_cut(&lines[m.end..], "U ", &mut out);
+    }
+    Ok(out)
 }
 
 /// `GPU 0: <name> (UUID: ...)`, or `GPU 0: Tesla V100-SXM2-32GB` as older
@@ -489,6 +534,7 @@ fn parse_gpu_line(l: &str) -> Option<(u32, String, Option<String>)> {
 pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
     let mut topo = Topology::default();
     let mut notes = Vec::new();
+    let mut elided = Vec::new();
     let mut gpu: Option<String> = None;
     let mut parsed_issues: Vec<(usize, String)> = Vec::new();
     for (n, l) in numbered_lines(text) {
@@ -506,10 +552,12 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         if t == "..." || t == "[snip]" {
+            // Passed over (a note) and flagged as a cut below.
             notes.push(Note {
                 line: n,
                 text: "elided by whoever captured it; links after this line are not listed".into(),
             });
+            elided.push((n, t));
             continue;
         }
         let Some(g) = gpu.clone() else {
@@ -591,6 +639,13 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
     };
     for (n, expected) in parsed_issues {
         out.bad_row(n, format!("nvidia-smi-nvlink: expected {expected}"));
+    }
+    // An author's `...` or `[snip]`: a cut inside the transcript.
+    for (n, t) in elided {
+        out.truncated(
+            n,
+            format!("cut at line {n} by whoever captured it (`{t}`): the links it stands for not in the transcript"),
+        );
     }
     Ok(out)
 }
