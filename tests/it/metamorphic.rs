@@ -131,6 +131,36 @@ fn transforms() -> Vec<Transform> {
             Box::new(|t: &str| per_line(t, |l| format!("2025-03-14T09:26:53.123456789Z {l}"))),
         ),
         (
+            "journald",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("Dec 01 10:00:00 gpu01 wire[4242]: {l}"))),
+        ),
+        (
+            "journald kernel",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("Dec  1 10:00:00 gpu01 kernel: {l}"))),
+        ),
+        (
+            "srun -l",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("0: {l}"))),
+        ),
+        (
+            "srun -l padded, twelve tasks",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!(" 7: {l}"))),
+        ),
+        (
+            "srun messages",
+            1,
+            Box::new(|t: &str| {
+                format!(
+                    "srun: job 4242 queued and waiting for resources\n{}srun: Job 4242 step creation still disabled, retrying\n",
+                    per_line(t, |l| format!("12: {l}"))
+                )
+            }),
+        ),
+        (
             "crlf",
             0,
             Box::new(|t: &str| per_line(t, |l| format!("{l}\r"))),
