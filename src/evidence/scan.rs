@@ -465,7 +465,24 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     if t == "$" {
         return Some("");
     }
+    // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
+    if let Some((head, rest)) = t.split_once(' ')
+        && is_shell_prompt(head)
+    {
+        return Some(rest.trim());
+    }
     is_command(t).then_some(t)
+}
+
+/// `sh-5.1#`, `bash-4.2$`, `zsh%` (a shell's name and version, then the
+/// prompt character).
+fn is_shell_prompt(head: &str) -> bool {
+    let Some(body) = head.strip_suffix(['#', '$', '%']) else {
+        return false;
+    };
+    let (name, version) = body.split_once('-').unwrap_or((body, ""));
+    matches!(name, "sh" | "bash" | "zsh" | "ksh" | "dash")
+        && version.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
 /// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
@@ -594,6 +611,9 @@ mod tests {
             assert_eq!(prompt_command(l), None, "{l}");
         }
         assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
+        assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
+        assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
+        assert_eq!(prompt_command("shell-5# x"), None);
         assert_eq!(
             prompt_command("$ nvidia-smi topo -m"),
             Some("nvidia-smi topo -m")

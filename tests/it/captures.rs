@@ -443,7 +443,7 @@ fn captures_wild_read_as_checked() {
         ("cx4-vpi-rdma-manual", Some("ibstat"), 2, &[]),
         ("cx6-irdma-versity-h1", Some("ibv-devinfo"), 4, &[]),
         ("hiroce-mlx5-bond", Some("show-gids"), 2, &[]),
-        ("cx7-4nic-lnk-grep", None, 0, &[(1, "unrecognized")]),
+        ("cx7-4nic-lnk-grep", Some("lspci"), 4, &[]),
         (
             "rtx5090-2gpu-nccl-failure",
             Some("nccl-tests"),
