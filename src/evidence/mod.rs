@@ -14,6 +14,7 @@ pub mod mpi;
 pub mod pcie;
 pub mod rdma;
 pub mod scan;
+pub mod split;
 pub mod text;
 pub mod tools;
 pub mod topology;
@@ -124,6 +125,8 @@ pub enum Tool {
     NvidiaSmiQ,
     /// CUDA sample `bandwidthTest`
     BandwidthTest,
+    /// `dcgmi nvlink -s` (`--link-status`)
+    DcgmiNvlink,
 }
 
 impl Tool {

@@ -451,6 +451,12 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     if let Some(cmd) = after_prompt(t) {
         return Some(cmd.trim());
     }
+    // A container shell: `Apptainer> cmd`, `Singularity> cmd`.
+    for p in ["Apptainer> ", "Singularity> "] {
+        if let Some(rest) = t.strip_prefix(p) {
+            return Some(rest.trim());
+        }
+    }
     // `$ cmd`: no tool prints a line that starts so.
     if let Some(rest) = t.strip_prefix("$ ") {
         return Some(rest.trim());
@@ -614,6 +620,10 @@ mod tests {
         assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
         assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
         assert_eq!(prompt_command("shell-5# x"), None);
+        assert_eq!(
+            prompt_command("Apptainer> python3 -m sglang.check_env"),
+            Some("python3 -m sglang.check_env")
+        );
         assert_eq!(
             prompt_command("$ nvidia-smi topo -m"),
             Some("nvidia-smi topo -m")

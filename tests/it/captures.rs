@@ -493,7 +493,7 @@ fn captures_wild_read_as_checked() {
             0,
             &[(34, "truncated")],
         ),
-        ("mi300a-2apu-apptainer", None, 0, &[(1, "parse")]),
+        ("mi300a-2apu-apptainer", Some("rocm-smi-topo"), 3, &[]),
         (
             "transferbench-scaling-preset",
             None,

@@ -59,3 +59,54 @@ fn lnk_lines_without_device_headers_read_as_links_of_unstated_devices() {
     assert_eq!(warned, vec![6, 11, 16, 21]);
     assert!(b.problems.is_empty(), "{:?}", b.problems);
 }
+
+/// rocm-topo-002: `python3 -m sglang.check_env` in an Apptainer shell; its
+/// environment dump (lines 2-39) then rocm-smi's link-type table at lines
+/// 42-47: line 45 "GPU0   0   XGMI", line 46 "GPU1   XGMI   0". Line 49
+/// (`ulimit soft: 8192`) is the environment dump again, after rocm-smi's
+/// end banner.
+#[test]
+fn rocm_smi_inside_a_longer_log_is_read_from_its_banner() {
+    let b = node("mi300a-2apu-apptainer");
+    let t = &b.transcripts[0];
+    assert_eq!(t.tool.as_str(), "rocm-smi-topo");
+    assert_eq!((t.blocks[0].first_line, t.blocks[0].last_line), (42, 49));
+    let l = &b.topology.links[0];
+    assert_eq!((l.a.as_str(), l.b.as_str()), ("GPU0", "GPU1"));
+    assert_eq!(l.code.as_deref(), Some("XGMI"));
+    assert_eq!(l.sources[0].line, 45);
+    assert!(t.notes.iter().any(|n| n.line == 49));
+    // The environment dump is not a tool's output: not understood, listed.
+    assert_eq!(t.lines.not_understood_lines, (2..=39).collect::<Vec<_>>());
+    assert!(b.problems.is_empty(), "{:?}", b.problems);
+}
+
+/// dcgmi-nvlink-001 (NVIDIA/dcgm-exporter#576): lines 7, 9, ... 21 each
+/// "U U U ... U" (18 letters) under `gpuId 0:` ... `gpuId 7:` (lines 6,
+/// 8, ... 20). dcgmi-nvlink-002 (NVIDIA/DCGM#198): 18 `D` per GPU for
+/// gpuId 0 (line 6) and 1 (line 8).
+#[test]
+fn dcgmi_nvlink_status_reads_every_link_letter() {
+    let b = node("h100-8gpu-dcgmi-nvlink-up");
+    assert_eq!(b.transcripts[0].tool.as_str(), "dcgmi-nvlink");
+    assert_eq!(b.topology.devices.len(), 8);
+    assert_eq!(b.topology.devices[7].source.line, 20);
+    assert_eq!(b.topology.nvlink.len(), 8 * 18);
+    assert!(b.topology.nvlink.iter().all(|p| p.active));
+    let last = b.topology.nvlink.last().unwrap();
+    assert_eq!(
+        (last.gpu.as_str(), last.link, last.source.line),
+        ("GPU7", Some(17), 21)
+    );
+    assert!(last.rate_bytes_per_s.is_none(), "dcgmi prints no rate");
+    let b = node("dcgmi-2gpu-nvlink-down");
+    assert_eq!(b.topology.nvlink.len(), 2 * 18);
+    assert!(
+        b.topology
+            .nvlink
+            .iter()
+            .all(|p| !p.active && p.as_printed == "D (down)")
+    );
+    assert_eq!(b.topology.nvlink[18].source.line, 9);
+    assert_eq!(b.transcripts[0].lines.not_understood, 0);
+}

@@ -317,7 +317,16 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     for Section { name, line, body } in &sections {
         let has_content = body.iter().any(|(_, l)| !l.trim().is_empty());
         match *name {
-            "ROCm System Management Interface" | "End of ROCm SMI Log" => {}
+            "ROCm System Management Interface" => {}
+            "End of ROCm SMI Log" => {
+                // A longer log goes on after rocm-smi's (`ulimit soft: ...`).
+                for (n, l) in body.iter().filter(|(_, l)| !l.trim().is_empty()) {
+                    notes.push(Note {
+                        line: *n,
+                        text: format!("after rocm-smi's end banner, not its output: {}", l.trim()),
+                    });
+                }
+            }
             _ if !has_content => notes.push(Note {
                 line: *line,
                 text: format!(

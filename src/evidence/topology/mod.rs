@@ -7,6 +7,7 @@
 //! submodules; they take `&str` and never touch the filesystem.
 
 pub mod amd;
+pub mod dcgmi;
 mod matrix;
 pub mod nvidia;
 
