@@ -56,7 +56,10 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         Tool::BandwidthTest
     } else if t.starts_with("RocmBandwidthTest Version:") {
         Tool::RocmBandwidthTest
-    } else if t.starts_with("TransferBench v") || t == "GPU-GFX Scaling benchmark:" {
+    } else if t.starts_with("TransferBench v")
+        || t == "GPU-GFX Scaling benchmark:"
+        || t.starts_with("Bytes Per Direction ")
+    {
         Tool::Transferbench
     } else if t.starts_with("# nThread ")
         || t.starts_with("# Collective test starting:")

@@ -496,9 +496,9 @@ fn captures_wild_read_as_checked() {
         ("mi300a-2apu-apptainer", Some("rocm-smi-topo"), 3, &[]),
         (
             "transferbench-scaling-preset",
-            None,
-            0,
-            &[(1, "unrecognized")],
+            Some("transferbench"),
+            72,
+            &[(19, "truncated")],
         ),
     ];
     let listed: BTreeSet<String> = wild_files()

@@ -172,6 +172,7 @@ const TRUTH: &[Row] = &[
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",
             "rtx5090-2gpu-nccl-failure",
+            "transferbench-scaling-preset",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),
     },

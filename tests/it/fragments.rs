@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use wire_report::bundle::Bundle;
+use wire_report::evidence::measurement::Direction;
 
 fn node(name: &str) -> Bundle {
     let dir = Path::new("captures").join(name);
@@ -109,4 +110,87 @@ fn dcgmi_nvlink_status_reads_every_link_letter() {
     );
     assert_eq!(b.topology.nvlink[18].source.line, 9);
     assert_eq!(b.transcripts[0].lines.not_understood, 0);
+}
+
+fn cell<'a>(
+    b: &'a Bundle,
+    line: usize,
+    src: &str,
+    dst: &str,
+) -> Vec<&'a wire_report::evidence::measurement::Measurement> {
+    b.measurements
+        .iter()
+        .filter(|m| {
+            m.source.line == line && m.src.as_deref() == Some(src) && m.dst.as_deref() == Some(dst)
+        })
+        .collect()
+}
+
+/// transferbench-002 (scaling preset, cut): line 3 "- Copying 67108864
+/// bytes from GPU 0 to other devices"; line 7 (1 CU) "14.11 14.02 20.30
+/// 20.25 20.17 20.38" for CPU00 CPU01 GPU00 GPU01 GPU02 GPU03; line 18 (12
+/// CUs) ends "33.43 33.49 32.55"; line 19 "13  13.10" is cut after one
+/// value.
+#[test]
+fn transferbench_scaling_preset_reads_every_complete_row() {
+    let b = node("transferbench-scaling-preset");
+    assert_eq!(b.measurements.len(), 12 * 6);
+    let m = cell(&b, 7, "GPU0", "CPU0")[0];
+    assert_eq!(m.bandwidth_bytes_per_s, Some(14.11e9));
+    assert_eq!(m.size_bytes, Some(67_108_864));
+    assert_eq!(m.kind.as_str(), "d2h");
+    let m = cell(&b, 7, "GPU0", "GPU0")[0];
+    assert_eq!(
+        (m.kind.as_str(), m.as_printed.as_str()),
+        ("d2d", "20.30 GB/s")
+    );
+    let m = cell(&b, 18, "GPU0", "GPU3")[0];
+    assert_eq!(
+        (m.kind.as_str(), m.as_printed.as_str()),
+        ("p2p-copy", "32.55 GB/s")
+    );
+    assert!(m.questions.outstanding.contains("12 CU(s) of GPU0"));
+    let cut: Vec<(Option<usize>, String)> = b
+        .problems
+        .iter()
+        .map(|p| (p.line, format!("{:?}", p.kind)))
+        .collect();
+    assert_eq!(cut, vec![(Some(19), "Truncated".to_string())]);
+}
+
+/// transferbench-005 (p2p preset, MI350X): line 6 "CPU 00 -> 92.21
+/// 102.51 45.11 ..."; line 9 "GPU 00 -> ... 2132.28 57.39" (GPU0 to
+/// itself, to GPU1); bidirectional GPU 03 rows at lines 43-45: to GPU 06
+/// "38.96" (->), "40.37" (<-, GPU6 to GPU3), "79.33" (<->, their sum, noted). The
+/// diagonal of the bidirectional table is N/A (not run): no cell.
+#[test]
+fn transferbench_p2p_preset_reads_both_tables_with_their_directions() {
+    let b = node("mi350x-8gpu-transferbench-p2p");
+    assert_eq!(b.measurements.len(), 100 + 10 * 2 * 9);
+    let m = cell(&b, 6, "CPU0", "CPU1")[0];
+    assert_eq!(
+        (m.kind.as_str(), m.bandwidth_bytes_per_s),
+        ("h2h", Some(102.51e9))
+    );
+    assert_eq!(m.size_bytes, Some(268_435_456));
+    let m = cell(&b, 9, "GPU0", "GPU0")[0];
+    assert_eq!(
+        (m.kind.as_str(), m.as_printed.as_str()),
+        ("d2d", "2132.28 GB/s")
+    );
+    assert_eq!(cell(&b, 9, "GPU0", "GPU1")[0].as_printed, "57.39 GB/s");
+    let there = cell(&b, 43, "GPU3", "GPU6")[0];
+    assert_eq!(
+        (there.as_printed.as_str(), there.direction),
+        ("38.96 GB/s", Direction::Uni)
+    );
+    let back = cell(&b, 44, "GPU6", "GPU3")[0];
+    assert_eq!(back.as_printed, "40.37 GB/s");
+    assert!(back.questions.direction.contains("reverse copy"));
+    // The `<->` row is the two above added (TransferBench's `sumBw`):
+    // noted, not a cell of its own.
+    assert!(cell(&b, 45, "GPU3", "GPU6").is_empty());
+    assert!(b.transcripts[0].notes.iter().any(|n| n.line == 45));
+    assert!(cell(&b, 43, "GPU3", "GPU3").is_empty());
+    assert!(b.problems.is_empty(), "{:?}", b.problems);
 }
