@@ -194,3 +194,21 @@ fn transferbench_p2p_preset_reads_both_tables_with_their_directions() {
     assert!(cell(&b, 43, "GPU3", "GPU3").is_empty());
     assert!(b.problems.is_empty(), "{:?}", b.problems);
 }
+
+/// osu-002: an OSU bandwidth table without its title line (`# OSU MPI
+/// Bandwidth Test` or `... Bi-Directional Bandwidth Test`): osu_bw and
+/// osu_bibw print the same columns, so the direction is not stated, in
+/// the cell and in its answer.
+#[test]
+fn an_untitled_osu_bandwidth_table_states_no_direction() {
+    let b = node("osu-bw-rdma-fragment");
+    assert!(!b.measurements.is_empty());
+    for m in &b.measurements {
+        assert_eq!(m.direction, Direction::NotStated, "line {}", m.source.line);
+        assert!(
+            m.questions
+                .direction
+                .starts_with("not stated by the transcript")
+        );
+    }
+}
