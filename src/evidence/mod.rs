@@ -127,6 +127,8 @@ pub enum Tool {
     BandwidthTest,
     /// `dcgmi nvlink -s` (`--link-status`)
     DcgmiNvlink,
+    /// `ppu-smi topo -mp`: devices and affinities only (see `topology::ppu`)
+    PpuSmiTopo,
 }
 
 impl Tool {

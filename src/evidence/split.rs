@@ -23,7 +23,7 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     // Cheap first-byte filter: most lines of most transcripts end here.
     if !matches!(
         first,
-        b'C' | b'I' | b'h' | b'G' | b'd' | b'D' | b'=' | b'A' | b'n' | b'[' | b'R' | b'T'
+        b'C' | b'I' | b'h' | b'G' | b'P' | b'd' | b'D' | b'=' | b'A' | b'n' | b'[' | b'R' | b'T'
             | b'#' | b'r' | b'S' | b'|' | b'0'..=b'9' | b'a'..=b'f'
     ) {
         return None;
@@ -40,6 +40,8 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         Tool::ShowGids
     } else if t.starts_with("GPU0") && t.contains("CPU Affinity") {
         Tool::NvidiaSmiTopo
+    } else if t.starts_with("PPU0") && t.contains("CPU Affinity") {
+        Tool::PpuSmiTopo
     } else if is_nvlink_gpu_line(t) {
         Tool::NvidiaSmiNvlink
     } else if t.starts_with('=') && t.contains("ROCm System Management Interface") {

@@ -477,7 +477,7 @@ fn captures_wild_read_as_checked() {
         ),
         ("osu-bw-rdma-fragment", Some("osu"), 23, &[]),
         ("gh200-eessi-2node", Some("osu"), 46, &[]),
-        ("ppu-16-topo", None, 0, &[(1, "unrecognized")]),
+        ("ppu-16-topo", Some("ppu-smi-topo"), 16, &[]),
         ("k80-8gpu", Some("p2p-bandwidth-latency-test"), 64, &[]),
         ("cx7-ndr-ib-read", Some("perftest"), 2, &[]),
         ("soft-roce-rxe2-ipv6", Some("perftest"), 1, &[]),

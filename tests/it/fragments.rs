@@ -212,3 +212,38 @@ fn an_untitled_osu_bandwidth_table_states_no_direction() {
         );
     }
 }
+
+/// other-002: `ppu-smi topo -mp` for 16 PPUs in the order PPU0 PPU2 ...
+/// PPU14 PPU1 ... PPU15 (line 1); every row ends "0-1,64-65  0" (lines
+/// 2-17). Its link codes use nvidia-smi's words but SYS joins PPUs that
+/// all report NUMA node 0, so they are noted, not read; the rear groups
+/// (lines 23-24) are noted.
+#[test]
+fn ppu_smi_clone_reads_devices_and_affinity_not_its_link_codes() {
+    let b = node("ppu-16-topo");
+    assert_eq!(b.transcripts[0].tool.as_str(), "ppu-smi-topo");
+    let ids: Vec<&str> = b.topology.devices.iter().map(|d| d.id.as_str()).collect();
+    // In device order; each keeps the line it was printed on.
+    assert_eq!(ids[..3], ["PPU0", "PPU1", "PPU2"]);
+    assert_eq!(b.topology.devices[1].source.line, 10);
+    assert_eq!(b.topology.devices.len(), 16);
+    let last = &b.topology.devices[15];
+    assert_eq!((last.id.as_str(), last.source.line), ("PPU15", 17));
+    for d in &b.topology.devices {
+        assert_eq!(d.numa_node, Some(0));
+        let cpus: Vec<(u32, u32)> = d
+            .cpu_affinity
+            .iter()
+            .flatten()
+            .map(|r| (r.first, r.last))
+            .collect();
+        assert_eq!(cpus, vec![(0, 1), (64, 65)]);
+    }
+    assert!(b.topology.links.is_empty(), "link codes are not read");
+    let notes: Vec<usize> = b.transcripts[0].notes.iter().map(|n| n.line).collect();
+    assert!(
+        notes.contains(&19) && notes.contains(&23) && notes.contains(&24),
+        "{notes:?}"
+    );
+    assert_eq!(b.transcripts[0].lines.not_understood, 0);
+}
