@@ -271,63 +271,88 @@ pub fn parse_p2p(text: &str) -> Parsed {
                 continue;
             };
             let (src, dst) = if reverse { (col, &row) } else { (&row, col) };
-            let mut m = Measurement::new(
-                "TransferBench",
-                n,
-                kind_of(src, dst),
-                format!("{title} {tag}"),
+            let at = Cell {
+                line: n,
+                title: &title,
+                table,
+                tag,
                 stat,
-            );
-            m.src = Some(src.clone().into());
-            m.dst = Some(dst.clone().into());
-            m.size_bytes = bytes;
-            m.bandwidth_bytes_per_s = Some(bw * GB);
-            m.as_printed = format!("{v} GB/s");
-            m.buffers = buffers(src, dst);
-            // The executor: the copy's source (local read) or destination
-            // (remote read); a CPU executes with threads, a GPU as the
-            // title says.
-            let exe = if title.contains("[Remote read") {
-                dst
-            } else {
-                src
+                bytes,
             };
-            m.copy_engine = if exe.starts_with("CPU") {
-                CopyEngine::Unknown
-            } else if title.contains("GPU-Executor: DMA") {
-                CopyEngine::Ce
-            } else if title.contains("GPU-Executor: GFX") {
-                CopyEngine::Sm
-            } else {
-                CopyEngine::Unknown
-            };
-            let q = &mut m.questions;
-            q.unit = UNIT.into();
-            q.direction = match (table, *tag) {
-                (Table::Uni, _) => "unidirectional: the row's device to the column's, one pair at a time",
-                (_, "<-") => {
-                    "unidirectional: the column's device to the row's, measured while the reverse copy ran"
-                }
-                _ => "unidirectional: the row's device to the column's, measured while the reverse copy ran",
-            }
-            .into();
-            // `Bytes Per Direction`: every copy of a pair moves this many.
-            q.message_size = bytes.map_or(NOT_STATED.into(), describe_size);
-            q.path = if title.contains("[Local read / Remote write]") {
-                "the source device executes: local read, remote write".into()
-            } else if title.contains("[Remote read / Local write]") {
-                "the destination device executes: remote read, local write".into()
-            } else {
-                NOT_STATED.into()
-            };
-            q.context = match table {
-                Table::Uni => "one pair at a time (p2p preset)".into(),
-                Table::Bi => "the reverse copy of the pair at the same time (p2p preset)".into(),
-            };
-            out.measurements.push(m);
+            out.measurements.push(p2p_cell(&at, src, dst, bw, v));
         }
     }
     out
+}
+
+/// Where a p2p cell was printed: its line, table and row tag.
+struct Cell<'a> {
+    line: usize,
+    title: &'a str,
+    table: Table,
+    tag: &'a str,
+    stat: Statistic,
+    bytes: Option<u64>,
+}
+
+/// One value of the p2p preset: `bw` GB/s from `src` to `dst`, printed `v`.
+fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measurement {
+    let mut m = Measurement::new(
+        "TransferBench",
+        at.line,
+        kind_of(src, dst),
+        format!("{} {}", at.title, at.tag),
+        at.stat,
+    );
+    m.src = Some(src.to_string().into());
+    m.dst = Some(dst.to_string().into());
+    m.size_bytes = at.bytes;
+    m.bandwidth_bytes_per_s = Some(bw * GB);
+    m.as_printed = format!("{v} GB/s");
+    m.buffers = buffers(src, dst);
+    // The executor: the copy's source (local read) or destination
+    // (remote read); a CPU executes with threads, a GPU as the
+    // title says.
+    let exe = if at.title.contains("[Remote read") {
+        dst
+    } else {
+        src
+    };
+    m.copy_engine = if exe.starts_with("CPU") {
+        CopyEngine::Unknown
+    } else if at.title.contains("GPU-Executor: DMA") {
+        CopyEngine::Ce
+    } else if at.title.contains("GPU-Executor: GFX") {
+        CopyEngine::Sm
+    } else {
+        CopyEngine::Unknown
+    };
+    let q = &mut m.questions;
+    q.unit = UNIT.into();
+    q.direction = match (at.table, at.tag) {
+        (Table::Uni, _) => "unidirectional: the row's device to the column's, one pair at a time",
+        (_, "<-") => {
+            "unidirectional: the column's device to the row's, measured while the reverse copy ran"
+        }
+        _ => {
+            "unidirectional: the row's device to the column's, measured while the reverse copy ran"
+        }
+    }
+    .into();
+    // `Bytes Per Direction`: every copy of a pair moves this many.
+    q.message_size = at.bytes.map_or(NOT_STATED.into(), describe_size);
+    q.path = if at.title.contains("[Local read / Remote write]") {
+        "the source device executes: local read, remote write".into()
+    } else if at.title.contains("[Remote read / Local write]") {
+        "the destination device executes: remote read, local write".into()
+    } else {
+        NOT_STATED.into()
+    };
+    q.context = match at.table {
+        Table::Uni => "one pair at a time (p2p preset)".into(),
+        Table::Bi => "the reverse copy of the pair at the same time (p2p preset)".into(),
+    };
+    m
 }
 
 #[cfg(test)]
