@@ -207,7 +207,12 @@ impl Blocks<'_> {
 /// goes with the block after it. When the tool's parser rejects such a
 /// block, each segment is read alone and the rest is not understood.
 fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
-    let scan = scan::scan(text);
+    let mut scan = scan::scan(text);
+    // Two tools pasted back to back without a command line are two blocks.
+    scan.segments = std::mem::take(&mut scan.segments)
+        .into_iter()
+        .flat_map(evidence::split::split_at_headers)
+        .collect();
     let mut b = Blocks {
         path,
         all: evidence::Parsed::default(),

@@ -101,6 +101,9 @@ pub enum Direction {
     Uni,
     /// Both directions at once; the figure is the sum of both.
     Bi,
+    /// The transcript does not say (an OSU table without its title line:
+    /// `osu_bw` and `osu_bibw` print the same columns).
+    NotStated,
 }
 
 #[derive(

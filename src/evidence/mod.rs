@@ -15,6 +15,7 @@ pub mod mpi;
 pub mod pcie;
 pub mod rdma;
 pub mod scan;
+pub mod split;
 pub mod text;
 pub mod tools;
 pub mod topology;
@@ -127,6 +128,10 @@ pub enum Tool {
     BandwidthTest,
     /// `ethtool -S <interface>`
     EthtoolStats,
+    /// `dcgmi nvlink -s` (`--link-status`)
+    DcgmiNvlink,
+    /// `ppu-smi topo -mp`: devices and affinities only (see `topology::ppu`)
+    PpuSmiTopo,
 }
 
 impl Tool {

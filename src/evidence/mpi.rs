@@ -217,8 +217,12 @@ fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
     let kind = Kind::MpiPt2pt;
     let mut m = Measurement::new("osu", n, kind, &r.title, Statistic::Avg);
     m.size_bytes = Some(row.size);
+    // Without a title line a bandwidth table could be osu_bw's or
+    // osu_bibw's: the direction is not stated.
     m.direction = if r.bidir {
         Direction::Bi
+    } else if bw && r.untitled {
+        Direction::NotStated
     } else {
         Direction::Uni
     };

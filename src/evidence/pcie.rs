@@ -86,10 +86,88 @@ fn lanes(s: &str) -> Option<u32> {
 
 pub fn looks_like_lspci(text: &str, lines: &[&str]) -> bool {
     let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
-    it.next().is_some_and(|(_, l)| device_header(l).is_some())
+    let headed = it.next().is_some_and(|(_, l)| device_header(l).is_some())
         && (text.contains("Capabilities:")
             || text.contains("LnkSta:")
-            || text.contains("Kernel driver in use"))
+            || text.contains("Kernel driver in use"));
+    headed || is_lnk_fragment(text, lines)
+}
+
+/// `lspci -vvv | grep -E 'LnkCap|LnkSta'`: only `Lnk*` lines (and lspci's
+/// own `lspci: ...` messages), at least one `LnkCap:` and one `LnkSta:`.
+fn is_lnk_fragment(text: &str, lines: &[&str]) -> bool {
+    text.contains("LnkCap:")
+        && text.contains("LnkSta:")
+        && lines.iter().all(|l| {
+            let t = l.trim();
+            t.is_empty() || t.starts_with("Lnk") || t.starts_with("lspci: ")
+        })
+}
+
+/// What a header-less fragment lacks.
+const NO_DEVICE: &str =
+    "device not stated by the transcript (lspci output filtered to its Lnk lines)";
+
+/// Reads `LnkCap:`/`LnkSta:` pairs without device headers: each `LnkCap:`
+/// starts a device whose address is not stated (`unknown #1`, `#2`, ... in
+/// the order printed).
+fn parse_lnk_fragment(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if t.starts_with("lspci: ") {
+            out.note(n, format!("lspci's own message, not a link: {t}"));
+        } else if let Some(v) = t.strip_prefix("LnkCap:") {
+            out.pcie.push(PcieLink {
+                address: format!("unknown #{}", out.pcie.len() + 1),
+                name: Some(NO_DEVICE.into()),
+                source: Source::line(n),
+                ..PcieLink::default()
+            });
+            if let Some(dev) = out.pcie.last_mut() {
+                read_lnk_cap(dev, v);
+            }
+        } else if let Some(v) = t.strip_prefix("LnkSta:") {
+            match out.pcie.last_mut() {
+                Some(dev) if dev.current_width_lanes.is_none() => read_lnk_sta(dev, v),
+                _ => out.bad_row(n, "`LnkSta:` without a `LnkCap:` before it"),
+            }
+        }
+    }
+    if let Some(first) = out.pcie.first().map(|d| d.source.line) {
+        out.note(
+            first,
+            format!(
+                "{} link(s) read from `LnkCap`/`LnkSta` lines alone: {NO_DEVICE}",
+                out.pcie.len()
+            ),
+        );
+    }
+    out
+}
+
+fn read_lnk_cap(dev: &mut PcieLink, v: &str) {
+    for part in v.split(',') {
+        let p = part.trim();
+        if let Some(s) = p.strip_prefix("Speed ") {
+            dev.max_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+        } else if let Some(w) = p.strip_prefix("Width ") {
+            dev.max_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+        }
+    }
+}
+
+fn read_lnk_sta(dev: &mut PcieLink, v: &str) {
+    for part in v.split(',') {
+        let p = part.trim();
+        if let Some(s) = p.strip_prefix("Speed ") {
+            dev.current_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+            dev.speed_downgraded = s.contains("downgraded");
+        } else if let Some(w) = p.strip_prefix("Width ") {
+            dev.current_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+            dev.width_downgraded = w.contains("downgraded");
+        }
+    }
 }
 
 /// `01:00.0 VGA compatible controller: NVIDIA ...` -> (address, description).
@@ -137,6 +215,13 @@ fn decode_quoted_printable(lines: Vec<(usize, &str)>) -> Vec<(usize, String)> {
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
 pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
+    let split: Vec<&str> = text
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    if is_lnk_fragment(text, &split) {
+        return Ok(parse_lnk_fragment(text));
+    }
     let raw: Vec<(usize, &str)> = numbered_lines(text).collect();
     let decoded = decode_quoted_printable(raw);
     let mut lines: Vec<(usize, String)> = Vec::new();
@@ -186,25 +271,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
         } else if let Some(v) = t.strip_prefix("NUMA node:") {
             dev.numa_node = v.trim().parse().ok();
         } else if let Some(v) = t.strip_prefix("LnkCap:") {
-            for part in v.split(',') {
-                let p = part.trim();
-                if let Some(s) = p.strip_prefix("Speed ") {
-                    dev.max_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
-                } else if let Some(w) = p.strip_prefix("Width ") {
-                    dev.max_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
-                }
-            }
+            read_lnk_cap(dev, v);
         } else if let Some(v) = t.strip_prefix("LnkSta:") {
-            for part in v.split(',') {
-                let p = part.trim();
-                if let Some(s) = p.strip_prefix("Speed ") {
-                    dev.current_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
-                    dev.speed_downgraded = s.contains("downgraded");
-                } else if let Some(w) = p.strip_prefix("Width ") {
-                    dev.current_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
-                    dev.width_downgraded = w.contains("downgraded");
-                }
-            }
+            read_lnk_sta(dev, v);
         }
     }
     if out.pcie.is_empty() {

@@ -29,6 +29,9 @@ pub enum SkipReason {
     Fence,
     /// `[sudo] password for ...`
     Password,
+    /// A launcher's own message (`srun: job 12 queued and waiting for
+    /// resources`), not the tool's output.
+    Launcher,
 }
 
 impl SkipReason {
@@ -37,6 +40,7 @@ impl SkipReason {
             SkipReason::Prompt => "shell prompt or command line",
             SkipReason::Fence => "markdown code fence",
             SkipReason::Password => "sudo password prompt",
+            SkipReason::Launcher => "launcher message (srun: ...)",
         }
     }
 }
@@ -151,6 +155,14 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
             continue;
         }
+        if t.starts_with("srun: ") {
+            out.skipped.push(Skip {
+                line: n,
+                reason: SkipReason::Launcher,
+            });
+            changed = true;
+            continue;
+        }
         if let Some(cmd) = prompt_command(t) {
             out.skipped.push(Skip {
                 line: n,
@@ -238,7 +250,8 @@ fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
 
 /// Takes off, repeatedly, the prefixes launchers, loggers and quoting put
 /// in front of a line: `[rank 3] `, `[1,0]<stdout>:`, `> `, an ISO
-/// timestamp.
+/// timestamp, a journald/syslog head (`Dec 01 10:00:00 host prog[123]: `),
+/// a Slurm `srun -l` task label (`12: `).
 pub fn strip_prefixes(mut line: &str) -> &str {
     loop {
         let before = line.len();
@@ -246,6 +259,8 @@ pub fn strip_prefixes(mut line: &str) -> &str {
         line = strip_mpi_tag(line);
         line = strip_quote(line);
         line = strip_timestamp(line);
+        line = strip_journald(line);
+        line = strip_task_label(line);
         if line.len() == before {
             return line;
         }
@@ -335,6 +350,74 @@ fn strip_timestamp(line: &str) -> &str {
     }
 }
 
+/// journald's and syslog's short format: `Dec 01 10:00:00 host prog[123]: `
+/// or `Dec  1 10:00:00 host kernel: ` (month, day, clock, host, the
+/// identifier with an optional pid, then `: `). The message after it is
+/// kept as it was, its leading spaces included.
+fn strip_journald(line: &str) -> &str {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let b = line.as_bytes();
+    if b.len() < 16 || !MONTHS.iter().any(|m| line.starts_with(m)) || b[3] != b' ' {
+        return line;
+    }
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let is = |i: usize, c: u8| b.get(i) == Some(&c);
+    let day = (digit(4) || is(4, b' ')) && digit(5) && is(6, b' ');
+    let clock = digit(7) && digit(8) && is(9, b':') && digit(10) && digit(11) && is(12, b':');
+    if !(day && clock && digit(13) && digit(14) && is(15, b' ')) {
+        return line;
+    }
+    let rest = &line[16..];
+    let Some((host, rest)) = rest.split_once(' ') else {
+        return line;
+    };
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"._-/@".contains(&c))
+    };
+    if !word(host) {
+        return line;
+    }
+    let Some(colon) = rest.find(": ") else {
+        return line;
+    };
+    let ident = &rest[..colon];
+    let name = match ident.split_once('[') {
+        Some((name, pid)) => {
+            let ok = pid
+                .strip_suffix(']')
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()));
+            if !ok {
+                return line;
+            }
+            name
+        }
+        None => ident,
+    };
+    if !word(name) {
+        return line;
+    }
+    &rest[colon + 2..]
+}
+
+/// Slurm's `srun -l` label: the task number and `: ` (`0: `, `12: `),
+/// right-aligned to the widest task number (` 3: `).
+fn strip_task_label(line: &str) -> &str {
+    let pad = line.bytes().take_while(|b| *b == b' ').count();
+    let digits = line[pad..].bytes().take_while(u8::is_ascii_digit).count();
+    if pad > 4 || digits == 0 || digits > 5 || pad + digits > 6 {
+        return line;
+    }
+    let rest = &line[pad + digits..];
+    if rest == ":" {
+        return "";
+    }
+    rest.strip_prefix(": ").unwrap_or(line)
+}
+
 /// Programs whose command line starts a transcript people paste.
 const PROGRAMS: &[&str] = &[
     "nvidia-smi",
@@ -369,6 +452,12 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     if let Some(cmd) = after_prompt(t) {
         return Some(cmd.trim());
     }
+    // A container shell: `Apptainer> cmd`, `Singularity> cmd`.
+    for p in ["Apptainer> ", "Singularity> "] {
+        if let Some(rest) = t.strip_prefix(p) {
+            return Some(rest.trim());
+        }
+    }
     // `$ cmd`: no tool prints a line that starts so.
     if let Some(rest) = t.strip_prefix("$ ") {
         return Some(rest.trim());
@@ -383,7 +472,24 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     if t == "$" {
         return Some("");
     }
+    // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
+    if let Some((head, rest)) = t.split_once(' ')
+        && is_shell_prompt(head)
+    {
+        return Some(rest.trim());
+    }
     is_command(t).then_some(t)
+}
+
+/// `sh-5.1#`, `bash-4.2$`, `zsh%` (a shell's name and version, then the
+/// prompt character).
+fn is_shell_prompt(head: &str) -> bool {
+    let Some(body) = head.strip_suffix(['#', '$', '%']) else {
+        return false;
+    };
+    let (name, version) = body.split_once('-').unwrap_or((body, ""));
+    matches!(name, "sh" | "bash" | "zsh" | "ksh" | "dash")
+        && version.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
 /// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
@@ -512,6 +618,13 @@ mod tests {
             assert_eq!(prompt_command(l), None, "{l}");
         }
         assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
+        assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
+        assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
+        assert_eq!(prompt_command("shell-5# x"), None);
+        assert_eq!(
+            prompt_command("Apptainer> python3 -m sglang.check_env"),
+            Some("python3 -m sglang.check_env")
+        );
         assert_eq!(
             prompt_command("$ nvidia-smi topo -m"),
             Some("nvidia-smi topo -m")
@@ -531,5 +644,36 @@ mod tests {
         );
         assert_eq!(strip_prefixes("[rank12]: x"), "x");
         assert_eq!(strip_prefixes("[0x07] x"), "[0x07] x");
+    }
+
+    #[test]
+    fn journald_and_srun_label_prefixes() {
+        assert_eq!(
+            strip_prefixes("Dec 01 10:00:00 gpu01 kernel: mlx5_core 0000:0c:00.0: x"),
+            "mlx5_core 0000:0c:00.0: x"
+        );
+        assert_eq!(
+            strip_prefixes("Dec  1 10:00:00 gpu01 ibstat[123]:    Port 1:"),
+            "   Port 1:"
+        );
+        assert_eq!(strip_prefixes("12:    Rate: 400"), "   Rate: 400");
+        assert_eq!(strip_prefixes(" 3: GPU0\tX"), "GPU0\tX");
+        // Not labels: a BDF, a clock, a number in a table.
+        for l in [
+            "00:01.0 PCI bridge",
+            "10:00:00 start",
+            "     0   1.23: x",
+            "Dec 01 was a Monday: x",
+        ] {
+            assert_eq!(strip_prefixes(l), l);
+        }
+    }
+
+    #[test]
+    fn srun_messages_are_skipped_as_launcher_lines() {
+        let s = scan("srun: job 12 queued and waiting for resources\n0: CA 'mlx5_0'\n");
+        assert_eq!(s.skipped[0].reason, SkipReason::Launcher);
+        assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
+        assert_eq!(s.segments[0].lines, vec![2]);
     }
 }

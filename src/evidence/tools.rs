@@ -277,6 +277,20 @@ pub static TOOLS: &[ToolSpec] = &[
         )],
     },
     ToolSpec {
+        tool: Tool::DcgmiNvlink,
+        name: "dcgmi-nvlink",
+        detect: topology::dcgmi::looks_like_dcgmi_nvlink,
+        parse: topology::dcgmi::parse_dcgmi_nvlink,
+        live: &[],
+    },
+    ToolSpec {
+        tool: Tool::PpuSmiTopo,
+        name: "ppu-smi-topo",
+        detect: topology::ppu::looks_like_ppu_smi,
+        parse: topology::ppu::parse_ppu_smi,
+        live: &[],
+    },
+    ToolSpec {
         tool: Tool::NvidiaSmiP2p,
         name: "nvidia-smi-p2p",
         detect: topology::nvidia::looks_like_p2p_status,

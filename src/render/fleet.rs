@@ -100,10 +100,10 @@ fn figures(b: &Bundle) -> Vec<(MetricKey, f64, &Measurement)> {
         if m.src.is_some() && m.src == m.dst {
             continue;
         }
-        let dir = if m.direction == Direction::Bi {
-            " bidirectional"
-        } else {
-            ""
+        let dir = match m.direction {
+            Direction::Bi => " bidirectional",
+            Direction::NotStated => " direction not stated",
+            Direction::Uni => "",
         };
         let stat = format!("{:?}", m.statistic).to_lowercase();
         let key = MetricKey(format!("{} {}{dir} {stat} (GB/s)", m.tool, m.kind.as_str()));

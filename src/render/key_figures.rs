@@ -26,11 +26,12 @@ pub struct KeyFigure<'a> {
 }
 
 impl KeyFigure<'_> {
-    /// `one direction` or `both directions, summed`.
+    /// `one direction`, `both directions, summed`, or not stated.
     pub fn direction_words(&self) -> &'static str {
         match self.direction {
             Direction::Uni => "one direction",
             Direction::Bi => "both directions, summed",
+            Direction::NotStated => "direction not stated by the transcript",
         }
     }
 

@@ -449,7 +449,7 @@ fn captures_wild_read_as_checked() {
         ("cx4-vpi-rdma-manual", Some("ibstat"), 2, &[]),
         ("cx6-irdma-versity-h1", Some("ibv-devinfo"), 4, &[]),
         ("hiroce-mlx5-bond", Some("show-gids"), 2, &[]),
-        ("cx7-4nic-lnk-grep", None, 0, &[(1, "unrecognized")]),
+        ("cx7-4nic-lnk-grep", Some("lspci"), 4, &[]),
         (
             "rtx5090-2gpu-nccl-failure",
             Some("nccl-tests"),
@@ -489,7 +489,7 @@ fn captures_wild_read_as_checked() {
         // Pasted without its title line: cut at the start (line 1).
         ("osu-bw-rdma-fragment", Some("osu"), 23, &[(1, "truncated")]),
         ("gh200-eessi-2node", Some("osu"), 46, &[]),
-        ("ppu-16-topo", None, 0, &[(1, "unrecognized")]),
+        ("ppu-16-topo", Some("ppu-smi-topo"), 16, &[]),
         // Only one matrix, without the sample's banner: cut at the start.
         (
             "k80-8gpu",
@@ -512,12 +512,12 @@ fn captures_wild_read_as_checked() {
             // Line 38, the last, is row 0 cut mid-row (2 of 3 cells).
             &[(38, "parse"), (38, "truncated")],
         ),
-        ("mi300a-2apu-apptainer", None, 0, &[(1, "parse")]),
+        ("mi300a-2apu-apptainer", Some("rocm-smi-topo"), 3, &[]),
         (
             "transferbench-scaling-preset",
-            None,
-            0,
-            &[(1, "unrecognized")],
+            Some("transferbench"),
+            72,
+            &[(19, "truncated")],
         ),
     ];
     let listed: BTreeSet<String> = wild_files()

@@ -114,7 +114,11 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nvlinks-inactive",
         severity: "info",
-        fires: &["a100-pcie-2gpu-no-nvlink", "rtx-a6000-3gpu-nvlink-bridge"],
+        fires: &[
+            "a100-pcie-2gpu-no-nvlink",
+            "dcgmi-2gpu-nvlink-down",
+            "rtx-a6000-3gpu-nvlink-bridge",
+        ],
         silent: (
             "h100-pcie-2gpu-nvlink-bridge",
             "12 of the 18 links listed are active: an H100 PCIe is built with 12",
@@ -180,6 +184,7 @@ const TRUTH: &[Row] = &[
             "rtx4090-8gpu",
             "rtx5060ti-5gpu-epyc",
             "rtx5090-2gpu-nccl-failure",
+            "transferbench-scaling-preset",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),
     },

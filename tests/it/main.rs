@@ -10,6 +10,7 @@ mod cli;
 mod diagnosis;
 mod fake_cuda;
 mod fleet;
+mod fragments;
 mod hostile;
 mod live;
 mod measurements;

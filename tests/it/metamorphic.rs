@@ -134,6 +134,36 @@ fn transforms() -> Vec<Transform> {
             Box::new(|t: &str| per_line(t, |l| format!("2025-03-14T09:26:53.123456789Z {l}"))),
         ),
         (
+            "journald",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("Dec 01 10:00:00 gpu01 wire[4242]: {l}"))),
+        ),
+        (
+            "journald kernel",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("Dec  1 10:00:00 gpu01 kernel: {l}"))),
+        ),
+        (
+            "srun -l",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!("0: {l}"))),
+        ),
+        (
+            "srun -l padded, twelve tasks",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!(" 7: {l}"))),
+        ),
+        (
+            "srun messages",
+            1,
+            Box::new(|t: &str| {
+                format!(
+                    "srun: job 4242 queued and waiting for resources\n{}srun: Job 4242 step creation still disabled, retrying\n",
+                    per_line(t, |l| format!("12: {l}"))
+                )
+            }),
+        ),
+        (
             "crlf",
             0,
             Box::new(|t: &str| per_line(t, |l| format!("{l}\r"))),
@@ -424,5 +454,74 @@ fn every_capture_cut_keeps_its_complete_rows_and_is_flagged() {
         lost_rows.join("\n"),
         unflagged.len(),
         unflagged.join("\n")
+    );
+}
+
+/// Two tools pasted back to back with no command line between them: every
+/// capture, followed directly by one capture of every other tool (the
+/// first whose first line is its tool's header), reads as the same two
+/// blocks with the same facts as when a command line separates them
+/// (lines mapped past it), and both tools' blocks are there.
+#[test]
+fn every_capture_followed_by_another_tool_without_a_command_line_reads_both() {
+    let caps = captures();
+    let mut reps: Vec<(String, String)> = Vec::new();
+    for (path, text) in &caps {
+        let r = read_transcript(path, text.as_bytes());
+        let Some(t) = r.transcript.as_ref().map(|t| t.tool) else {
+            continue;
+        };
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let name = t.as_str().to_string();
+        if wire_report::evidence::split::header_tool(first) == Some(t)
+            && !reps.iter().any(|(n, _)| *n == name)
+        {
+            reps.push((name, text.clone()));
+        }
+    }
+    assert!(
+        reps.len() >= 15,
+        "only {} tools with a header capture",
+        reps.len()
+    );
+    let mut failures = Vec::new();
+    let mut pairs = 0;
+    for (path, text) in &caps {
+        let alone = read_transcript(path, text.as_bytes());
+        let Some(tool) = alone.transcript.as_ref().map(|t| t.tool.as_str()) else {
+            continue;
+        };
+        let n = text.lines().count();
+        let body = per_line(text, str::to_string);
+        for (rtool, rtext) in &reps {
+            if rtool == tool {
+                continue;
+            }
+            pairs += 1;
+            let glued = read_transcript(path, format!("{body}{rtext}").as_bytes());
+            let apart = read_transcript(path, format!("{body}$ cat b.txt\n{rtext}").as_bytes());
+            let mut want = facts(&apart, &|l| if l > n + 1 { l - 1 } else { l });
+            let mut have = facts(&glued, &|l| l);
+            for v in [&mut want, &mut have] {
+                v["problems"] = Value::Null;
+                v["notes"] = Value::Null;
+            }
+            let tools: Vec<&str> = glued
+                .transcript
+                .iter()
+                .flat_map(|t| &t.blocks)
+                .map(|b| b.tool.as_str())
+                .collect();
+            if want != have || !tools.contains(&tool) || !tools.contains(&rtool.as_str()) {
+                failures.push(format!("{path} + {rtool}: blocks {tools:?}"));
+            }
+        }
+    }
+    assert!(pairs > 1000, "{pairs} pairs");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
     );
 }

@@ -426,6 +426,11 @@ const CUT: &[(&str, usize, &str)] = &[
         "cut after line 38: rows 1..2 of",
     ),
     (
+        "transferbench-002-v1.3x-scaling",
+        19,
+        "the 13-CU row is cut after 1 of 6 values",
+    ),
+    (
         "ethtool-S-001-cx4lx",
         25,
         "the paste stops inside a counter row",
@@ -443,10 +448,15 @@ const CUT_NOT_DETECTABLE: &[(&str, &str)] = &[
         "nvlink-status-006-hgx-h100-nvlink-R",
         "the last row is unreadable",
     ),
-    // Tools and variants not read yet (ppu-smi; TransferBench's scaling
-    // preset): the file is unrecognised, so nothing is flagged.
-    ("other-002-ppu-smi", "not recognised"),
-    ("transferbench-002-v1.3x-scaling", "not recognised"),
+    // The author elided the legend (`...`, noted at its line); all 16
+    // rows the header names are there.
+    ("other-002-ppu-smi", "only the legend elided"),
+    // The author elided progress output (`....`, noted); both tables run
+    // to their `Averages` lines.
+    (
+        "transferbench-005-p2p-preset",
+        "only progress output elided",
+    ),
 ];
 
 /// Whether `file` is one of the captures cut short (flagged as such).

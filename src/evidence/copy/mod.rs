@@ -17,6 +17,7 @@ mod nvbandwidth;
 mod p2p_test;
 mod rocm_bandwidth;
 mod transferbench;
+mod transferbench_presets;
 
 pub use bandwidth_test::{looks_like_bandwidth_test, parse_bandwidth_test};
 pub use nvbandwidth::{

@@ -432,6 +432,7 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
             "unidirectional, from the row's endpoint to the column's (the other way when the title's arrow is `<-`)".into()
         }
         Direction::Bi => "bidirectional (<->): both directions at once".into(),
+        Direction::NotStated => NOT_STATED.into(),
     };
     q.message_size = NOT_STATED.into();
     q.warm_up = NOT_STATED.into();

@@ -294,6 +294,7 @@ fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bo
     q.direction = match m.direction {
         Direction::Uni => "unidirectional: row device copies to column device".into(),
         Direction::Bi => "bidirectional: both directions at once, figure is the sum of both".into(),
+        Direction::NotStated => NOT_STATED.into(),
     };
     q.message_size = NOT_STATED.into();
     q.warm_up = NOT_STATED.into();

@@ -385,6 +385,7 @@ fn rbt_cell(
     q.direction = match dir {
         Direction::Uni => "unidirectional: row agent copies to column agent".into(),
         Direction::Bi => "bidirectional: both directions at once, figure is the sum of both".into(),
+        Direction::NotStated => NOT_STATED.into(),
     };
     q.message_size = NOT_STATED.into();
     q.warm_up = NOT_STATED.into();

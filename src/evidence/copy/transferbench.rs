@@ -5,6 +5,8 @@ use super::*;
 
 pub fn looks_like_transferbench(text: &str, _lines: &[&str]) -> bool {
     text.contains("TransferBench v")
+        || super::transferbench_presets::is_scaling(text)
+        || super::transferbench_presets::is_p2p(text)
         || (text.contains("Test 1:") && text.contains("Aggregate (CPU)"))
         || (text.contains("Summary: [") && text.contains("bytes per Transfer]"))
 }
@@ -52,6 +54,13 @@ impl Settings {
 /// Parses TransferBench: the CSV-ish output (`OUTPUT_TO_CSV=1`), the
 /// pipe-delimited `SHOW_ITERATIONS` output, and the all-to-all summary matrix.
 pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
+    // The `scaling` and `p2p` presets print tables of their own.
+    if super::transferbench_presets::is_scaling(text) {
+        return Ok(super::transferbench_presets::parse_scaling(text));
+    }
+    if super::transferbench_presets::is_p2p(text) {
+        return Ok(super::transferbench_presets::parse_p2p(text));
+    }
     let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
     let mut out = Parsed::default();
     let mut settings = Settings::default();

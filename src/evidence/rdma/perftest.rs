@@ -463,6 +463,7 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Op
             "bidirectional: both directions at once, the figure is the sum".into()
         }
         (false, Direction::Uni) => "unidirectional".into(),
+        (false, Direction::NotStated) => NOT_STATED.into(),
     };
     q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
     q.warm_up = NOT_STATED.into();

@@ -339,7 +339,16 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     for Section { name, line, body } in &sections {
         let has_content = body.iter().any(|(_, l)| !l.trim().is_empty());
         match *name {
-            "ROCm System Management Interface" | "End of ROCm SMI Log" => {}
+            "ROCm System Management Interface" => {}
+            "End of ROCm SMI Log" => {
+                // A longer log goes on after rocm-smi's (`ulimit soft: ...`).
+                for (n, l) in body.iter().filter(|(_, l)| !l.trim().is_empty()) {
+                    notes.push(Note {
+                        line: *n,
+                        text: format!("after rocm-smi's end banner, not its output: {}", l.trim()),
+                    });
+                }
+            }
             _ if !has_content => notes.push(Note {
                 line: *line,
                 text: format!(
@@ -414,8 +423,15 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
         }
     }
     let ids = ids.unwrap_or_else(|| (0..count).map(|i| format!("GPU{i}")).collect());
-    // rocm-smi closes its output with `End of ROCm SMI Log`: a transcript
-    // that opens with the banner and lacks it was cut.
+    flag_unclosed(&sections, &lines, &mut out);
+    out.topology = pairs.into_topology(ids, false);
+    out.notes = notes;
+    Ok(out)
+}
+
+/// rocm-smi closes its output with `End of ROCm SMI Log`: a transcript
+/// that opens with the banner and lacks it was cut.
+fn flag_unclosed(sections: &[Section<'_>], lines: &[(usize, &str)], out: &mut Parsed) {
     let opened = sections
         .iter()
         .any(|s| s.name == "ROCm System Management Interface");
@@ -429,9 +445,6 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
             "the rest of rocm-smi's output (up to its `End of ROCm SMI Log` line)",
         );
     }
-    out.topology = pairs.into_topology(ids, false);
-    out.notes = notes;
-    Ok(out)
 }
 
 /// The `Numa Nodes` section: `GPU[k] : (Topology) Numa Node: <node>`. A
@@ -617,75 +630,4 @@ fn amd_smi_cut(tables: &[Section<'_>], lines: &[(usize, &str)], out: &mut Parsed
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classifies_amd_pairs_by_type_numa_and_hops() {
-        assert_eq!(
-            amd_class(Some("XGMI"), Some(1), (None, None), None, None),
-            LinkClass::DirectLink
-        );
-        assert_eq!(
-            amd_class(Some("PCIE"), Some(3), (Some(0), Some(0)), None, None),
-            LinkClass::CrossSocket
-        );
-        assert_eq!(
-            amd_class(Some("PCIE"), Some(2), (Some(0), Some(1)), None, None),
-            LinkClass::CrossSocket
-        );
-        assert_eq!(
-            amd_class(Some("PCIE"), Some(2), (None, None), None, None),
-            LinkClass::PcieHost
-        );
-        assert_eq!(
-            amd_class(Some("PCIE"), None, (Some(1), Some(1)), None, None),
-            LinkClass::PcieHost
-        );
-        assert_eq!(
-            amd_class(Some("PCIE"), None, (None, None), None, None),
-            LinkClass::Unknown
-        );
-        assert_eq!(
-            amd_class(None, None, (None, None), Some(5e10), None),
-            LinkClass::DirectLink
-        );
-        assert_eq!(
-            amd_class(None, None, (None, None), Some(0.0), None),
-            LinkClass::Unknown
-        );
-        assert_eq!(
-            amd_class(Some("NVLINK"), None, (None, None), None, None),
-            LinkClass::Unknown
-        );
-    }
-
-    #[test]
-    fn xgmi_two_hops_away_and_weight_only_pairs() {
-        // Two xGMI hops: through another GPU, not a direct link.
-        assert_eq!(
-            amd_class(Some("XGMI"), Some(2), (None, None), None, Some(30)),
-            LinkClass::Unknown
-        );
-        // A weight table alone: 15 is one xGMI hop; 30 and 45 are two and
-        // three; 72 is a PCIe path across sockets.
-        assert_eq!(
-            amd_class(None, None, (None, None), None, Some(15)),
-            LinkClass::DirectLink
-        );
-        for w in [30, 45, 40, 72] {
-            assert_eq!(
-                amd_class(None, None, (None, None), None, Some(w)),
-                LinkClass::Unknown,
-                "{w}"
-            );
-        }
-    }
-
-    #[test]
-    fn reads_both_numa_line_styles() {
-        assert_eq!(rocm_gpu_index("GPU[12]\t\t: x").map(|g| g.0), Some(12));
-        assert_eq!(rocm_gpu_index("GPU 3          : x").map(|g| g.0), Some(3));
-        assert_eq!(rocm_gpu_index("CPU 3"), None);
-    }
-}
+mod tests;

@@ -7,8 +7,10 @@
 //! submodules; they take `&str` and never touch the filesystem.
 
 pub mod amd;
+pub mod dcgmi;
 mod matrix;
 pub mod nvidia;
+pub mod ppu;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -394,7 +396,8 @@ impl Topology {
 
 /// `GPU10` after `GPU9`, GPUs before NICs.
 pub fn device_sort_key(id: &str) -> (u8, u64, String) {
-    let (rank, rest) = if let Some(r) = id.strip_prefix("GPU") {
+    // PPUs (`ppu-smi`) are accelerators in GPUs' place.
+    let (rank, rest) = if let Some(r) = id.strip_prefix("GPU").or_else(|| id.strip_prefix("PPU")) {
         (0, r)
     } else if let Some(r) = id.strip_prefix("NIC") {
         (1, r)

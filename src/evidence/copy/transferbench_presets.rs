@@ -1,0 +1,435 @@
+//! TransferBench's `scaling` and `p2p` presets, read the way its source
+//! prints them (TransferBench.cpp, `RunScalingBenchmark` and
+//! `RunPeerToPeerBenchmarks`, v1.3x-v1.5x):
+//!
+//! - scaling: `- Copying <N> bytes from GPU <g> to other devices`, then a
+//!   `NumCUs  CPU00 ... GPU00 ...` table: one row per CU count, each value
+//!   `t.transferBandwidth` of one GFX-executed copy from GPU g to the
+//!   column's device, printed `%7.2f` GB/s (bytes / 1e9 / ms * 1000), and
+//!   a closing ` Best  v(cus)...` row.
+//! - p2p: `Bytes Per Direction <N>`, then `Unidirectional copy peak
+//!   bandwidth GB/s [Local read / Remote write] (GPU-Executor: GFX)` with
+//!   ` SRC+EXE\DST` columns and `CPU 00  ->` rows (the source device
+//!   executes); with `SHOW_ITERATIONS` each row is followed by `min`,
+//!   `max` and ` sd` rows. The `Bidirectional` table has three rows per
+//!   source: `->` (source to column, measured while the reverse copy
+//!   runs), `<-` (column to source, the reverse copy) and `<->` (their
+//!   sum, printed by adding the two: noted, not read again). Each value is the transfer's average over its iterations
+//!   (`numBytesActual / 1e9 / avgTime * 1000`); `N/A` is a pair not run.
+//!   The `Averages (During ...)` lines are TransferBench's own means of the
+//!   cells above and are not read again.
+
+use super::{
+    Buffers, CopyEngine, GB, Kind, Measurement, NOT_STATED, Statistic, describe_size, parse_number,
+};
+use crate::evidence::{IssueKind, Parsed, numbered_lines};
+
+/// The same words as the other TransferBench cells (bytes / 1e9 / ms *
+/// 1000 in its source).
+const UNIT: &str = "GB/s = 1e9 bytes per second, as printed";
+
+pub fn is_scaling(text: &str) -> bool {
+    text.contains("GPU-GFX Scaling benchmark:")
+        || text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
+            && text.contains("- Copying ")
+}
+
+pub fn is_p2p(text: &str) -> bool {
+    text.contains("copy peak bandwidth GB/s [")
+        || text
+            .lines()
+            .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))
+}
+
+/// `CPU00`, `GPU 03` -> `CPU0`, `GPU3`.
+fn device(kind: &str, idx: &str) -> Option<String> {
+    let i: u32 = idx.parse().ok().filter(|i| *i < 100_000)?;
+    matches!(kind, "CPU" | "GPU").then(|| format!("{kind}{i}"))
+}
+
+/// Column names of a header: `CPU00 GPU00` or `CPU 00 GPU 00`.
+fn columns(tokens: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if (t == "CPU" || t == "GPU")
+            && let Some(d) = tokens.get(i + 1).and_then(|x| device(t, x))
+        {
+            out.push(d);
+            i += 2;
+            continue;
+        }
+        if let Some(d) = t.get(..3).and_then(|k| device(k, &t[3..])) {
+            out.push(d);
+        }
+        i += 1;
+    }
+    out
+}
+
+fn kind_of(src: &str, dst: &str) -> Kind {
+    match (src.starts_with("CPU"), dst.starts_with("CPU")) {
+        (true, true) => Kind::H2h,
+        (true, false) => Kind::H2d,
+        (false, true) => Kind::D2h,
+        _ if src == dst => Kind::D2d,
+        _ => Kind::P2pCopy,
+    }
+}
+
+fn buffers(src: &str, dst: &str) -> Buffers {
+    match (src.starts_with("CPU"), dst.starts_with("CPU")) {
+        (false, false) => Buffers::Device,
+        (true, true) => Buffers::Host,
+        _ => Buffers::Mixed,
+    }
+}
+
+/// The scaling preset's table.
+pub fn parse_scaling(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    let mut bytes: Option<u64> = None;
+    let mut exe: Option<String> = None;
+    let mut cols: Vec<String> = Vec::new();
+    // The table runs from its `NumCUs` header to its `Best` row: text that
+    // ends in between was cut (the CU counts to come are not printed).
+    let mut open = false;
+    let mut last = 0;
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if !t.is_empty() {
+            last = n;
+        }
+        if let Some(rest) = t.strip_prefix("- Copying ") {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            bytes = w.first().and_then(|v| v.parse().ok());
+            exe = w
+                .iter()
+                .position(|x| *x == "GPU")
+                .and_then(|k| w.get(k + 1))
+                .and_then(|i| device("GPU", i));
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        if toks.first() == Some(&"NumCUs") {
+            cols = columns(&toks[1..]);
+            open = true;
+            continue;
+        }
+        if toks.first() == Some(&"Best") {
+            open = false;
+            out.note(
+                n,
+                "the `Best` row repeats the highest value of each column; not read again",
+            );
+            continue;
+        }
+        let Some(cus) = toks.first().and_then(|c| c.parse::<u32>().ok()) else {
+            continue;
+        };
+        if cols.is_empty() {
+            out.bad_row(n, "a `NumCUs CPU00 ... GPU00` header before this row");
+            continue;
+        }
+        let vals = &toks[1..];
+        if vals.len() < cols.len() {
+            out.truncated(
+                n,
+                format!(
+                    "the {cus}-CU row is cut after {} of {} values; its values are not read",
+                    vals.len(),
+                    cols.len()
+                ),
+            );
+            continue;
+        }
+        let src = exe.clone().unwrap_or_else(|| "GPU (not stated)".into());
+        for (dst, v) in cols.iter().zip(vals) {
+            let Some(bw) = parse_number(v) else {
+                out.bad_row(n, format!("a GB/s value, found `{v}`"));
+                continue;
+            };
+            let mut m = Measurement::new(
+                "TransferBench",
+                n,
+                kind_of(&src, dst),
+                "scaling preset",
+                Statistic::Avg,
+            );
+            m.src = Some(src.clone().into());
+            m.dst = Some(dst.clone().into());
+            m.size_bytes = bytes;
+            m.bandwidth_bytes_per_s = Some(bw * GB);
+            m.as_printed = format!("{v} GB/s");
+            m.buffers = buffers(&src, dst);
+            m.copy_engine = CopyEngine::Sm;
+            let q = &mut m.questions;
+            q.unit = UNIT.into();
+            q.direction = "unidirectional".into();
+            q.message_size = bytes.map_or(NOT_STATED.into(), describe_size);
+            q.outstanding = format!("{cus} CU(s) of {src}").into();
+            q.path = "GFX kernel copy".into();
+            q.context = "one transfer at a time".into();
+            out.measurements.push(m);
+        }
+    }
+    // A row cut mid-way already says where the text stops.
+    if open && !out.issues.iter().any(|i| i.kind == IssueKind::Truncated) {
+        out.cut(last, "the rest of the table and its `Best` row");
+    }
+    out
+}
+
+/// Which table of the p2p preset a row belongs to.
+#[derive(Clone, Copy, PartialEq)]
+enum Table {
+    Uni,
+    Bi,
+}
+
+/// The p2p preset's tables.
+pub fn parse_p2p(text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    let mut bytes: Option<u64> = None;
+    let mut table: Option<Table> = None;
+    let mut title = String::new();
+    let mut cols: Vec<String> = Vec::new();
+    // A table is open from its title to its `Averages` line; the text
+    // ending inside one is a cut (the header names every row to come).
+    let mut open = false;
+    let mut last = 0;
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if !t.is_empty() {
+            last = n;
+        }
+        if let Some(v) = t.strip_prefix("Bytes Per Direction") {
+            bytes = v.trim().parse().ok();
+            continue;
+        }
+        if t.contains("copy peak bandwidth GB/s") {
+            table = Some(if t.starts_with("Bidirectional") {
+                Table::Bi
+            } else {
+                Table::Uni
+            });
+            title = t.to_string();
+            open = true;
+            continue;
+        }
+        if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
+            let toks: Vec<&str> = t.split_whitespace().collect();
+            cols = columns(&toks[1..]);
+            continue;
+        }
+        if t.starts_with("Averages (During") {
+            open = false;
+            out.note(
+                n,
+                "TransferBench's own mean of the cells above; not read again",
+            );
+            continue;
+        }
+        if t == "...." || t == "..." {
+            out.note(n, "elided by whoever captured it");
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        let (Some(kind), Some(idx), Some(tag)) = (toks.first(), toks.get(1), toks.get(2)) else {
+            continue;
+        };
+        let Some(row) = device(kind, idx) else {
+            continue;
+        };
+        let Some(table) = table else {
+            out.bad_row(n, "a `copy peak bandwidth GB/s` title before this row");
+            continue;
+        };
+        let Some((stat, reverse)) = row_tag(&mut out, n, &row, tag) else {
+            continue;
+        };
+        let vals = &toks[3..];
+        if vals.len() < cols.len() {
+            out.truncated(
+                n,
+                format!(
+                    "the row is cut after {} of {} values; its values are not read",
+                    vals.len(),
+                    cols.len()
+                ),
+            );
+            continue;
+        }
+        for (col, v) in cols.iter().zip(vals) {
+            if *v == "N/A" {
+                continue;
+            }
+            let Some(bw) = parse_number(v) else {
+                out.bad_row(n, format!("a GB/s value or N/A, found `{v}`"));
+                continue;
+            };
+            let (src, dst) = if reverse { (col, &row) } else { (&row, col) };
+            let at = Cell {
+                line: n,
+                title: &title,
+                table,
+                tag,
+                stat,
+                bytes,
+            };
+            out.measurements.push(p2p_cell(&at, src, dst, bw, v));
+        }
+    }
+    if open {
+        out.cut(
+            last,
+            format!("the rest of the table `{title}` and its averages"),
+        );
+    }
+    out
+}
+
+/// What a p2p row's tag says: its statistic, and whether its values went
+/// from the column to the row (`<-`); `None` for rows not read (noted).
+fn row_tag(out: &mut Parsed, n: usize, row: &str, tag: &str) -> Option<(Statistic, bool)> {
+    Some(match tag {
+        "->" => (Statistic::Avg, false),
+        "<-" => (Statistic::Avg, true),
+        "<->" => {
+            // `sumBw = avgBandwidth[0][dst] + avgBandwidth[1][dst]`: the
+            // two rows above, added; they are the measurements.
+            out.note(
+                n,
+                format!("{row} <->: the sum of the `->` and `<-` rows above; not read again"),
+            );
+            return None;
+        }
+        "min" => (Statistic::Min, false),
+        "max" => (Statistic::Max, false),
+        "sd" => {
+            out.note(n, "per-iteration standard deviation row; not read");
+            return None;
+        }
+        other => {
+            out.bad_row(
+                n,
+                format!("`->`, `<-`, `<->`, `min`, `max` or `sd`, found `{other}`"),
+            );
+            return None;
+        }
+    })
+}
+
+/// Where a p2p cell was printed: its line, table and row tag.
+struct Cell<'a> {
+    line: usize,
+    title: &'a str,
+    table: Table,
+    tag: &'a str,
+    stat: Statistic,
+    bytes: Option<u64>,
+}
+
+/// One value of the p2p preset: `bw` GB/s from `src` to `dst`, printed `v`.
+fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measurement {
+    let mut m = Measurement::new(
+        "TransferBench",
+        at.line,
+        kind_of(src, dst),
+        format!("{} {}", at.title, at.tag),
+        at.stat,
+    );
+    m.src = Some(src.to_string().into());
+    m.dst = Some(dst.to_string().into());
+    m.size_bytes = at.bytes;
+    m.bandwidth_bytes_per_s = Some(bw * GB);
+    m.as_printed = format!("{v} GB/s");
+    m.buffers = buffers(src, dst);
+    // The executor: the copy's source (local read) or destination
+    // (remote read); a CPU executes with threads, a GPU as the
+    // title says.
+    let exe = if at.title.contains("[Remote read") {
+        dst
+    } else {
+        src
+    };
+    m.copy_engine = if exe.starts_with("CPU") {
+        CopyEngine::Unknown
+    } else if at.title.contains("GPU-Executor: DMA") {
+        CopyEngine::Ce
+    } else if at.title.contains("GPU-Executor: GFX") {
+        CopyEngine::Sm
+    } else {
+        CopyEngine::Unknown
+    };
+    let q = &mut m.questions;
+    q.unit = UNIT.into();
+    q.direction = match (at.table, at.tag) {
+        (Table::Uni, _) => "unidirectional: the row's device to the column's, one pair at a time",
+        (_, "<-") => {
+            "unidirectional: the column's device to the row's, measured while the reverse copy ran"
+        }
+        _ => {
+            "unidirectional: the row's device to the column's, measured while the reverse copy ran"
+        }
+    }
+    .into();
+    // `Bytes Per Direction`: every copy of a pair moves this many.
+    q.message_size = at.bytes.map_or(NOT_STATED.into(), describe_size);
+    q.path = if at.title.contains("[Local read / Remote write]") {
+        "the source device executes: local read, remote write".into()
+    } else if at.title.contains("[Remote read / Local write]") {
+        "the destination device executes: remote read, local write".into()
+    } else {
+        NOT_STATED.into()
+    };
+    q.context = match at.table {
+        Table::Uni => "one pair at a time (p2p preset)".into(),
+        Table::Bi => "the reverse copy of the pair at the same time (p2p preset)".into(),
+    };
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_rows_become_cells_and_a_cut_row_is_flagged() {
+        let p = parse_scaling(
+            "GPU-GFX Scaling benchmark:\n- Copying 1024 bytes from GPU 1 to other devices\nNumCUs   CPU00   GPU00   GPU01\n   1     1.50    2.00    3.00\n   2     1.60\n",
+        );
+        assert_eq!(p.measurements.len(), 3);
+        let m = &p.measurements[2];
+        assert_eq!(
+            (m.src.as_deref(), m.dst.as_deref()),
+            (Some("GPU1"), Some("GPU1"))
+        );
+        assert_eq!(m.kind, Kind::D2d);
+        assert_eq!(m.bandwidth_bytes_per_s, Some(3.0e9));
+        assert_eq!(p.issues[0].line, 5);
+    }
+
+    /// Synthetic: the p2p preset's shape as TransferBench's source prints
+    /// it (bidirectional table with `->`, `<-`, `<->`).
+    #[test]
+    fn p2p_bidirectional_rows_say_which_way_each_value_went() {
+        let p = parse_p2p(
+            "Bytes Per Direction 64\nBidirectional copy peak bandwidth GB/s [Local read / Remote write] (GPU-Executor: GFX)\n     SRC\\DST    GPU 00    GPU 01\n  GPU 00  ->       N/A     50.00\n  GPU 00 <-        N/A     40.00\n  GPU 00 <->       N/A     90.00\n",
+        );
+        let got: Vec<(&str, &str, f64)> = p
+            .measurements
+            .iter()
+            .map(|m| {
+                (
+                    m.src.as_deref().unwrap(),
+                    m.dst.as_deref().unwrap(),
+                    m.bandwidth_bytes_per_s.unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, vec![("GPU0", "GPU1", 50e9), ("GPU1", "GPU0", 40e9)]);
+        assert_eq!(p.notes[0].line, 6, "the sum row is noted");
+    }
+}

@@ -1,0 +1,219 @@
+//! Splitting a block where another tool's output begins: two transcripts
+//! pasted one after the other with no command line between them (ibstat's
+//! output, then `nvidia-smi topo -m`'s) are two blocks, not one.
+//!
+//! A tool's *header* is a line it prints at the top of its output and
+//! nowhere else (`CA 'mlx5_0'`, `hca_id:`, the `GPU0 ... CPU Affinity`
+//! row, `nvbandwidth Version:`). A segment from the scanner is cut before
+//! a header line when the text before it is not already that tool's
+//! output; the rule some tools draw right above their title (perftest's
+//! `-----`, dcgmi's `+-----+`) goes with the header. Pure: text
+//! and line numbers in, the same lines out, regrouped.
+
+use std::borrow::Cow;
+
+use super::Tool;
+use super::scan::Segment;
+
+/// The tool whose output starts at `line` (as the scanner left it), if
+/// the line is such a header.
+pub fn header_tool(line: &str) -> Option<Tool> {
+    let t = line.trim();
+    let first = *t.as_bytes().first()?;
+    // Cheap first-byte filter: most lines of most transcripts end here.
+    if !matches!(
+        first,
+        b'C' | b'I' | b'h' | b'G' | b'P' | b'd' | b'D' | b'=' | b'A' | b'n' | b'[' | b'R' | b'T'
+            | b'#' | b'r' | b'S' | b'|' | b'0'..=b'9' | b'a'..=b'f'
+    ) {
+        return None;
+    }
+    let tool = if line.starts_with("CA '") || line.starts_with("CA: '") {
+        Tool::Ibstat
+    } else if line.starts_with("Infiniband device '") {
+        Tool::Ibstatus
+    } else if line.starts_with("hca_id:") {
+        Tool::IbvDevinfo
+    } else if t.starts_with("device") && t.contains("node GUID") {
+        Tool::IbvDevices
+    } else if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") {
+        Tool::ShowGids
+    } else if t.starts_with("GPU0") && t.contains("CPU Affinity") {
+        Tool::NvidiaSmiTopo
+    } else if t.starts_with("PPU0") && t.contains("CPU Affinity") {
+        Tool::PpuSmiTopo
+    } else if is_nvlink_gpu_line(t) {
+        Tool::NvidiaSmiNvlink
+    } else if t.starts_with('=') && t.contains("ROCm System Management Interface") {
+        Tool::RocmSmiTopo
+    } else if t == "ACCESS TABLE:" {
+        Tool::AmdSmiTopology
+    } else if t.starts_with('=') && t.contains("NVSMI LOG") {
+        Tool::NvidiaSmiQ
+    } else if t.starts_with("nvbandwidth Version:") {
+        Tool::Nvbandwidth
+    } else if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {
+        Tool::P2pBandwidthLatencyTest
+    } else if t.starts_with("[CUDA Bandwidth Test]") {
+        Tool::BandwidthTest
+    } else if t.starts_with("RocmBandwidthTest Version:") {
+        Tool::RocmBandwidthTest
+    } else if t.starts_with("TransferBench v")
+        || t == "GPU-GFX Scaling benchmark:"
+        || t.starts_with("Bytes Per Direction ")
+    {
+        Tool::Transferbench
+    } else if t.starts_with("# nThread ")
+        || t.starts_with("# Collective test starting:")
+        || t.starts_with("rccl-tests: Version")
+    {
+        Tool::NcclTests
+    } else if t.starts_with("# OSU MPI") {
+        Tool::Osu
+    } else if is_perftest_title(t) {
+        Tool::Perftest
+    } else if is_lspci_device(line) {
+        Tool::Lspci
+    } else if t == "|  NvLink Link Status  |" {
+        Tool::DcgmiNvlink
+    } else {
+        return None;
+    };
+    Some(tool)
+}
+
+/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`.
+fn is_nvlink_gpu_line(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix("GPU ") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && rest[digits..].starts_with(": ") && t.contains("(UUID:")
+}
+
+/// `RDMA_Write BW Test`, `Send Latency Test`, `Atomic FETCH_AND_ADD ...`.
+fn is_perftest_title(t: &str) -> bool {
+    (t.ends_with(" BW Test") || t.ends_with(" Latency Test"))
+        && (t.starts_with("RDMA_") || t.starts_with("Send") || t.starts_with("Atomic"))
+}
+
+/// `01:00.0 VGA compatible controller: ...` (optionally with a domain).
+fn is_lspci_device(line: &str) -> bool {
+    let Some((addr, rest)) = line.split_once(' ') else {
+        return false;
+    };
+    let addr = match addr.len() {
+        12 => &addr[5..],
+        _ => addr,
+    };
+    let b = addr.as_bytes();
+    b.len() == 7
+        && b[2] == b':'
+        && b[5] == b'.'
+        && addr
+            .bytes()
+            .enumerate()
+            .all(|(i, c)| i == 2 || i == 5 || c.is_ascii_hexdigit())
+        && rest.contains(": ")
+}
+
+/// The rule or box edge a tool draws right above its title (perftest's
+/// `-----`, dcgmi's `+-----+`): one line, which goes with the title.
+fn opens_title(tool: Tool, t: &str) -> bool {
+    let rule = |extra: u8| t.len() >= 3 && t.bytes().all(|b| b == b'-' || b == extra);
+    match tool {
+        Tool::Perftest => rule(b'-'),
+        Tool::DcgmiNvlink => t.starts_with('+') && rule(b'+'),
+        _ => false,
+    }
+}
+
+/// `seg` cut before every header line whose tool is not the one the text
+/// before it already is; `seg` itself when there is no such line.
+pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
+    let lines: Vec<&str> = seg.text.lines().collect();
+    if lines.len() != seg.lines.len() {
+        return vec![seg];
+    }
+    let mut cuts: Vec<usize> = Vec::new();
+    let mut start = 0;
+    let mut own: Option<Tool> = None;
+    for (i, l) in lines.iter().enumerate() {
+        let Some(tool) = header_tool(l) else {
+            continue;
+        };
+        if own == Some(tool) {
+            continue;
+        }
+        let mut cut = i;
+        if cut > start && opens_title(tool, lines[cut - 1].trim()) {
+            cut -= 1;
+        }
+        if lines[start..cut].iter().all(|l| l.trim().is_empty()) {
+            own = Some(tool);
+            continue;
+        }
+        let before = lines[start..cut].join("\n");
+        if super::detect(&before) == Some(tool) {
+            own = Some(tool);
+            continue;
+        }
+        cuts.push(cut);
+        start = cut;
+        own = Some(tool);
+    }
+    if cuts.is_empty() {
+        return vec![seg];
+    }
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut bounds = vec![0];
+    bounds.extend(&cuts);
+    bounds.push(lines.len());
+    for (k, w) in bounds.windows(2).enumerate() {
+        let (a, b) = (w[0], w[1]);
+        if lines[a..b].iter().all(|l| l.trim().is_empty()) {
+            continue;
+        }
+        let mut text = String::with_capacity(lines[a..b].iter().map(|l| l.len() + 1).sum());
+        for l in &lines[a..b] {
+            text.push_str(l);
+            text.push('\n');
+        }
+        out.push(Segment {
+            command: if k == 0 { seg.command.clone() } else { None },
+            prompt_line: if k == 0 { seg.prompt_line } else { None },
+            text: Cow::Owned(text),
+            lines: seg.lines[a..b].to_vec(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::scan::scan;
+
+    #[test]
+    fn ibstat_then_topo_without_a_command_line_are_two_segments() {
+        let text = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV12\t0-63\n";
+        let segs: Vec<Segment> = scan(text)
+            .segments
+            .into_iter()
+            .flat_map(split_at_headers)
+            .collect();
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[0].lines, vec![1, 2, 3, 4]);
+        assert_eq!(segs[1].lines, vec![5, 6]);
+    }
+
+    #[test]
+    fn a_rule_above_a_title_goes_with_it_and_repeats_do_not_split() {
+        let text = "CA 'mlx5_0'\n\tPort 1:\n-----\n  RDMA_Write BW Test\n x\n-----\n  RDMA_Write BW Test\n";
+        let segs = split_at_headers(scan(text).segments.remove(0));
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[1].lines, vec![3, 4, 5, 6, 7]);
+        assert!(header_tool("00:01.0 PCI bridge: Intel").is_some());
+        assert!(header_tool("   0     1.00    2.00").is_none());
+    }
+}

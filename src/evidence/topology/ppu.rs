@@ -1,0 +1,107 @@
+//! `ppu-smi topo -mp` (or `-m`): the `nvidia-smi topo -m` clone of the
+//! PPU accelerators' management tool. Its matrix uses nvidia-smi's words
+//! (PIX, PXB, PHB, NODE, SYS), but what they mean for a PPU is not
+//! documented, and the one real transcript contradicts nvidia-smi's
+//! meaning (SYS, "across NUMA nodes", between PPUs that all report NUMA
+//! node 0). So only what is unambiguous is read: the devices the matrix
+//! names (`PPU0`...), each row's `CPU Affinity` and `NUMA Affinity`
+//! columns, and the `PPU Rear Group:` list (noted). The link codes are
+//! noted, not read as links.
+
+use super::{Device, DeviceKind, Topology, parse_cpu_list, parse_plain_u32};
+use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
+
+/// `PPU12` -> Some(12).
+fn ppu_index(t: &str) -> Option<u32> {
+    parse_plain_u32(t.strip_prefix("PPU")?)
+}
+
+/// A header row naming `PPU<n>` columns and `CPU Affinity`.
+fn is_header(t: &str) -> bool {
+    t.split_whitespace().next().and_then(ppu_index).is_some() && t.contains("CPU Affinity")
+}
+
+pub fn looks_like_ppu_smi(_text: &str, lines: &[&str]) -> bool {
+    lines.iter().any(|l| is_header(l.trim()))
+}
+
+pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
+    let mut out = Parsed::default();
+    let mut topo = Topology::default();
+    let mut columns = 0usize;
+    let mut codes_noted = false;
+    let mut in_groups = false;
+    for (n, l) in numbered_lines(text) {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if is_header(t) {
+            columns = t
+                .split_whitespace()
+                .filter(|w| ppu_index(w).is_some())
+                .count();
+            continue;
+        }
+        if t == "..." {
+            out.note(n, "elided by whoever captured it");
+            continue;
+        }
+        if t == "PPU Rear Group:" {
+            in_groups = true;
+            continue;
+        }
+        if in_groups {
+            out.note(
+                n,
+                format!("rear group as printed (its meaning is not documented): {t}"),
+            );
+            continue;
+        }
+        let toks: Vec<&str> = t.split_whitespace().collect();
+        let Some(idx) = toks.first().and_then(|x| ppu_index(x)) else {
+            out.bad_row(n, format!("a `PPU<n>` row, found `{t}`"));
+            continue;
+        };
+        if columns == 0 || toks.len() != columns + 3 {
+            out.bad_row(
+                n,
+                format!("`PPU{idx}`, {columns} link codes, a CPU list and a NUMA node"),
+            );
+            continue;
+        }
+        let mut d = Device::new(format!("PPU{idx}"), DeviceKind::Gpu, Source::line(n));
+        d.name = Some("PPU (ppu-smi)".into());
+        d.cpu_affinity = parse_cpu_list(toks[columns + 1]);
+        d.numa_node = parse_plain_u32(toks[columns + 2]);
+        topo.devices.push(d);
+        if !codes_noted {
+            codes_noted = true;
+            out.note(
+                n,
+                "link codes in nvidia-smi's words (PIX, PXB, PHB, NODE, SYS) are not read: their meaning for PPUs is not documented, and here SYS joins PPUs that all report NUMA node 0",
+            );
+        }
+    }
+    if topo.devices.is_empty() {
+        return Err(ParseError::new(
+            1,
+            "a `PPU<n> ... CPU Affinity` header and `PPU<n>` rows",
+        ));
+    }
+    // The header names every row to come: fewer rows is a cut.
+    let rows = topo.devices.len() + out.issues.len();
+    if rows < columns {
+        let last = topo
+            .devices
+            .iter()
+            .map(|d| d.source.line)
+            .max()
+            .unwrap_or(1);
+        out.cut(last, format!("{} of the {columns} rows", columns - rows));
+    }
+    // Device order as everywhere else (PPU0, PPU1, ...), not as printed.
+    topo.sort();
+    out.topology = topo;
+    Ok(out)
+}

@@ -1,0 +1,52 @@
+use super::*;
+
+#[test]
+fn every_kind_has_an_explanation_with_what_to_do() {
+    let kinds = [
+        Finding::Truncated {
+            file: String::new(),
+            message: String::new(),
+        },
+        Finding::ToolFailed {
+            tool: String::new(),
+            message: String::new(),
+            capture_defect: true,
+        },
+    ];
+    for k in kinds {
+        let md = explanation(&k);
+        assert!(md.contains("What to do"), "{}", k.name());
+    }
+}
+
+#[test]
+fn a_finding_reads_with_its_numbers() {
+    let f = Finding::PcieWidthDown {
+        address: "0000:17:00.0".into(),
+        name: Some("GPU0".into()),
+        current_lanes: 8,
+        max_lanes: 16,
+        slot_lanes: Some(16),
+    };
+    assert_eq!(
+        summary(&f),
+        "0000:17:00.0 (GPU0) runs at x8 of x16 lanes though its slot has x16: at most 50% of its PCIe bandwidth."
+    );
+}
+
+#[test]
+fn a_shared_uplink_names_switch_devices_and_sum() {
+    let f = Finding::SwitchUplinkOversubscribed {
+        switch: "0000:01:00.0".into(),
+        uplink_link: "PCIe Gen4 x16".into(),
+        uplink_bytes_per_s: 31.5e9,
+        devices: vec![
+            ("0000:03:00.0".into(), 31.5e9),
+            ("0000:04:00.0".into(), 31.5e9),
+        ],
+        sum_bytes_per_s: 63e9,
+    };
+    let s = summary(&f);
+    assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
+    assert!(explanation(&f).contains("What to do"));
+}
