@@ -21,6 +21,7 @@
 //! [`explain`], the words of a diff in [`diff`], and every number is
 //! written by [`format`].
 
+pub mod answers;
 pub mod charts;
 pub mod diff;
 pub mod explain;

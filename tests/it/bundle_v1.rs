@@ -4,6 +4,7 @@
 //! `captures/dgx1v-v100-8gpu-1nic` and `captures/rtx3090-4gpu`.
 
 use std::path::Path;
+use wire_report::render::answers::answers;
 
 use wire_report::bundle::Bundle;
 use wire_report::evidence::measurement::{Direction, Kind, P2p};
@@ -51,7 +52,13 @@ fn loads_a_version_1_measurement_bundle_cell_by_cell() {
         (m.kind, m.direction, m.p2p),
         (Kind::D2d, Direction::Uni, P2p::Disabled)
     );
-    assert_eq!(m.questions.path, "within one GPU's memory");
+    assert_eq!(answers(m)[5], "within one GPU's memory");
+    // Every version 1 sentence of p2pBandwidthLatencyTest reads as a fact.
+    assert!(
+        b.measurements
+            .iter()
+            .all(|m| m.questions.legacy == Default::default())
+    );
     assert_eq!(
         b.measurements
             .iter()
@@ -62,12 +69,12 @@ fn loads_a_version_1_measurement_bundle_cell_by_cell() {
 }
 
 #[test]
-fn a_migrated_version_1_bundle_writes_as_version_2_and_reads_back_equal() {
+fn a_migrated_version_1_bundle_writes_as_version_3_and_reads_back_equal() {
     for name in ["v1-dgx1v-bundle.json", "v1-rtx3090-bundle.json"] {
         let b = load(name);
         assert_eq!(b.schema_version, wire_report::bundle::SCHEMA_VERSION);
         let text = b.to_json();
-        assert!(text.starts_with("{\"schema_version\":2,"), "{name}");
+        assert!(text.starts_with("{\"schema_version\":3,"), "{name}");
         assert!(text.contains("\"series\":["), "{name}");
         assert_eq!(
             Bundle::from_json(&text, Path::new(name)).unwrap(),
@@ -77,11 +84,11 @@ fn a_migrated_version_1_bundle_writes_as_version_2_and_reads_back_equal() {
     }
 }
 
-/// Every capture node: version 2 loses nothing (every cell, every source,
+/// Every capture node: version 3 loses nothing (every cell, every source,
 /// every question's answer comes back), and stays within 4x the bytes of
 /// the transcripts it holds over the corpus.
 #[test]
-fn every_capture_round_trips_through_version_2() {
+fn every_capture_round_trips_through_version_3() {
     let nodes = wire_report::inputs::ingest(&["captures".into()]).unwrap();
     assert!(nodes.len() > 50);
     let (mut transcript_bytes, mut bundle_bytes) = (0, 0);

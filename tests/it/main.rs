@@ -5,6 +5,7 @@
 mod common;
 
 mod bundle_v1;
+mod bundle_v2;
 mod captures;
 mod cli;
 mod diagnosis;
