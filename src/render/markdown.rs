@@ -146,8 +146,14 @@ fn finding(d: &Diagnosed) -> String {
 
 /// The summary of one or more nodes.
 pub fn render_markdown(bundles: &[Bundle]) -> String {
+    analyse(bundles).iter().map(node_markdown).collect()
+}
+
+/// One node's part of [`render_markdown`] (`render --format md` writes
+/// them one node at a time).
+pub fn node_markdown(node: &crate::render::Analysed<'_>) -> String {
     let mut s = String::new();
-    for node in analyse(bundles) {
+    {
         let (b, found) = (node.bundle, &node.findings);
         let _ = writeln!(s, "### wire-report: {}\n", escape(&b.host.name));
         let _ = writeln!(

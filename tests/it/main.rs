@@ -19,5 +19,6 @@ mod models;
 mod never_panics;
 mod pair;
 mod site;
+mod streaming;
 mod ticket;
 mod topology_map;
