@@ -2,9 +2,11 @@
 # Opens the rendered site in headless Chromium and fails on what a person
 # would see as broken:
 #   - every page (index, node pages, transcript pages) is loaded at 1400 px
-#     in one Chromium run (a driver page loads each one in a frame): no
-#     horizontal scroll, no SVG text drawn under 11 px (font size times the
-#     SVG's scale on screen), no link with an empty href;
+#     and again at 800 px, in one Chromium run per width (a driver page
+#     loads each one in a frame of that width): no horizontal scroll, no
+#     SVG text drawn under 11 px (font size times the SVG's scale on
+#     screen, so a chart scaled down to fit 800 px counts at its drawn
+#     size), no link with an empty href;
 #   - a few pages load with no console error and no broken link or image
 #     (from the DOM Chromium built);
 #   - screenshots of the index and of four node pages (DGX-1V, an 8-GPU
@@ -34,8 +36,11 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
        --enable-logging=stderr --v=0)
 fail=0
 
-# 1. Every page at 1400 px, measured in the browser.
+# 1. Every page at 1400 px and at 800 px, measured in the browser.
 pages_js="$(cd "$site_abs" && find . -name '*.html' | sed 's|^\./||' | sort | sed 's/.*/"&"/' | paste -sd, -)"
+total="$(cd "$site_abs" && find . -name '*.html' | wc -l)"
+measured_at=()
+for width in 1400 800; do
 cat > "$site_abs/_browser_check.html" <<EOF
 <!doctype html><html><body><pre id="out"></pre><script>
 const pages = [$pages_js];
@@ -56,7 +61,7 @@ function measure(d) {
 function next() {
   if (i >= pages.length) { out.setAttribute('data-done', String(i)); return; }
   const f = document.createElement('iframe');
-  f.style.width = '1400px'; f.style.height = '900px'; f.style.border = '0';
+  f.style.width = '${width}px'; f.style.height = '900px'; f.style.border = '0';
   f.onload = () => {
     let r;
     try { r = measure(f.contentDocument); } catch (e) { r = 'ERROR ' + e; }
@@ -68,23 +73,24 @@ function next() {
 next();
 </script></body></html>
 EOF
-timeout 600 "$browser" "${flags[@]}" --allow-file-access-from-files --user-data-dir="$scratch/profile" \
-    --window-size=1500,1000 --virtual-time-budget=3600000 --dump-dom \
-    "file://$site_abs/_browser_check.html" > "$shots/all-pages.dom.html" 2> "$shots/all-pages.log"
-total="$(cd "$site_abs" && find . -name '*.html' ! -name '_browser_check.html' | wc -l)"
-measured="$(grep -c '^PAGE ' "$shots/all-pages.dom.html" || true)"
-# The driver page measures itself too: one more than the site's pages.
+dom="$shots/all-pages-$width.dom.html"
+timeout 600 "$browser" "${flags[@]}" --allow-file-access-from-files --user-data-dir="$scratch/profile-$width" \
+    --window-size=$((width + 100)),1000 --virtual-time-budget=3600000 --dump-dom \
+    "file://$site_abs/_browser_check.html" > "$dom" 2> "$shots/all-pages-$width.log"
+measured="$(grep -c '^PAGE ' "$dom" || true)"
+measured_at+=("$measured at $width px")
 if [ "$measured" -lt "$total" ]; then
-    echo "FAIL only $measured of $total pages were measured (see $shots/all-pages.log)"; fail=1
+    echo "FAIL only $measured of $total pages were measured at $width px (see $shots/all-pages-$width.log)"; fail=1
 fi
 while read -r _ page scroll client font empty _; do
     empty="${empty%%<*}"
     [ "$page" = "_browser_check.html" ] && continue
-    if [ "$scroll" = "ERROR" ]; then echo "FAIL $page: could not be measured: $client $font $empty"; fail=1; continue; fi
-    if [ "$scroll" -gt "$client" ]; then echo "FAIL $page: scrolls sideways at 1400 px ($scroll > $client px)"; fail=1; fi
-    if awk "BEGIN{exit !($font < 11)}"; then echo "FAIL $page: SVG text drawn at $font px (< 11)"; fail=1; fi
+    if [ "$scroll" = "ERROR" ]; then echo "FAIL $page: could not be measured at $width px: $client $font $empty"; fail=1; continue; fi
+    if [ "$scroll" -gt "$client" ]; then echo "FAIL $page: scrolls sideways at $width px ($scroll > $client px)"; fail=1; fi
+    if awk "BEGIN{exit !($font < 11)}"; then echo "FAIL $page: SVG text drawn at $font px at $width px wide (< 11)"; fail=1; fi
     if [ "$empty" != "0" ]; then echo "FAIL $page: $empty link(s) with an empty href"; fail=1; fi
-done < <(grep '^PAGE ' "$shots/all-pages.dom.html")
+done < <(grep '^PAGE ' "$dom")
+done
 
 # 2. A few pages: console errors and broken references, from the DOM.
 pages=("index.html")
@@ -123,6 +129,6 @@ for page in "${shoot[@]}"; do
     done
 done
 if [ "$fail" = 0 ]; then
-    echo "browser check: $measured pages measured at 1400 px (no sideways scroll, SVG text >= 11 px, no empty href), ${#pages[@]} loaded with no console error or broken link, in $("$browser" --version 2>/dev/null); screenshots in $shots/"
+    echo "browser check: pages measured: ${measured_at[*]} (no sideways scroll, SVG text >= 11 px, no empty href), ${#pages[@]} loaded with no console error or broken link, in $("$browser" --version 2>/dev/null); screenshots in $shots/"
 fi
 exit "$fail"

@@ -10,8 +10,11 @@
 //! (render writes the words), no judgement (the diagnosis decides what
 //! matters). The diff compares raw observations and needs none of them.
 
+pub mod affinity;
 mod names;
+pub mod scaleup;
 pub mod sku;
+pub mod switches;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +27,7 @@ use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
 use crate::models::ceiling;
 pub use names::NamedGpu;
+pub use scaleup::{Fabric, ScaleUp};
 
 /// What one bundle says about its node, computed once.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +59,7 @@ pub struct NodeFacts {
     pub adapters: BTreeMap<String, Option<AdapterPort>>,
     /// NVLinks of each GPU that `nvidia-smi nvlink --status` lists.
     pub nvlinks: BTreeMap<String, GpuNvlinks>,
-    /// Scale-up bandwidth per GPU, from NVLink.
+    /// Scale-up bandwidth per GPU, from NVLink or xGMI ([`scaleup`]).
     pub scaleup: Option<ScaleUp>,
     /// The adapters that carry the job's traffic and their summed rate.
     pub injection: Option<NodeInjection>,
@@ -71,6 +75,8 @@ pub struct NodeFacts {
     pub attached_gpus: Option<usize>,
     /// RDMA adapters that RDMA measurements ran on (perftest's `Device`).
     pub measured_adapters: BTreeSet<String>,
+    /// PCIe switches the live sysfs tree shows ([`switches`]).
+    pub switches: Vec<switches::Switch>,
 }
 
 /// A network adapter of the topology.
@@ -113,23 +119,16 @@ pub struct GpuNvlinks {
 /// topology's adapters whose RDMA port is of the fastest link layer and at
 /// least half the fastest rate, so a 25 GbE management or storage port
 /// beside 200 Gb/s InfiniBand rails does not count), each at its own data
-/// rate, summed. Where the topology names no adapter that the RDMA
-/// evidence rates, every topology adapter at the fastest port's rate.
+/// rate, summed. A topology that lists no adapter (AMD's tools) takes the
+/// adapters of the RDMA evidence. Where the topology names adapters but
+/// none that the RDMA evidence rates, every topology adapter at the
+/// fastest port's rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeInjection {
     pub adapters: usize,
     pub node_bytes_per_s: f64,
     /// Whether each adapter's own rate was summed (else count x fastest).
     pub summed: bool,
-}
-
-/// Scale-up bandwidth of one GPU: its active NVLinks times their rate.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScaleUp {
-    pub bytes_per_s: f64,
-    pub gpu: String,
-    pub active_links: usize,
-    pub per_link_bytes_per_s: f64,
 }
 
 /// The ceiling of the path a measurement took, when the bundle states the
@@ -195,16 +194,7 @@ impl NodeFacts {
             .iter()
             .fold(None, |a: Option<f64>, &r| Some(a.map_or(r, |a| a.max(r))));
         let nvlinks = nvlinks(b);
-        let scaleup = gpus.iter().find_map(|g| {
-            let n = nvlinks.get(g)?;
-            let r = n.first_active_rate_bytes_per_s?;
-            Some(ScaleUp {
-                bytes_per_s: r * n.active as f64,
-                gpu: g.clone(),
-                active_links: n.active,
-                per_link_bytes_per_s: r,
-            })
-        });
+        let scaleup = scaleup::of(&gpus, &nvlinks, t);
         let mut p2p_ceilings = BTreeMap::new();
         for l in &t.links {
             for (s, d) in [(&l.a, &l.b), (&l.b, &l.a)] {
@@ -238,6 +228,7 @@ impl NodeFacts {
             named_gpus: names::named_gpus(&b.transcripts),
             measured_gpus: measured_gpus(b),
             attached_gpus: names::attached_gpus(&b.transcripts),
+            switches: switches::switches(b),
             measured_adapters: b
                 .measurements
                 .iter()
@@ -318,10 +309,16 @@ fn injection(
             .link_layer
             .clone()
     };
-    let rated: Vec<(f64, Option<String>)> = nics
-        .iter()
-        .filter_map(|n| {
-            let name = n.name.as_deref()?;
+    // A topology that lists no adapter at all (rocm-smi, amd-smi): the
+    // adapters the RDMA evidence names are the node's.
+    let names: Vec<&str> = if nics.is_empty() {
+        adapters.keys().map(String::as_str).collect()
+    } else {
+        nics.iter().filter_map(|n| n.name.as_deref()).collect()
+    };
+    let rated: Vec<(f64, Option<String>)> = names
+        .into_iter()
+        .filter_map(|name| {
             let r = adapters.get(name)?.as_ref()?.rate_bytes_per_s?;
             Some((r, layer(name)))
         })

@@ -29,6 +29,8 @@ pub struct Reading {
     pub measurements: Vec<Measurement>,
     pub rdma: Vec<RdmaDevice>,
     pub pcie: Vec<PcieLink>,
+    /// Network interface counters (`ethtool -S`).
+    pub interfaces: Vec<crate::evidence::ethtool::InterfaceStats>,
     /// Why the file, or lines of it, could not be read.
     pub problems: Vec<Problem>,
 }
@@ -349,6 +351,10 @@ fn merge_parsed(
     into.measurements.extend(p.measurements);
     crate::bundle::merge_rdma(&mut into.rdma, p.rdma);
     into.pcie.extend(p.pcie);
+    if !p.interfaces.is_empty() {
+        into.interfaces.extend(p.interfaces);
+        evidence::ethtool::settle(&mut into.interfaces, None);
+    }
     into.notes.extend(p.notes);
     into.issues.extend(p.issues);
 }
@@ -391,6 +397,7 @@ fn read_parsed(
         measurements: parsed.measurements,
         rdma: parsed.rdma,
         pcie: parsed.pcie,
+        interfaces: parsed.interfaces,
         problems,
     }
 }

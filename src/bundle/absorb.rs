@@ -36,6 +36,7 @@ impl Bundle {
         }
         merge_rdma(&mut self.rdma, r.rdma);
         self.pcie.extend(r.pcie);
+        self.interfaces.extend(r.interfaces);
         let transcript = r.transcript.is_some();
         self.transcripts.extend(r.transcript);
         Absorbed {

@@ -66,6 +66,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::measurement::Measurement;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
@@ -112,6 +113,14 @@ pub struct Bundle {
     /// "current_speed_gt_per_s": 8.0, "speed_downgraded": true, ... }`.
     #[serde(default)]
     pub pcie: Vec<PcieLink>,
+    /// Network interface counters (`ethtool -S`; a live collection reads
+    /// each RDMA adapter's interface at its start and end). Example:
+    /// `{ "interface": "ens1f0np0", "readings": 2, "counters": [{ "name":
+    /// "rx_prio3_pause", "value": 1200, "delta": 200, "source": [3, 41] }] }`:
+    /// `value` is the last reading (since the driver loaded), `delta` the
+    /// growth between the first and last reading.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<InterfaceStats>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// What was probed on a live node and what happened to each probe
@@ -179,7 +188,17 @@ pub struct System {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mems_allowed: Option<String>,
     pub numa_nodes: Vec<NumaNode>,
+    /// Interconnect kernel modules loaded, among them the GPUDirect RDMA
+    /// peer-memory ones (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`,
+    /// `ib_peer_mem`).
     pub drivers: Vec<Driver>,
+    /// Whether the kernel has dma-buf (the other way an adapter can reach
+    /// GPU memory): `true` when `/sys/kernel/dmabuf` exists or the
+    /// kernel's config (`/boot/config-<release>`) sets
+    /// `CONFIG_DMA_SHARED_BUFFER`, `false` when that config leaves it
+    /// unset, absent when neither could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dma_buf: Option<bool>,
     /// `/proc/loadavg` at the start: what else was running, roughly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_average: Option<String>,
@@ -331,6 +350,7 @@ impl Bundle {
             measurements: Vec::new(),
             rdma: Vec::new(),
             pcie: Vec::new(),
+            interfaces: Vec::new(),
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,

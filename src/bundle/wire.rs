@@ -33,6 +33,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Bundle, Generator, Host, PeerLink, Probe, Problem, System, Transcript};
 use crate::evidence::Source;
+use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
@@ -93,21 +94,24 @@ fn file_at(i: u32) -> Option<Text> {
 fn file_table(b: &Bundle) -> Table {
     let mut t = Table::default();
     let topo = &b.topology;
-    let sources = topo
-        .devices
-        .iter()
-        .map(|d| &d.source)
-        .chain(topo.links.iter().flat_map(|l| l.sources.iter()))
-        .chain(topo.p2p.iter().map(|p| &p.source))
-        .chain(topo.nvlink.iter().map(|n| &n.source))
-        .chain(b.measurements.iter().map(|m| &m.source))
-        .chain(b.rdma.iter().map(|r| &r.source))
-        .chain(
-            b.rdma
-                .iter()
-                .flat_map(|r| r.ports.iter().map(|p| &p.source)),
-        )
-        .chain(b.pcie.iter().map(|p| &p.source));
+    let sources =
+        topo.devices
+            .iter()
+            .map(|d| &d.source)
+            .chain(topo.links.iter().flat_map(|l| l.sources.iter()))
+            .chain(topo.p2p.iter().map(|p| &p.source))
+            .chain(topo.nvlink.iter().map(|n| &n.source))
+            .chain(b.measurements.iter().map(|m| &m.source))
+            .chain(b.rdma.iter().map(|r| &r.source))
+            .chain(
+                b.rdma
+                    .iter()
+                    .flat_map(|r| r.ports.iter().map(|p| &p.source)),
+            )
+            .chain(b.pcie.iter().map(|p| &p.source))
+            .chain(b.interfaces.iter().flat_map(|i| {
+                std::iter::once(&i.source).chain(i.counters.iter().map(|c| &c.source))
+            }));
     for s in sources {
         t.add(&s.file);
     }
@@ -414,6 +418,8 @@ struct Out<'a> {
     measurements: Measurements,
     rdma: &'a [RdmaDevice],
     pcie: &'a [PcieLink],
+    #[serde(skip_serializing_if = "<[InterfaceStats]>::is_empty")]
+    interfaces: &'a [InterfaceStats],
     transcripts: &'a [Transcript],
     #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
     probes: &'a [Probe],
@@ -439,6 +445,8 @@ struct In {
     rdma: Vec<RdmaDevice>,
     #[serde(default)]
     pcie: Vec<PcieLink>,
+    #[serde(default)]
+    interfaces: Vec<InterfaceStats>,
     transcripts: Vec<Transcript>,
     #[serde(default)]
     probes: Vec<Probe>,
@@ -461,6 +469,7 @@ impl Serialize for Bundle {
             measurements,
             rdma,
             pcie,
+            interfaces,
             transcripts,
             probes,
             system,
@@ -479,6 +488,7 @@ impl Serialize for Bundle {
             measurements: Measurements::from_cells(measurements),
             rdma,
             pcie,
+            interfaces,
             transcripts,
             probes,
             system,
@@ -506,6 +516,7 @@ impl<'de> Deserialize<'de> for Bundle {
             measurements: i.measurements.0,
             rdma: i.rdma,
             pcie: i.pcie,
+            interfaces: i.interfaces,
             transcripts: i.transcripts,
             probes: i.probes,
             system: i.system,

@@ -325,6 +325,30 @@ pub fn rdma_devices(root: &Root) -> Vec<RdmaDevice> {
     out
 }
 
+/// The network interfaces of the RDMA adapters
+/// (`/sys/class/infiniband/<dev>/device/net/<if>`), sorted, each once: the
+/// interfaces whose `ethtool -S` counters a live collection reads.
+pub fn rdma_interfaces(root: &Root) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let Ok(devs) = std::fs::read_dir(root.path("/sys/class/infiniband")) else {
+        return Vec::new();
+    };
+    for d in devs.filter_map(|e| e.ok()) {
+        let Ok(nets) = std::fs::read_dir(d.path().join("device/net")) else {
+            continue;
+        };
+        out.extend(
+            nets.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| {
+                    !n.is_empty()
+                        && n.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+                }),
+        );
+    }
+    out.into_iter().collect()
+}
+
 /// Every counter of every port: (device, port, group, name) -> value.
 pub type CounterSnapshot = BTreeMap<(String, u32, String, String), u64>;
 

@@ -153,7 +153,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 fn staging_cmd(a: &StagingArgs) -> anyhow::Result<ExitCode> {
     let (pcie, net, m) = (a.pcie_gbs * 1e9, a.net_gbs * 1e9, a.bytes as f64);
-    let hop = a.hop_latency_us.unwrap_or(2.0) * 1e-6;
+    let hop = a
+        .hop_latency_us
+        .map_or(staging::ASSUMED_HOP_LATENCY_S, |us| us * 1e-6);
     let s = staging::staged_cost_with_latency(m, pcie, net, hop)?;
     let d = staging::direct_cost_with_latency(m, pcie, net, hop)?;
     let x = staging::crossover_pcie(net)?;

@@ -53,8 +53,13 @@ pub enum Finding {
         code: String,
         direct_pairs: usize,
         other_pairs: usize,
-        /// Every GPU pair the topology describes.
+        /// GPU pairs the topology describes with a known class
+        /// (`direct_pairs + other_pairs`).
         gpu_pairs: usize,
+        /// GPU pairs whose class the evidence does not give: counted
+        /// neither as direct nor as host hops.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        unknown_pairs: usize,
         /// Direct links still join every GPU: rings can route around the
         /// pair (a DGX-1's hybrid cube mesh), so collectives need not drop
         /// a tier.
@@ -100,6 +105,10 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        /// Other adapters exactly as close (names, else ids): the GPUs
+        /// have no closer choice among them either.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
     },
     /// The closest adapter of these GPUs sits under another host bridge of
     /// the same socket (NODE, PHB): GPUDirect RDMA crosses the root
@@ -109,6 +118,52 @@ pub enum Finding {
         nic: String,
         nic_name: Option<String>,
         code: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also: Vec<String>,
+    },
+    /// A live collection found GPUs and RDMA adapters but no peer-memory
+    /// module (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`, `ib_peer_mem`):
+    /// GPUDirect RDMA has no path unless dma-buf carries it, and NCCL and
+    /// MPI fall back to staging through host memory without a word.
+    NoPeerMemoryModule {
+        /// GPUs the topology names (0 when only the driver was seen).
+        gpus: usize,
+        /// The GPU driver loaded (`nvidia`, `amdgpu`), when one is.
+        gpu_driver: Option<String>,
+        adapters: Vec<String>,
+        /// Whether the kernel has dma-buf (unknown when not read).
+        dma_buf: Option<bool>,
+    },
+    /// perftest with GPU buffers far below the same test with host buffers
+    /// on the same adapter and message size: the GPU's memory is reached
+    /// through a slower path (staging, or a PCIe path through the host).
+    GpuBuffersBelowHost {
+        test: String,
+        device: Option<String>,
+        size_bytes: u64,
+        gpu_bytes_per_s: f64,
+        host_bytes_per_s: f64,
+    },
+    /// A process bound to CPUs or memory away from the NUMA node of GPUs
+    /// (or adapters) it used: every staged byte and host buffer crosses
+    /// the socket link.
+    ProcessFarFromGpu {
+        /// The GPUs out of reach.
+        gpus: Vec<String>,
+        /// Their NUMA nodes, where known.
+        gpu_numa_nodes: Vec<u32>,
+        /// Adapters out of reach too (network buffers cross the socket).
+        nics: Vec<String>,
+        /// The binding's GPUs and adapters within reach.
+        near_gpus: usize,
+        /// The CPUs it was bound to, as given.
+        cpus: Option<String>,
+        /// NUMA nodes whose CPUs it could run on, and allocate from
+        /// (empty: not stated).
+        cpu_nodes: Vec<u32>,
+        mem_nodes: Vec<u32>,
+        /// The launcher line; none for the live collection's own process.
+        command: Option<String>,
     },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {
@@ -133,6 +188,18 @@ pub enum Finding {
         name: Option<String>,
         current: PcieSpeed,
         max: PcieSpeed,
+    },
+    /// Devices under one PCIe switch whose negotiated links together can
+    /// carry more than the switch's uplink: when they are busy at once
+    /// with traffic that leaves the switch, the uplink decides.
+    SwitchUplinkOversubscribed {
+        /// The bridge whose link is the uplink (the switch's upstream port).
+        switch: String,
+        uplink_link: String,
+        uplink_bytes_per_s: f64,
+        /// Each device under it, with its negotiated rate.
+        devices: Vec<(String, f64)>,
+        sum_bytes_per_s: f64,
     },
     /// NVLinks reported inactive; `total` is unknown when the tool could
     /// not read any link.
@@ -159,18 +226,21 @@ pub enum Finding {
         physical_state: Option<String>,
     },
     /// Error counters of an RDMA port grew while one live collection ran
-    /// (symbol errors, link downed, receive errors, transmit discards).
+    /// (symbol errors, link downed, receive errors, transmit discards), or
+    /// those of a network interface between two `ethtool -S` readings
+    /// (`port` none: `device` is the interface).
     PortErrorsGrew {
         device: String,
-        port: u32,
+        port: Option<u32>,
         /// Counter name and how much it grew, largest first.
         counters: Vec<(String, u64)>,
     },
     /// RoCE congestion signals grew during the collection (ECN marks,
-    /// CNPs sent or handled, pause frames): the fabric pushed back.
+    /// CNPs sent or handled, pause frames): the fabric pushed back. Also
+    /// from two `ethtool -S` readings of an interface (`port` none).
     CongestionSignals {
         device: String,
-        port: u32,
+        port: Option<u32>,
         counters: Vec<(String, u64)>,
     },
     /// An RDMA port slower than the fastest of its link layer in the node.
@@ -218,6 +288,10 @@ pub enum Finding {
     Truncated { file: String, message: String },
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// A finding with its severity and the lines it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosed {
@@ -229,15 +303,19 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 21] = [
+    pub const KINDS: [&'static str; 25] = [
         "host-hop-in-group",
         "silent-staging",
         "no-peer-path",
         "nic-on-other-socket",
         "nic-across-host-bridge",
+        "no-peer-memory-module",
+        "gpu-buffers-below-host",
+        "process-far-from-gpu",
         "injection-share",
         "pcie-width-down",
         "pcie-speed-down",
+        "switch-uplink-oversubscribed",
         "nvlinks-inactive",
         "rdma-port-down",
         "rdma-port-unused",
@@ -262,9 +340,13 @@ impl Finding {
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
             Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",
+            Finding::NoPeerMemoryModule { .. } => "no-peer-memory-module",
+            Finding::GpuBuffersBelowHost { .. } => "gpu-buffers-below-host",
+            Finding::ProcessFarFromGpu { .. } => "process-far-from-gpu",
             Finding::InjectionShare { .. } => "injection-share",
             Finding::PcieWidthDown { .. } => "pcie-width-down",
             Finding::PcieSpeedDown { .. } => "pcie-speed-down",
+            Finding::SwitchUplinkOversubscribed { .. } => "switch-uplink-oversubscribed",
             Finding::NvlinksInactive { .. } => "nvlinks-inactive",
             Finding::RdmaPortDown { .. } => "rdma-port-down",
             Finding::RdmaPortUnused { .. } => "rdma-port-unused",

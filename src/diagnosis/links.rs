@@ -5,6 +5,7 @@
 use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
 use crate::bundle::Bundle;
 use crate::diff::is_error_counter;
+use crate::evidence::ethtool::is_congestion_counter;
 use crate::evidence::pcie::PcieLink;
 use crate::facts::NodeFacts;
 use crate::facts::sku::NvlinkWiring;
@@ -55,9 +56,17 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             _ => None,
         };
         if let Some((current, max)) = speed {
+            // GPUs lower their PCIe generation when idle and no evidence
+            // here says the GPU was under load: a note with "re-read under
+            // load", not a warning. A device known not to be a GPU (a NIC,
+            // a bridge) keeps the warning.
+            let severity = match p.role.as_deref() {
+                Some(r) if r != "gpu" => Severity::Warning,
+                _ => Severity::Info,
+            };
             push(
                 out,
-                Severity::Warning,
+                severity,
                 Finding::PcieSpeedDown {
                     address: p.address.clone(),
                     name: p.name.clone(),
@@ -67,6 +76,39 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
                 vec![p.source.clone()],
             );
         }
+    }
+}
+
+/// Switches whose devices' links sum above the uplink (seed section 3.7,
+/// a shared switch uplink). Info: by design in many servers, and it costs
+/// only when the devices are busy at once with traffic that leaves the
+/// switch, which no evidence here shows.
+pub(super) fn switch_uplinks(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    for s in &facts.switches {
+        let (Some(up), Some(link)) = (s.uplink_bytes_per_s, s.uplink_link.as_ref()) else {
+            continue;
+        };
+        let devices: Vec<(String, f64)> = s
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.address.clone(), d.bytes_per_s?)))
+            .collect();
+        let sum: f64 = devices.iter().map(|d| d.1).sum();
+        if devices.len() < 2 || sum <= up * (1.0 + 1e-9) {
+            continue;
+        }
+        push(
+            out,
+            Severity::Info,
+            Finding::SwitchUplinkOversubscribed {
+                switch: s.uplink_bridge.clone(),
+                uplink_link: link.clone(),
+                uplink_bytes_per_s: up,
+                devices,
+                sum_bytes_per_s: sum,
+            },
+            vec![s.source.clone()],
+        );
     }
 }
 
@@ -189,60 +231,92 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
     }
 }
 
-/// Whether a counter counts congestion signals rather than errors
-/// (mlx5 `np_ecn_marked_roce_packets`, `np_cnp_sent`, `rp_cnp_handled`;
-/// ethtool `rx_pause_ctrl_phy` and the like).
-fn is_congestion_counter(name: &str) -> bool {
-    ["ecn", "cnp", "pause"].iter().any(|k| name.contains(k))
-}
-
+/// Counters that grew: RDMA port counters read at a live collection's
+/// start and end, and interface counters between two `ethtool -S`
+/// readings.
 pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
-            let grew = |congestion: bool| {
-                let mut v: Vec<(String, u64)> = p
-                    .counters
+            let grown = p.counters.iter().map(|c| (c.name.as_str(), c.delta));
+            grew(&d.name, Some(p.port), grown, || vec![p.source.clone()], out);
+        }
+    }
+    for i in &b.interfaces {
+        let Some(name) = &i.interface else { continue };
+        let grown = i
+            .counters
+            .iter()
+            .filter_map(|c| Some((c.name.as_str(), c.delta?)));
+        // The rows of the counters that grew, in the last reading.
+        let sources = || {
+            let mut v = vec![i.source.clone()];
+            v.extend(
+                i.counters
                     .iter()
-                    .filter(|c| c.delta > 0)
+                    .filter(|c| c.delta.is_some_and(|d| d > 0))
                     .filter(|c| {
                         let n = c.name.to_ascii_lowercase();
-                        if congestion {
-                            is_congestion_counter(&n)
-                        } else {
-                            !is_congestion_counter(&n) && is_error_counter(&n)
-                        }
+                        is_congestion_counter(&n) || is_error_counter(&n)
                     })
-                    .map(|c| (c.name.clone(), c.delta))
-                    .collect();
-                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                v
-            };
-            let errors = grew(false);
-            if !errors.is_empty() {
-                push(
-                    out,
-                    Severity::Warning,
-                    Finding::PortErrorsGrew {
-                        device: d.name.clone(),
-                        port: p.port,
-                        counters: errors,
-                    },
-                    vec![p.source.clone()],
-                );
-            }
-            let signals = grew(true);
-            if !signals.is_empty() {
-                push(
-                    out,
-                    Severity::Info,
-                    Finding::CongestionSignals {
-                        device: d.name.clone(),
-                        port: p.port,
-                        counters: signals,
-                    },
-                    vec![p.source.clone()],
-                );
-            }
-        }
+                    .map(|c| c.source.clone())
+                    .take(8),
+            );
+            v
+        };
+        grew(name, None, grown, sources, out);
+    }
+}
+
+/// One warning for the error counters that grew and one note for the
+/// congestion signals, each naming its counters, largest first.
+fn grew<'a>(
+    device: &str,
+    port: Option<u32>,
+    counters: impl Iterator<Item = (&'a str, u64)> + Clone,
+    sources: impl Fn() -> Vec<crate::evidence::Source>,
+    out: &mut Vec<Diagnosed>,
+) {
+    let pick = |congestion: bool| {
+        let mut v: Vec<(String, u64)> = counters
+            .clone()
+            .filter(|c| c.1 > 0)
+            .filter(|c| {
+                let n = c.0.to_ascii_lowercase();
+                if congestion {
+                    is_congestion_counter(&n)
+                } else {
+                    !is_congestion_counter(&n) && is_error_counter(&n)
+                }
+            })
+            .map(|c| (c.0.to_string(), c.1))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    };
+    let errors = pick(false);
+    if !errors.is_empty() {
+        push(
+            out,
+            Severity::Warning,
+            Finding::PortErrorsGrew {
+                device: device.to_string(),
+                port,
+                counters: errors,
+            },
+            sources(),
+        );
+    }
+    let signals = pick(true);
+    if !signals.is_empty() {
+        push(
+            out,
+            Severity::Info,
+            Finding::CongestionSignals {
+                device: device.to_string(),
+                port,
+                counters: signals,
+            },
+            sources(),
+        );
     }
 }

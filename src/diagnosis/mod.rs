@@ -12,11 +12,15 @@
 //! They read the node's [`NodeFacts`], computed once by the caller.
 //!
 //! - [`topology`]: how GPUs and adapters sit (host hops, far adapters, injection share)
+//! - [`gpudirect`]: whether the GPU-to-adapter path exists and what it delivers
+//! - [`affinity`]: a process bound away from the NUMA node of its GPUs
 //! - [`links`]: PCIe links, NVLinks and RDMA ports that run below what they can
 //! - [`measurements`]: what the figures themselves say (staging, wrong data,
 //!   failures, ceilings, unit traps)
 
+mod affinity;
 mod finding;
+mod gpudirect;
 mod links;
 mod measurements;
 mod topology;
@@ -42,8 +46,12 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     topology::host_hops(b, facts, &mut out);
     measurements::silent_staging(b, &mut out);
     topology::nic_sockets(b, facts, &mut out);
+    gpudirect::peer_memory(b, facts, &mut out);
+    gpudirect::gpu_vs_host_buffers(b, &mut out);
+    affinity::process_affinity(b, &mut out);
     topology::injection_share(facts, &mut out);
     links::pcie_links(b, &mut out);
+    links::switch_uplinks(facts, &mut out);
     links::nvlinks(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
     links::port_counters(b, &mut out);

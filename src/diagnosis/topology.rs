@@ -51,7 +51,8 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
             code: worst.code.clone().unwrap_or_default(),
             direct_pairs: direct,
             other_pairs: others,
-            gpu_pairs: facts.gpu_pairs(),
+            gpu_pairs: direct + others,
+            unknown_pairs: by_class.get(&LinkClass::Unknown).copied().unwrap_or(0),
             routable,
         },
         worst.sources.clone(),
@@ -60,38 +61,58 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
 
 pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     let t = &b.topology;
-    // One cause, one finding: the GPUs whose closest adapter is the same
-    // one beyond their own PCIe switch, together, by how far it is.
-    type Far<'a> = (Vec<String>, &'a Nic, String, Vec<Source>);
-    let mut far: BTreeMap<(LinkClass, &str), Far<'_>> = BTreeMap::new();
+    // One cause, one finding: the GPUs whose closest adapters are the same
+    // ones beyond their own PCIe switch, together, by how far they are.
+    // Adapters equally close are all named, not the first of them.
+    type Far<'a> = (Vec<String>, Vec<&'a Nic>, String, Vec<Source>);
+    let mut far: BTreeMap<(LinkClass, Vec<&str>), Far<'_>> = BTreeMap::new();
+    let numa = |id: &str| t.device(id).and_then(|d| d.numa_node);
     for g in &facts.gpus {
-        let best = facts
+        let links: Vec<_> = facts
             .nics
             .iter()
             .filter_map(|n| t.link(g, &n.id).map(|l| (l, n)))
-            .min_by_key(|(l, _)| l.class);
-        let Some((l, nic)) = best else { continue };
-        if matches!(l.class, LinkClass::CrossSocket | LinkClass::PcieHost) {
-            let e = far.entry((l.class, nic.id.as_str())).or_insert_with(|| {
+            .collect();
+        let Some(class) = links.iter().map(|(l, _)| l.class).min() else {
+            continue;
+        };
+        let closest: Vec<_> = links
+            .into_iter()
+            .filter(|(l, _)| l.class == class)
+            .collect();
+        // Not mis-paired when one of the equally close adapters is on the
+        // GPU's own NUMA node, where the evidence says so.
+        let home = numa(g);
+        if home.is_some() && closest.iter().any(|(_, n)| numa(&n.id) == home) {
+            continue;
+        }
+        if matches!(class, LinkClass::CrossSocket | LinkClass::PcieHost) {
+            let ids: Vec<&str> = closest.iter().map(|(_, n)| n.id.as_str()).collect();
+            let e = far.entry((class, ids)).or_insert_with(|| {
                 (
                     Vec::new(),
-                    nic,
-                    l.code.clone().unwrap_or_default(),
+                    closest.iter().map(|(_, n)| *n).collect(),
+                    closest[0].0.code.clone().unwrap_or_default(),
                     Vec::new(),
                 )
             });
             e.0.push(g.clone());
-            e.3.extend(l.sources.iter().take(1).cloned());
+            e.3.extend(closest[0].0.sources.iter().take(1).cloned());
         }
     }
-    for ((class, _), (gpus, nic, code, sources)) in far {
-        let (nic, nic_name) = (nic.id.clone(), nic.name.clone());
+    for ((class, _), (gpus, nics, code, sources)) in far {
+        let (nic, nic_name) = (nics[0].id.clone(), nics[0].name.clone());
+        let also = nics[1..]
+            .iter()
+            .map(|n| n.name.clone().unwrap_or_else(|| n.id.clone()))
+            .collect();
         let finding = if class == LinkClass::CrossSocket {
             Finding::NicOnOtherSocket {
                 gpus,
                 nic,
                 nic_name,
                 code,
+                also,
             }
         } else {
             Finding::NicAcrossHostBridge {
@@ -99,6 +120,7 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
                 nic,
                 nic_name,
                 code,
+                also,
             }
         };
         push(out, Severity::Warning, finding, sources);

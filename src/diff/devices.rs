@@ -17,6 +17,8 @@ pub(crate) fn is_error_counter(name: &str) -> bool {
         "drop",
         "symbol",
         "downed",
+        "link_down",
+        "out_of_buffer",
         "recovery",
         "integrity",
         "overrun",

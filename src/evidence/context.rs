@@ -13,6 +13,7 @@ pub fn apply(tool: Tool, command: Option<&str>, text: &str, p: &mut Parsed) {
     match tool {
         Tool::NcclTests => nccl(command, text, p),
         Tool::NvidiaSmiQ => nvidia_smi_q(command, p),
+        Tool::EthtoolStats => super::ethtool::settle(&mut p.interfaces, command),
         _ => {}
     }
 }

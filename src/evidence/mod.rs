@@ -10,6 +10,7 @@ pub mod answers;
 pub mod collective;
 pub mod context;
 pub mod copy;
+pub mod ethtool;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
@@ -125,6 +126,8 @@ pub enum Tool {
     NvidiaSmiQ,
     /// CUDA sample `bandwidthTest`
     BandwidthTest,
+    /// `ethtool -S <interface>`
+    EthtoolStats,
 }
 
 impl Tool {
@@ -171,6 +174,8 @@ pub struct Parsed {
     pub measurements: Vec<Measurement>,
     pub rdma: Vec<RdmaDevice>,
     pub pcie: Vec<PcieLink>,
+    /// Network interface counters (`ethtool -S`).
+    pub interfaces: Vec<ethtool::InterfaceStats>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
 }
@@ -211,6 +216,10 @@ impl Parsed {
             d.ports.iter_mut().for_each(|p| f(&mut p.source));
         }
         self.pcie.iter_mut().for_each(|p| f(&mut p.source));
+        for i in &mut self.interfaces {
+            f(&mut i.source);
+            i.counters.iter_mut().for_each(|c| f(&mut c.source));
+        }
     }
 
     /// Renumbers every line this reading names (facts, notes, issues)

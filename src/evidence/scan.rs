@@ -352,6 +352,7 @@ const PROGRAMS: &[&str] = &[
     "rocm-bandwidth-test",
     "TransferBench",
     "dcgmi",
+    "ethtool",
     "mpirun",
     "mpiexec",
     "srun",

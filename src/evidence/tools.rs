@@ -10,7 +10,7 @@
 //! module of its kind. This module only describes commands; running them
 //! is `collect::live`'s business.
 
-use super::{ParseError, Parsed, Tool, collective, copy, mpi, pcie, rdma, topology};
+use super::{ParseError, Parsed, Tool, collective, copy, ethtool, mpi, pcie, rdma, topology};
 
 /// Recognises a tool's transcript from the whole text and its lines (each
 /// without a trailing `\r`).
@@ -299,6 +299,16 @@ pub static TOOLS: &[ToolSpec] = &[
             &["topo", "-m"],
             "nvidia-smi-topo-m.txt",
         )],
+    },
+    // Last: a grep of its rows is only `name: count` lines. Live
+    // collection runs it per RDMA interface, before and after
+    // (`collect::live::rdma`), which one fixed command line cannot say.
+    ToolSpec {
+        tool: Tool::EthtoolStats,
+        name: "ethtool-stats",
+        detect: ethtool::looks_like_ethtool_stats,
+        parse: ethtool::parse_ethtool_stats,
+        live: &[],
     },
 ];
 

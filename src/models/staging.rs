@@ -24,6 +24,11 @@ use serde::Serialize;
 
 use super::{ModelError, positive};
 
+/// The per-step latency assumed when none is given: 2 us, the order of a
+/// copy's launch and completion on a PCIe GPU (seed section 2.3). The CLI
+/// takes `--hop-latency-us`; the site says it is assumed.
+pub const ASSUMED_HOP_LATENCY_S: f64 = 2e-6;
+
 /// The cost of one path.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PathCost {

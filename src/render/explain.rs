@@ -5,6 +5,7 @@
 //! and the ticket summary both read them from here.
 
 use crate::diagnosis::{Finding, PcieSpeed};
+use crate::evidence::measurement::describe_size;
 use crate::evidence::topology::LinkClass;
 use crate::facts::{CeilingSource, PathCeiling};
 use crate::render::format::gbs_fixed;
@@ -68,22 +69,57 @@ fn host_hop(
     (a, b): (&str, &str),
     class: LinkClass,
     code: &str,
-    (direct, others, total): (usize, usize, usize),
+    (direct, others, total, unknown): (usize, usize, usize, usize),
     routable: bool,
 ) -> String {
+    // Pairs of unknown class are neither direct nor host hops: said apart.
+    let unknown = match unknown {
+        0 => String::new(),
+        1 => " One more pair's class is unknown.".to_string(),
+        n => format!(" {n} more pairs' class is unknown."),
+    };
     if direct > 0 && routable {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). Direct links still join every GPU, so rings and trees can route around it; a point-to-point copy between the two cannot.{unknown}"
         )
     } else if direct > 0 {
         format!(
-            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down."
+            "{direct} of {total} GPU pairs have a direct link and {others} do not; the worst, {a}-{b}, is {class} ({code}). A group spanning it runs its collectives a tier down.{unknown}"
         )
     } else {
+        let (known, one) = if unknown.is_empty() {
+            ("", "pair")
+        } else {
+            (" of known class", "one")
+        };
         format!(
-            "No GPU pair has a direct link: every pair goes through PCIe; the worst, {a}-{b}, is {class} ({code})."
+            "No GPU pair{known} has a direct link: every {one} goes through PCIe; the worst, {a}-{b}, is {class} ({code}).{unknown}"
         )
     }
+}
+
+/// `GPUs GPU4, GPU5: their closest adapter, mlx5_0 (NIC0), is`, or with
+/// adapters equally close, `their closest adapters, mlx5_0 (NIC0), mlx5_1
+/// and mlx5_2 (equally close), are all`.
+fn closest_adapters(gpus: &[String], nic: &str, name: Option<&str>, also: &[String]) -> String {
+    let (who, whose) = if gpus.len() == 1 {
+        ("GPU", "its")
+    } else {
+        ("GPUs", "their")
+    };
+    let first = format!("{} ({nic})", name.unwrap_or(nic));
+    let adapters = match also {
+        [] => format!("closest adapter, {first}, is"),
+        [rest @ .., last] => {
+            let mut names = vec![first];
+            names.extend(rest.iter().cloned());
+            format!(
+                "closest adapters, {} and {last} (equally close), are all",
+                names.join(", ")
+            )
+        }
+    };
+    format!("{who} {}: {whose} {adapters}", gpus.join(", "))
 }
 
 fn silent_staging(
@@ -209,6 +245,96 @@ fn counters(cs: &[(String, u64)]) -> String {
         .join(", ")
 }
 
+fn nodes(v: &[u32]) -> String {
+    v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn process_far(
+    (gpus, gpu_nodes, nics, near): (&[String], &[u32], &[String], usize),
+    (cpus, cpu_nodes, mem_nodes): (Option<&str>, &[u32], &[u32]),
+    command: Option<&str>,
+) -> String {
+    let who = match command {
+        Some(c) => format!("`{c}` bound the process"),
+        None => "This collection's process was bound".to_string(),
+    };
+    let mut to = Vec::new();
+    if let Some(c) = cpus {
+        to.push(format!("to CPUs {c}"));
+    }
+    if !cpu_nodes.is_empty() {
+        to.push(format!("to the CPUs of NUMA node(s) {}", nodes(cpu_nodes)));
+    }
+    if !mem_nodes.is_empty() {
+        to.push(format!("to memory on node(s) {}", nodes(mem_nodes)));
+    }
+    let at = if gpu_nodes.is_empty() {
+        "outside those CPUs' reach (CPU affinity)".to_string()
+    } else {
+        format!("on NUMA node(s) {}", nodes(gpu_nodes))
+    };
+    let near = if near > 0 {
+        format!(" ({near} other device(s) it used are near)")
+    } else {
+        String::new()
+    };
+    let mut far = Vec::new();
+    if !gpus.is_empty() {
+        let label = if gpus.len() == 1 { "GPU" } else { "GPUs" };
+        far.push(format!("{label} {} {at}", gpus.join(", ")));
+    }
+    if !nics.is_empty() {
+        far.push(format!("adapter(s) {} out of reach too", nics.join(", ")));
+    }
+    format!(
+        "{who} {}; {}{near}: its host buffers and staged copies cross the socket link.",
+        to.join(" and "),
+        far.join("; ")
+    )
+}
+
+fn no_peer_memory(
+    gpus: usize,
+    gpu_driver: Option<&str>,
+    adapters: &[String],
+    dma_buf: Option<bool>,
+) -> String {
+    let what = match (gpus, gpu_driver) {
+        (0, Some(d)) => format!("the {d} GPU driver is loaded"),
+        (n, _) => format!("{n} GPU(s)"),
+    };
+    let tail = match dma_buf {
+        Some(true) => {
+            "the kernel has dma-buf, which can carry the path only if the GPU driver exports it"
+        }
+        Some(false) => "and the kernel has no dma-buf: GPUDirect RDMA falls back to host staging",
+        None => {
+            "and dma-buf support was not seen: GPUDirect RDMA likely falls back to host staging"
+        }
+    };
+    format!(
+        "{what} and RDMA adapter(s) {} but no peer-memory module (nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem) loaded; {tail}.",
+        adapters.join(", ")
+    )
+}
+
+/// `mlx5_0 port 1` (sysfs port counters) or `interface ens1f0` (`ethtool -S`).
+fn counted_on(device: &str, port: Option<u32>) -> String {
+    match port {
+        Some(p) => format!("{device} port {p}"),
+        None => format!("interface {device}"),
+    }
+}
+
+/// Port counters are read at a live collection's start and end; an
+/// interface's between its first and last `ethtool -S` reading.
+fn grew_when(port: Option<u32>) -> &'static str {
+    match port {
+        Some(_) => "during this collection",
+        None => "between the first and last `ethtool -S` reading",
+    }
+}
+
 fn tool_failed(tool: &str, message: &str, capture_defect: bool) -> String {
     if capture_defect {
         format!(
@@ -281,7 +407,9 @@ fn link_summary(f: &Finding) -> String {
             port,
             counters: cs,
         } => format!(
-            "{device} port {port}: error counters grew during this collection ({}).",
+            "{}: error counters grew {} ({}).",
+            counted_on(device, *port),
+            grew_when(*port),
             counters(cs)
         ),
         Finding::CongestionSignals {
@@ -289,10 +417,76 @@ fn link_summary(f: &Finding) -> String {
             port,
             counters: cs,
         } => format!(
-            "{device} port {port}: congestion signals grew during this collection ({}).",
+            "{}: congestion signals grew {} ({}).",
+            counted_on(device, *port),
+            grew_when(*port),
             counters(cs)
         ),
         // Not a link kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
+/// The host side of the path: the peer-memory module, the process's
+/// binding, GPU against host buffers, a PCIe switch's uplink.
+fn host_side_summary(f: &Finding) -> String {
+    match f {
+        Finding::NoPeerMemoryModule {
+            gpus,
+            gpu_driver,
+            adapters,
+            dma_buf,
+        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
+        Finding::ProcessFarFromGpu {
+            gpus,
+            gpu_numa_nodes,
+            nics,
+            near_gpus,
+            cpus,
+            cpu_nodes,
+            mem_nodes,
+            command,
+        } => process_far(
+            (gpus, gpu_numa_nodes, nics, *near_gpus),
+            (cpus.as_deref(), cpu_nodes, mem_nodes),
+            command.as_deref(),
+        ),
+        Finding::GpuBuffersBelowHost {
+            test,
+            device,
+            size_bytes,
+            gpu_bytes_per_s: g,
+            host_bytes_per_s: h,
+        } => format!(
+            "{test}{}: with GPU buffers {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
+            device
+                .as_deref()
+                .map(|d| format!(" on {d}"))
+                .unwrap_or_default(),
+            gbs(*g),
+            gbs(*h),
+            describe_size(*size_bytes),
+            100.0 * g / h
+        ),
+        Finding::SwitchUplinkOversubscribed {
+            switch,
+            uplink_link,
+            uplink_bytes_per_s,
+            devices,
+            sum_bytes_per_s,
+        } => format!(
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            gbs(*uplink_bytes_per_s),
+            devices.len(),
+            devices
+                .iter()
+                .map(|(a, r)| format!("{a} at {}", gbs(*r)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            gbs(*sum_bytes_per_s),
+            sum_bytes_per_s / uplink_bytes_per_s
+        ),
+        // Not a host-side kind: [`summary`] never sends one.
         other => other.name().to_string(),
     }
 }
@@ -308,12 +502,13 @@ pub fn summary(f: &Finding) -> String {
             direct_pairs,
             other_pairs,
             gpu_pairs,
+            unknown_pairs,
             routable,
         } => host_hop(
             (a, b),
             *class,
             code,
-            (*direct_pairs, *other_pairs, *gpu_pairs),
+            (*direct_pairs, *other_pairs, *gpu_pairs, *unknown_pairs),
             *routable,
         ),
         Finding::SilentStaging {
@@ -348,24 +543,22 @@ pub fn summary(f: &Finding) -> String {
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is across the socket boundary ({code}): no fast GPUDirect path.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} across the socket boundary ({}): no fast GPUDirect path.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::NicAcrossHostBridge {
             gpus,
             nic,
             nic_name,
             code,
+            also,
         } => format!(
-            "{} {}: {} closest adapter, {} ({nic}), is under another host bridge ({code}): GPUDirect RDMA crosses the root complex.",
-            if gpus.len() == 1 { "GPU" } else { "GPUs" },
-            gpus.join(", "),
-            if gpus.len() == 1 { "its" } else { "their" },
-            nic_name.as_deref().unwrap_or(nic)
+            "{} under another host bridge ({}): GPUDirect RDMA crosses the root complex.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
         Finding::InjectionShare {
             gpus,
@@ -373,6 +566,10 @@ pub fn summary(f: &Finding) -> String {
             per_gpu_bytes_per_s,
             ..
         } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::NoPeerMemoryModule { .. }
+        | Finding::ProcessFarFromGpu { .. }
+        | Finding::GpuBuffersBelowHost { .. }
+        | Finding::SwitchUplinkOversubscribed { .. } => host_side_summary(f),
         Finding::PcieWidthDown { .. }
         | Finding::PcieSpeedDown { .. }
         | Finding::NvlinksInactive { .. }
@@ -432,8 +629,20 @@ pub fn explanation(f: &Finding) -> &'static str {
         Finding::InjectionShare { .. } => {
             include_str!("../../templates/explain/injection-share.md")
         }
+        Finding::NoPeerMemoryModule { .. } => {
+            include_str!("../../templates/explain/no-peer-memory-module.md")
+        }
+        Finding::ProcessFarFromGpu { .. } => {
+            include_str!("../../templates/explain/process-far-from-gpu.md")
+        }
+        Finding::GpuBuffersBelowHost { .. } => {
+            include_str!("../../templates/explain/gpu-buffers-below-host.md")
+        }
         Finding::PcieWidthDown { .. } => include_str!("../../templates/explain/pcie-width-down.md"),
         Finding::PcieSpeedDown { .. } => include_str!("../../templates/explain/pcie-speed-down.md"),
+        Finding::SwitchUplinkOversubscribed { .. } => {
+            include_str!("../../templates/explain/switch-uplink-oversubscribed.md")
+        }
         Finding::NvlinksInactive { .. } => {
             include_str!("../../templates/explain/nvlinks-inactive.md")
         }
@@ -499,5 +708,22 @@ mod tests {
             summary(&f),
             "0000:17:00.0 (GPU0) runs at x8 of x16 lanes though its slot has x16: at most 50% of its PCIe bandwidth."
         );
+    }
+
+    #[test]
+    fn a_shared_uplink_names_switch_devices_and_sum() {
+        let f = Finding::SwitchUplinkOversubscribed {
+            switch: "0000:01:00.0".into(),
+            uplink_link: "PCIe Gen4 x16".into(),
+            uplink_bytes_per_s: 31.5e9,
+            devices: vec![
+                ("0000:03:00.0".into(), 31.5e9),
+                ("0000:04:00.0".into(), 31.5e9),
+            ],
+            sum_bytes_per_s: 63e9,
+        };
+        let s = summary(&f);
+        assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
+        assert!(explanation(&f).contains("What to do"));
     }
 }

@@ -369,12 +369,13 @@ fn amd_smi_tables_by_bus_id() {
     );
     assert_eq!(l.max_bandwidth_bytes_per_s, Some(50_000e6));
     assert_eq!(t.p2p.len(), 56);
-    // The blog capture stops after the WEIGHT table: no link type, so no class.
+    // The blog capture stops after the WEIGHT table: no link type, but KFD
+    // weighs one xGMI hop 15, so the class comes from the weight.
     let b = node("mi300x-8gpu-amdsmi-blog");
     let l = b.topology.link("GPU0", "GPU1").unwrap();
     assert_eq!(
         (l.class, l.code.clone(), l.weight),
-        (LinkClass::Unknown, None, Some(15))
+        (LinkClass::DirectLink, None, Some(15))
     );
     // MI355X: every table, no blank separators, weight 0.
     let b = node("mi355x-8gpu-oci");

@@ -506,3 +506,161 @@ fn installed_benchmarks_run_and_their_transcripts_are_parsed() {
     assert!(b.measurements.iter().any(|m| m.tool == "nccl-tests"));
     assert!(out.path().join("nvbandwidth.txt").is_file());
 }
+
+#[test]
+fn ethtool_counters_of_the_rdma_interfaces_are_read_before_and_after() {
+    // A SYNTHETIC tree whose mlx5_0 has a network interface, and a fake
+    // `ethtool` whose pause and symbol-error counters grow between calls.
+    let bin = tempfile::tempdir().unwrap();
+    let state = bin.path().join("calls");
+    fake_tool(
+        bin.path(),
+        "ethtool",
+        &format!(
+            "n=$(cat {s} 2>/dev/null || echo 0); echo $((n+1)) > {s}\n\
+             [ \"$1\" = -S ] || exit 2\n\
+             echo 'NIC statistics:'\n\
+             echo \"     rx_prio3_pause: $((1000 + n * 250))\"\n\
+             echo \"     rx_symbol_err_phy: $((7 + n))\"\n\
+             echo '     rx_bytes_phy: 123'",
+            s = state.display()
+        ),
+    );
+    let sys = tempfile::tempdir().unwrap();
+    synthetic_tree(sys.path());
+    std::fs::create_dir_all(
+        sys.path()
+            .join("sys/class/infiniband/mlx5_0/device/net/ens1f0np0"),
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    wr().env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .args(["collect", "--quiet", "--no-sweep", "--sysfs-root"])
+        .arg(sys.path())
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .success();
+    let b: Bundle =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("bundle.json")).unwrap())
+            .unwrap();
+    let p = b
+        .probes
+        .iter()
+        .find(|p| p.name == "ethtool -S ens1f0np0")
+        .unwrap();
+    assert_eq!(p.status, ProbeStatus::Ok);
+    assert!(out.path().join("ethtool-S-ens1f0np0.txt").is_file());
+    let i = &b.interfaces[0];
+    assert_eq!(i.interface.as_deref(), Some("ens1f0np0"));
+    assert_eq!(i.readings, 2);
+    let delta = |n: &str| i.counters.iter().find(|c| c.name == n).unwrap().delta;
+    assert_eq!(delta("rx_prio3_pause"), Some(250));
+    assert_eq!(delta("rx_symbol_err_phy"), Some(1));
+    assert_eq!(delta("rx_bytes_phy"), Some(0));
+    let kinds: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .filter(|d| {
+            matches!(
+                &d.finding,
+                Finding::PortErrorsGrew { port: None, .. }
+                    | Finding::CongestionSignals { port: None, .. }
+            )
+        })
+        .map(|d| d.finding.name())
+        .collect();
+    assert_eq!(kinds, ["port-errors-grew", "congestion-signals"]);
+}
+
+#[test]
+fn the_peer_memory_path_is_read_from_the_kernel_modules_and_dma_buf() {
+    // The SYNTHETIC tree has 8 GPUs and 4 mlx5 adapters and no module.
+    let d = tempfile::tempdir().unwrap();
+    synthetic_tree(d.path());
+    let peer = |b: &Bundle| {
+        diagnosis::diagnose(b)
+            .into_iter()
+            .filter(|x| matches!(x.finding, Finding::NoPeerMemoryModule { .. }))
+            .map(|x| x.severity.as_str())
+            .collect::<Vec<_>>()
+    };
+    let b = collect(d.path());
+    assert_eq!(b.system.as_ref().unwrap().dma_buf, None);
+    assert_eq!(peer(&b), ["warning"]);
+    // dma-buf in the kernel's config: it may carry the path.
+    write(d.path(), "/proc/sys/kernel/osrelease", "6.8.0-test");
+    write(
+        d.path(),
+        "/boot/config-6.8.0-test",
+        "CONFIG_X=y\nCONFIG_DMA_SHARED_BUFFER=y\n",
+    );
+    let b = collect(d.path());
+    assert_eq!(b.system.as_ref().unwrap().dma_buf, Some(true));
+    assert_eq!(peer(&b), ["info"]);
+    // nvidia_peermem loaded: recorded as a driver, and no finding.
+    write(d.path(), "/sys/module/nvidia_peermem/version", "550.54.14");
+    let b = collect(d.path());
+    assert!(
+        b.system
+            .as_ref()
+            .unwrap()
+            .drivers
+            .iter()
+            .any(|m| m.module == "nvidia_peermem" && m.version == "550.54.14")
+    );
+    assert!(peer(&b).is_empty());
+}
+
+#[test]
+fn the_collecting_process_bound_to_one_socket_is_far_from_the_other_sockets_gpus() {
+    // SYNTHETIC tree: GPU0-3 on node 0 (CPUs 0-31), GPU4-7 on node 1; the
+    // saved tree's /proc/self/status binds the process to node 0.
+    let d = tempfile::tempdir().unwrap();
+    synthetic_tree(d.path());
+    write(
+        d.path(),
+        "/proc/self/status",
+        "Name:\twire-report\nCpus_allowed_list:\t0-31\nMems_allowed_list:\t0",
+    );
+    let b = collect(d.path());
+    let far: Vec<_> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter_map(|x| match x.finding {
+            Finding::ProcessFarFromGpu {
+                gpus,
+                nics,
+                near_gpus,
+                ..
+            } => Some((x.severity.as_str(), gpus, nics.len(), near_gpus)),
+            _ => None,
+        })
+        .collect();
+    // GPU4-7 and the two adapters of socket 1 are far; GPU0-3 and the
+    // two adapters of socket 0 are near.
+    assert_eq!(
+        far,
+        [(
+            "info",
+            vec![
+                "GPU4".to_string(),
+                "GPU5".into(),
+                "GPU6".into(),
+                "GPU7".into()
+            ],
+            2,
+            6
+        )]
+    );
+    // Unbound: silent.
+    write(
+        d.path(),
+        "/proc/self/status",
+        "Cpus_allowed_list:\t0-63\nMems_allowed_list:\t0-1",
+    );
+    let b = collect(d.path());
+    assert!(
+        diagnosis::diagnose(&b)
+            .iter()
+            .all(|x| !matches!(x.finding, Finding::ProcessFarFromGpu { .. }))
+    );
+}

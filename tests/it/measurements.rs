@@ -552,6 +552,7 @@ fn only_the_known_problems() {
         ("nccl-tests-012-rccl", 59, ProblemKind::Truncated),
         ("nvidia-smi-q-001-2x-rtx4060ti", 84, ProblemKind::Truncated),
         ("nvbandwidth-006-v0.2", 36, ProblemKind::Truncated),
+        ("ethtool-S-001-cx4lx", 25, ProblemKind::Truncated),
     ];
     let mut found: Vec<(String, usize, ProblemKind)> = Vec::new();
     let wild = crate::captures::wild_files();

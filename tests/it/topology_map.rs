@@ -67,6 +67,22 @@ fn drawn(page: &str) -> (Vec<Edge>, Option<Hub>) {
     (edges, hub)
 }
 
+/// The PCIe switches the map draws: members and code.
+fn switches(page: &str) -> Vec<(Vec<String>, String)> {
+    tags(page, "<g class=\"switch\"")
+        .into_iter()
+        .map(|t| {
+            (
+                attr(t, "data-members")
+                    .split(' ')
+                    .map(String::from)
+                    .collect(),
+                attr(t, "data-code").to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Checks the map of one node against its matrix; returns what was drawn.
 fn check(name: &str) -> (usize, bool) {
     let (b, page) = node(name);
@@ -99,6 +115,40 @@ fn check(name: &str) -> (usize, bool) {
             }
         }
     }
+    // Every switch drawn from the matrix: each pair of its members is PIX
+    // there, or a direct link (whose code hides the PCIe path); every PIX
+    // pair is drawn, as an edge or under one switch.
+    let switches = switches(&page);
+    for (members, code) in &switches {
+        assert!(members.len() >= 2, "{name}: a switch of {members:?}");
+        for x in members {
+            for y in members {
+                if x != y && code == "PIX" {
+                    let l = t
+                        .link(x, y)
+                        .unwrap_or_else(|| panic!("{name}: switch pair {x}-{y}"));
+                    assert!(
+                        l.code.as_deref() == Some("PIX") || l.class == LinkClass::DirectLink,
+                        "{name}: {x}-{y} is {:?} under one switch",
+                        l.code
+                    );
+                }
+            }
+        }
+    }
+    let under_one = |a: &str, c: &str| {
+        switches
+            .iter()
+            .any(|(m, _)| m.iter().any(|x| x == a) && m.iter().any(|x| x == c))
+    };
+    for l in t.links.iter().filter(|l| l.code.as_deref() == Some("PIX")) {
+        assert!(
+            drawn_pairs.contains(&(l.a.as_str(), l.b.as_str())) || under_one(&l.a, &l.b),
+            "{name}: PIX pair {}-{} is not drawn",
+            l.a,
+            l.b
+        );
+    }
     let in_hub = |x: &str| hub.as_ref().is_some_and(|(m, _)| m.iter().any(|g| g == x));
     for l in t.links.iter().filter(|l| l.class == LinkClass::DirectLink) {
         assert!(
@@ -115,8 +165,14 @@ fn check(name: &str) -> (usize, bool) {
 #[test]
 fn dgx1v_map_draws_the_hybrid_cube_mesh_link_by_link() {
     let (edges, hub) = check("dgx1v-v100-8gpu-1nic");
-    // 16 NVLink pairs and the adapter's two PIX GPUs; no hub.
-    assert_eq!((edges, hub), (18, false));
+    // 16 NVLink pairs; no hub. The adapter and its two PIX GPUs sit under
+    // one PCIe switch, drawn as such rather than as two dashed edges.
+    assert_eq!((edges, hub), (16, false));
+    let (_, page) = node("dgx1v-v100-8gpu-1nic");
+    let sw = switches(&page);
+    assert_eq!(sw.len(), 1, "{sw:?}");
+    assert_eq!(sw[0].1, "PIX");
+    assert_eq!(sw[0].0.len(), 3, "{sw:?}");
 }
 
 #[test]

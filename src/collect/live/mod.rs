@@ -1,6 +1,7 @@
 //! Live collection on the machine wire-report runs on: sysfs PCIe and NUMA
 //! facts, vendor tools when present (each with a timeout), RDMA ports and
-//! counters, the process's placement, and a host memory copy sweep. Works
+//! counters (sysfs, and `ethtool -S` of their interfaces, each read at the
+//! start and the end), the process's placement, and a host memory copy sweep. Works
 //! on any Linux machine with or without GPUs, adapters or vendor tools;
 //! reads only, and the copy sweep is bounded by its budget.
 //!
@@ -66,6 +67,7 @@ pub fn collect(opts: &Options) -> Collected {
     let mut rec = Recorder::new(hostname(&root), opts.tool_timeout, opts.progress, steps);
     // Counters first: the delta at the end is what happened while we looked.
     let counters_start = sysfs::rdma_counters(&root);
+    let ethtool_start = rdma::ethtool_start(&mut rec, &root);
     let sys = system::system(&root);
 
     // Vendor tools: their transcripts go through the same parsers as captures.
@@ -123,6 +125,7 @@ pub fn collect(opts: &Options) -> Collected {
     // Counters again: the delta is what happened while we looked.
     rec.step("RDMA counters");
     rdma::counters(&mut rec, &root, &counters_start);
+    rdma::ethtool_end(&mut rec, ethtool_start);
     rec.finish(sys)
 }
 

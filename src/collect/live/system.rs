@@ -21,6 +21,20 @@ fn status_field(root: &Root, key: &str) -> Option<String> {
     })
 }
 
+/// Whether the kernel has dma-buf: its sysfs directory, else the kernel's
+/// config; `None` when neither says.
+fn dma_buf(root: &Root, release: Option<&str>) -> Option<bool> {
+    if std::fs::metadata(root.path("/sys/kernel/dmabuf")).is_ok() {
+        return Some(true);
+    }
+    let config = root.path(&format!("/boot/config-{}", release?));
+    let bytes = crate::fs::read_capped(&config, 16 << 20).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.lines().any(|l| {
+        l.trim() == "CONFIG_DMA_SHARED_BUFFER=y" || l.trim() == "CONFIG_DMA_SHARED_BUFFER=m"
+    }))
+}
+
 /// The kernel, NUMA nodes, loaded drivers, load and this process's
 /// placement.
 pub(super) fn system(root: &Root) -> System {
@@ -54,6 +68,11 @@ pub(super) fn system(root: &Root) -> System {
         "ib_core",
         "efa",
         "ionic",
+        // GPUDirect RDMA peer memory (NVIDIA, legacy NVIDIA, AMD with MLNX_OFED).
+        "nvidia_peermem",
+        "nv_peer_mem",
+        "amdp2p",
+        "ib_peer_mem",
     ] {
         if let Some(v) = root.read(&root.path(&format!("/sys/module/{m}/version"))) {
             drivers.push(Driver {
@@ -67,8 +86,10 @@ pub(super) fn system(root: &Root) -> System {
             });
         }
     }
+    let kernel = root.read(&root.path("/proc/sys/kernel/osrelease"));
     System {
-        kernel: root.read(&root.path("/proc/sys/kernel/osrelease")),
+        dma_buf: dma_buf(root, kernel.as_deref()),
+        kernel,
         cpus_allowed: status_field(root, "Cpus_allowed_list"),
         mems_allowed: status_field(root, "Mems_allowed_list"),
         numa_nodes: numa,

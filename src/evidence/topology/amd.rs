@@ -14,7 +14,10 @@ use super::{Device, DeviceKind, Link, LinkClass, P2pCell, Topology, parse_plain_
 use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
 
 /// The class of an AMD pair. The rule, in order:
-/// 1. link type `XGMI` -> `direct-link`.
+/// 1. link type `XGMI` -> `direct-link` when the pair is one xGMI hop apart
+///    (or the hop count is not given); two or more hops reach the peer
+///    through other GPUs' xGMI links, which is not a direct link, and no
+///    class of ours names that path -> `unknown`.
 /// 2. link type `PCIE` -> `cross-socket` when the two GPUs' NUMA nodes are
 ///    known and differ (the same boundary nvidia-smi calls SYS), or when the
 ///    hop count is 3 or more (KFD routes a PCIe peer through CPU nodes:
@@ -24,14 +27,23 @@ use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
 /// 3. no link type, but a min-max XGMI bandwidth above zero -> `direct-link`
 ///    (KFD reports that bandwidth for direct XGMI peers only; 0-0 means the
 ///    pair has no direct XGMI link, not which path it takes).
-/// 4. anything else -> `unknown`.
+/// 4. no link type, only a weight (a `--showtopoweight` table alone):
+///    KFD weighs an xGMI io-link 15 per xGMI hop (`kfd_topology.c`:
+///    `weight = 15 * num_hops_xgmi`) and a PCIe path as the sum of its
+///    links (20 per GPU-CPU link plus the NUMA distance between CPU nodes:
+///    the shipped captures show 52 and 72 for three hops). So 15 -> one
+///    xGMI hop, `direct-link`; 30, 45 (two, three xGMI hops) are not
+///    direct -> `unknown`, as is any other weight.
+/// 5. anything else -> `unknown`.
 pub fn amd_class(
     code: Option<&str>,
     hops: Option<u32>,
     numa: (Option<u32>, Option<u32>),
     max_bandwidth_bytes_per_s: Option<f64>,
+    weight: Option<u32>,
 ) -> LinkClass {
     match code {
+        Some("XGMI") if hops.is_some_and(|h| h >= 2) => LinkClass::Unknown,
         Some("XGMI") => LinkClass::DirectLink,
         Some("PCIE") => {
             let numa_differs = matches!(numa, (Some(a), Some(b)) if a != b);
@@ -46,6 +58,7 @@ pub fn amd_class(
         }
         Some(_) => LinkClass::Unknown,
         None if max_bandwidth_bytes_per_s.is_some_and(|b| b > 0.0) => LinkClass::DirectLink,
+        None if weight == Some(15) => LinkClass::DirectLink,
         None => LinkClass::Unknown,
     }
 }
@@ -259,6 +272,7 @@ impl Pairs {
                     hops.map(|h| h.0),
                     numa,
                     bw.map(|b| b.0.1),
+                    weight.map(|w| w.0),
                 );
                 let mut link = Link::new(&ids[i], &ids[j], class, Source::line(lines[0]));
                 link.sources
@@ -507,41 +521,63 @@ mod tests {
     #[test]
     fn classifies_amd_pairs_by_type_numa_and_hops() {
         assert_eq!(
-            amd_class(Some("XGMI"), Some(1), (None, None), None),
+            amd_class(Some("XGMI"), Some(1), (None, None), None, None),
             LinkClass::DirectLink
         );
         assert_eq!(
-            amd_class(Some("PCIE"), Some(3), (Some(0), Some(0)), None),
+            amd_class(Some("PCIE"), Some(3), (Some(0), Some(0)), None, None),
             LinkClass::CrossSocket
         );
         assert_eq!(
-            amd_class(Some("PCIE"), Some(2), (Some(0), Some(1)), None),
+            amd_class(Some("PCIE"), Some(2), (Some(0), Some(1)), None, None),
             LinkClass::CrossSocket
         );
         assert_eq!(
-            amd_class(Some("PCIE"), Some(2), (None, None), None),
+            amd_class(Some("PCIE"), Some(2), (None, None), None, None),
             LinkClass::PcieHost
         );
         assert_eq!(
-            amd_class(Some("PCIE"), None, (Some(1), Some(1)), None),
+            amd_class(Some("PCIE"), None, (Some(1), Some(1)), None, None),
             LinkClass::PcieHost
         );
         assert_eq!(
-            amd_class(Some("PCIE"), None, (None, None), None),
+            amd_class(Some("PCIE"), None, (None, None), None, None),
             LinkClass::Unknown
         );
         assert_eq!(
-            amd_class(None, None, (None, None), Some(5e10)),
+            amd_class(None, None, (None, None), Some(5e10), None),
             LinkClass::DirectLink
         );
         assert_eq!(
-            amd_class(None, None, (None, None), Some(0.0)),
+            amd_class(None, None, (None, None), Some(0.0), None),
             LinkClass::Unknown
         );
         assert_eq!(
-            amd_class(Some("NVLINK"), None, (None, None), None),
+            amd_class(Some("NVLINK"), None, (None, None), None, None),
             LinkClass::Unknown
         );
+    }
+
+    #[test]
+    fn xgmi_two_hops_away_and_weight_only_pairs() {
+        // Two xGMI hops: through another GPU, not a direct link.
+        assert_eq!(
+            amd_class(Some("XGMI"), Some(2), (None, None), None, Some(30)),
+            LinkClass::Unknown
+        );
+        // A weight table alone: 15 is one xGMI hop; 30 and 45 are two and
+        // three; 72 is a PCIe path across sockets.
+        assert_eq!(
+            amd_class(None, None, (None, None), None, Some(15)),
+            LinkClass::DirectLink
+        );
+        for w in [30, 45, 40, 72] {
+            assert_eq!(
+                amd_class(None, None, (None, None), None, Some(w)),
+                LinkClass::Unknown,
+                "{w}"
+            );
+        }
     }
 
     #[test]

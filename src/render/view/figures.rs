@@ -294,7 +294,14 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             });
         }
     }
-    // Collectives: busbw vs size, out-of-place and in-place together.
+    out.extend(collective_charts(b, linker));
+    out.extend(spread_charts(b, linker));
+    out
+}
+
+/// Collectives: busbw vs size, out-of-place and in-place together.
+fn collective_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
+    let mut out = Vec::new();
     let mut coll: BTreeMap<(String, String), Vec<&Measurement>> = BTreeMap::new();
     for m in &b.measurements {
         if m.statistic == Statistic::Busbw && m.size_bytes.is_some_and(|s| s > 0) {
@@ -330,7 +337,6 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
             source: Some(linker.link(&cells[0].source)),
         });
     }
-    out.extend(spread_charts(b, linker));
     out
 }
 

@@ -44,6 +44,7 @@ pub(super) fn tables(b: &Bundle, linker: &Linker<'_>) -> Vec<TableView> {
         key_figures(b, linker),
         devices(b, linker),
         rdma_ports(b, linker),
+        interfaces(b, linker),
         pcie(b, linker),
         p2p(b, linker),
         amd_links(b, linker),
@@ -107,6 +108,80 @@ fn devices(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
         .to_vec(),
         rows,
         sources: sources(linker, t.devices.iter().map(|d| &d.source)),
+    })
+}
+
+/// `ethtool -S` counters that say something: errors and congestion
+/// signals, their growth where read twice, else their totals.
+fn interfaces(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
+    use crate::evidence::ethtool::is_congestion_counter;
+    if b.interfaces.is_empty() {
+        return None;
+    }
+    let rows = b
+        .interfaces
+        .iter()
+        .map(|i| {
+            let pick = |congestion: bool| {
+                let v: Vec<String> = i
+                    .counters
+                    .iter()
+                    .filter(|c| {
+                        let n = c.name.to_ascii_lowercase();
+                        if congestion {
+                            is_congestion_counter(&n)
+                        } else {
+                            !is_congestion_counter(&n) && crate::diff::is_error_counter(&n)
+                        }
+                    })
+                    .filter_map(|c| match c.delta {
+                        Some(d) if d > 0 => Some(format!("{} +{d}", c.name)),
+                        Some(_) => None,
+                        None if i.readings < 2 && c.value > 0 => {
+                            Some(format!("{} {}", c.name, c.value))
+                        }
+                        None => None,
+                    })
+                    .collect();
+                if v.is_empty() {
+                    "none".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let readings = if i.readings < 2 {
+                "1 (totals since the driver loaded)".to_string()
+            } else {
+                format!("{} (growth first to last)", i.readings)
+            };
+            vec![
+                i.interface.clone().unwrap_or_else(|| "(not named)".into()),
+                readings,
+                i.counters.len().to_string(),
+                pick(false),
+                pick(true),
+            ]
+        })
+        .collect();
+    Some(TableView {
+        title: "Network interface counters (ethtool -S)".into(),
+        note: "Counters are cumulative since the driver loaded: from one reading, the non-zero \
+               totals; from two or more readings of one interface, how much each grew between \
+               the first and the last (a counter that went backwards is left out). Errors: \
+               discards, drops, symbol, CRC and other errors, link downs; congestion: pause \
+               frames, ECN marks, CNPs."
+            .into(),
+        columns: [
+            "interface",
+            "readings",
+            "counters read",
+            "errors",
+            "congestion signals",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        sources: sources(linker, b.interfaces.iter().map(|i| &i.source)),
     })
 }
 

@@ -54,6 +54,20 @@ fn counted(models: &[&str]) -> String {
         .join(", ")
 }
 
+/// How many GPUs any evidence shows: the topology's, the models named,
+/// the GPUs measurements name, or what `nvidia-smi -q` says is attached.
+pub(super) fn gpu_count(facts: &NodeFacts) -> usize {
+    [
+        facts.gpus.len(),
+        facts.named_gpus.len(),
+        facts.measured_gpus.len(),
+        facts.attached_gpus.unwrap_or(0),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0)
+}
+
 /// The GPUs in words: `8 x NVIDIA A100-SXM4-80GB`, `8 (model not named)`,
 /// or why there is no count.
 pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
@@ -64,15 +78,7 @@ pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
         .filter(|n| n.chars().any(|c| c.is_ascii_alphabetic()) && !n.contains(':'))
         .collect();
     let named: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
-    let count = [
-        facts.gpus.len(),
-        named.len(),
-        facts.measured_gpus.len(),
-        facts.attached_gpus.unwrap_or(0),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(0);
+    let count = gpu_count(facts);
     if count == 0 {
         return if facts.described {
             "none listed".into()

@@ -4,7 +4,7 @@
 
 use super::ChartView;
 use crate::bundle::Bundle;
-use crate::facts::{NodeFacts, ScaleUp};
+use crate::facts::{Fabric, NodeFacts, ScaleUp};
 use crate::models::{ceiling, injection, staging};
 use crate::render::charts;
 use crate::render::format::{bytes, gbs, secs};
@@ -16,12 +16,52 @@ pub struct ModelView {
 
 /// Where the scale-up figure came from, in words.
 fn scaleup_from(s: &ScaleUp) -> String {
-    format!(
-        "{} active NVLinks x {} ({})",
-        s.active_links,
-        gbs(s.per_link_bytes_per_s),
-        s.gpu
-    )
+    match s.fabric {
+        Fabric::Nvlink => format!(
+            "{} active NVLinks x {} ({})",
+            s.active_links,
+            gbs(s.per_link_bytes_per_s),
+            s.gpu
+        ),
+        Fabric::Xgmi => format!(
+            "{} direct xGMI peers at the driver's maximum of {} each on average ({})",
+            s.active_links,
+            gbs(s.per_link_bytes_per_s),
+            s.gpu
+        ),
+    }
+}
+
+/// Staged against direct at 1 GB (bandwidth decides) and at 4 KiB (the
+/// per-step latency decides: five steps staged, three direct).
+fn staging_view(p: &ceiling::Ceiling, r: f64) -> Option<ModelView> {
+    let hop = staging::ASSUMED_HOP_LATENCY_S;
+    let pcie = p.per_direction_bytes_per_s;
+    let mut lines = vec![format!(
+        "PCIe {} ({}), network {}, {} per store-and-forward step (assumed; `wire-report model staging --hop-latency-us` takes your node's): 5 steps staged, 3 direct.",
+        gbs(pcie),
+        p.link,
+        gbs(r),
+        secs(hop)
+    )];
+    for m in [1e9, 4096.0] {
+        let s = staging::staged_cost_with_latency(m, pcie, r, hop).ok()?;
+        let d = staging::direct_cost_with_latency(m, pcie, r, hop).ok()?;
+        lines.push(format!(
+            "{}: staged {} serial, {} pipelined, {} through host memory; direct {} serial, {} pipelined (staged pays {} more in fixed step latency).",
+            bytes(m),
+            secs(s.serial_s),
+            secs(s.pipelined_s),
+            bytes(s.host_memory_traffic_bytes),
+            secs(d.serial_s),
+            secs(d.pipelined_s),
+            secs(2.0 * hop)
+        ));
+    }
+    Some(ModelView {
+        title: "Staged vs direct, 1 GB and 4 KiB messages".into(),
+        lines,
+    })
 }
 
 pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
@@ -84,7 +124,7 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         _ => out.push(ModelView {
             title: NOT_SHOWN.into(),
             lines: vec![format!(
-                "the injection ceiling needs GPU and adapter counts (topology: {gpus} GPUs, {nics} adapters) and an adapter rate (RDMA ports: {})",
+                "the injection ceiling needs GPU and adapter counts ({gpus} GPUs in the topology, {nics} adapters) and an adapter rate (RDMA ports: {})",
                 if facts.fastest_port_bytes_per_s.is_some() { "present" } else { "absent" }
             )],
         }),
@@ -100,16 +140,8 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     });
     match (pcie, facts.fastest_port_bytes_per_s) {
         (Some(p), Some(r)) => {
-            let m = 1e9;
-            if let (Ok(s), Ok(d)) = (staging::staged_cost(m, p.per_direction_bytes_per_s, r), staging::direct_cost(m, p.per_direction_bytes_per_s, r)) {
-                out.push(ModelView {
-                    title: "Staged vs direct, 1 GB message".into(),
-                    lines: vec![
-                        format!("PCIe {} ({}), network {}.", gbs(p.per_direction_bytes_per_s), p.link, gbs(r)),
-                        format!("Staged: {} serial, {} pipelined, {} through host memory.", secs(s.serial_s), secs(s.pipelined_s), bytes(s.host_memory_traffic_bytes)),
-                        format!("Direct: {} serial, {} pipelined.", secs(d.serial_s), secs(d.pipelined_s)),
-                    ],
-                });
+            if let Some(v) = staging_view(&p, r) {
+                out.push(v);
             }
         }
         (p, r) => out.push(ModelView {
@@ -152,4 +184,96 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_amd_node_with_adapters_gets_its_cliff_from_xgmi() {
+        use crate::bundle::{Bundle, Host, Origin};
+        use crate::evidence::Source;
+        use crate::evidence::rdma::{RdmaDevice, RdmaPort};
+        // The topology is a real capture (8x MI300X, amd-smi); the one
+        // adapter beside it is synthetic: no shipped AMD capture has both.
+        let text = include_str!(
+            "../../../captures/mi300x-8gpu-amdsmi/amd-smi-topology-001-mi300x-8gpu-full-bdf-tables.txt"
+        );
+        let mut b = Bundle::new(Host {
+            name: "synthetic-mi300x-1nic".into(),
+            origin: Origin::Ingested,
+        });
+        b.topology = crate::evidence::topology::amd::parse_amd_smi(text)
+            .unwrap()
+            .topology;
+        // amd-smi lists no adapter: the RDMA evidence's adapter is the node's.
+        b.rdma.push(RdmaDevice {
+            name: "mlx5_0".into(),
+            ca_type: None,
+            firmware: None,
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: vec![RdmaPort {
+                port: 1,
+                active: Some(true),
+                rate_bytes_per_s: Some(400e9 / 8.0),
+                rate_as_printed: Some("400".into()),
+                link_layer: Some("InfiniBand".into()),
+                width: Some("4X".into()),
+                speed: Some("NDR".into()),
+                ..RdmaPort::default()
+            }],
+            source: Source::line(1),
+        });
+        let facts = NodeFacts::of(&b);
+        let up = facts.scaleup.as_ref().expect("scale-up from xGMI");
+        assert_eq!((up.fabric, up.bytes_per_s), (Fabric::Xgmi, 350e9));
+        let c = cliff(&facts).expect("a cliff for an AMD node");
+        assert!(c.note.contains("7 direct xGMI peers"), "{}", c.note);
+        let (views, _) = models(&b, &facts);
+        let inj = views
+            .iter()
+            .find(|v| v.title == "Injection ceiling")
+            .unwrap();
+        assert!(
+            inj.lines
+                .iter()
+                .any(|l| l.contains("Ratio to scale-up (350.0 GB/s from 7 direct xGMI peers")),
+            "{:?}",
+            inj.lines
+        );
+    }
+
+    #[test]
+    fn the_staging_panel_shows_the_step_latency_at_4_kib() {
+        let p = ceiling::pcie(4, 16).unwrap();
+        let v = staging_view(&p, 25e9).unwrap();
+        assert!(
+            v.lines[0].contains("2.000 us per store-and-forward step (assumed"),
+            "{}",
+            v.lines[0]
+        );
+        let small = v
+            .lines
+            .iter()
+            .find(|l| l.starts_with("4096 bytes"))
+            .expect("4 KiB line");
+        // 4 KiB: staged 5 x 2 us plus a few ns of bytes; direct 3 x 2 us.
+        let s = staging::staged_cost_with_latency(4096.0, p.per_direction_bytes_per_s, 25e9, 2e-6)
+            .unwrap();
+        let d = staging::direct_cost_with_latency(4096.0, p.per_direction_bytes_per_s, 25e9, 2e-6)
+            .unwrap();
+        assert!(s.serial_s > d.serial_s + 3.9e-6);
+        assert!(
+            small.contains(&format!("staged {} serial", secs(s.serial_s))),
+            "{small}"
+        );
+        assert!(
+            small.contains(&format!("direct {} serial", secs(d.serial_s))),
+            "{small}"
+        );
+        assert!(small.contains("staged pays 4.000 us more"), "{small}");
+    }
 }

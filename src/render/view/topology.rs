@@ -22,14 +22,12 @@ pub struct MatrixView {
 pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
     let by = &facts.gpu_pairs_by_class;
     if by.is_empty() {
-        return if facts.gpus.len() == 1 {
-            "one GPU".into()
-        } else {
-            if facts.described {
-                "GPU links not listed".into()
-            } else {
-                "no topology transcript".into()
-            }
+        // Pairs need two GPUs: with fewer, no list of links is missing.
+        return match (super::index::gpu_count(facts), facts.described) {
+            (1, _) => "one GPU: no GPU pairs".into(),
+            (0, true) => "no GPU".into(),
+            (_, true) => "GPU links not listed".into(),
+            (_, false) => "no topology transcript".into(),
         };
     }
     if by.len() == 1 {
@@ -39,6 +37,9 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
             .gpu_links()
             .filter_map(|l| l.code.as_deref())
             .collect();
+        if codes.is_empty() {
+            return format!("every GPU pair {c}");
+        }
         return format!(
             "every GPU pair {c} ({})",
             codes.into_iter().collect::<Vec<_>>().join(", ")

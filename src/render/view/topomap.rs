@@ -1,7 +1,9 @@
 //! The topology map, in the spirit of hwloc's lstopo: one box per NUMA
 //! node (from the transcript's affinity columns), the GPUs and adapters
-//! inside it, dashed PCIe links between devices the matrix puts behind one
-//! switch (`PIX`) or several (`PXB`), and the scale-up links: every direct link of the matrix
+//! inside it, the PCIe switches the evidence shows (`PIX` groups, sysfs
+//! bridge chains: [`switches`]) with a dashed spoke to each device under
+//! them, dashed PCIe links between devices behind several switches
+//! (`PXB`), and the scale-up links: every direct link of the matrix
 //! (NV#, XGMI) as an edge labelled with its code and drawn wider for more
 //! links, or, when the codes say more links than a GPU has, one NVSwitch
 //! hub. Only what the matrix states is drawn; what it does not state is said
@@ -18,6 +20,9 @@ use std::fmt::Write;
 use crate::bundle::Bundle;
 use crate::evidence::topology::{DeviceKind, LinkClass};
 use crate::facts::NodeFacts;
+
+mod switches;
+pub use switches::MapSwitch;
 
 /// Most NVLinks any NVIDIA GPU has had (Hopper and Blackwell: 18).
 const MAX_NVLINKS_PER_GPU: u32 = 18;
@@ -51,6 +56,8 @@ pub struct TopoMap {
     pub edges: Vec<MapEdge>,
     /// GPUs joined through NVSwitch, and the code every pair of them shows.
     pub hub: Option<(Vec<String>, String)>,
+    /// PCIe switches the evidence shows ([`switches`]).
+    pub switches: Vec<MapSwitch>,
     /// What the evidence does not say, in words.
     pub notes: Vec<String>,
 }
@@ -140,6 +147,7 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
             .filter(|l| l.class == LinkClass::PcieSwitch)
             .map(edge),
     );
+    switches::place(b, facts, &mut m);
     let unknown = t
         .gpu_links()
         .filter(|l| l.class == LinkClass::Unknown)
@@ -413,6 +421,7 @@ pub fn svg(m: &TopoMap) -> String {
         draw_hub(&mut s, &l, members, code);
     }
     draw_edges(&mut s, m, &l);
+    switches::draw(&mut s, m, &l);
     for d in &m.devices {
         let Some((x, y)) = l.pos.get(&d.id) else {
             continue;
@@ -540,6 +549,12 @@ fn legend_items(m: &TopoMap) -> Vec<(&'static str, &'static str)> {
         items.push((
             "link",
             "direct link (NV#, XGMI): labelled with the code as printed, wider for more bonded links",
+        ));
+    }
+    if !m.switches.is_empty() {
+        items.push((
+            "switch",
+            "PCIe switch: dashed spokes to the devices under it (PIX in the matrix, or the sysfs bridge chain)",
         ));
     }
     if m.edges.iter().any(|e| e.class == LinkClass::PcieSwitch) {

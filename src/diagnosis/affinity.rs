@@ -1,0 +1,50 @@
+//! Process and NUMA affinity (seed sections 3.7, 6.2): a process bound to
+//! CPUs or memory away from the NUMA node of the GPUs it used. Only where
+//! a binding is known ([`crate::facts::affinity`]): a live collection's
+//! own process, or a `numactl` / `taskset` line a transcript kept.
+
+use super::{Diagnosed, Finding, Severity, push};
+use crate::bundle::Bundle;
+use crate::facts::affinity::{bindings, placement};
+
+pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    for binding in bindings(b) {
+        let p = placement(b, &binding);
+        if p.far.is_empty() && p.far_nics.is_empty() {
+            continue;
+        }
+        // Some devices near: a process bound to one socket is near its own.
+        let severity = if p.near == 0 {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        let mut evidence = Vec::new();
+        evidence.extend(binding.source.clone());
+        for (g, _) in p.far.iter().chain(&p.far_nics) {
+            if let Some(d) = b
+                .topology
+                .devices
+                .iter()
+                .find(|d| &d.id == g || d.name.as_ref() == Some(g))
+            {
+                evidence.push(d.source.clone());
+            }
+        }
+        push(
+            out,
+            severity,
+            Finding::ProcessFarFromGpu {
+                gpus: p.far.iter().map(|(g, _)| g.clone()).collect(),
+                gpu_numa_nodes: p.far.iter().filter_map(|(_, n)| *n).collect(),
+                nics: p.far_nics.iter().map(|(n, _)| n.clone()).collect(),
+                near_gpus: p.near,
+                cpus: binding.cpus_as_given.clone(),
+                cpu_nodes: binding.cpu_nodes.iter().flatten().copied().collect(),
+                mem_nodes: binding.mem_nodes.iter().flatten().copied().collect(),
+                command: binding.command.clone(),
+            },
+            evidence,
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! Where a process was allowed to run and allocate, against the NUMA node
+//! of the GPUs it used (seed sections 3.7 and 6.2: a process on the far
+//! socket adds a cross-socket traversal to every staged byte).
+//!
+//! A binding comes from a live collection (this process's
+//! `Cpus_allowed_list` / `Mems_allowed_list`, and sysfs's CPUs per NUMA
+//! node) or from a launcher command line a transcript kept
+//! (`numactl -N0 -m0 ...`, `numactl --physcpubind=0-7`, `taskset -c 0-7`).
+//! A topology matrix alone says where GPUs sit, never where a job ran:
+//! without a binding there is nothing here.
+
+use std::collections::BTreeSet;
+
+use crate::bundle::Bundle;
+use crate::evidence::Source;
+use crate::evidence::topology::{CpuRange, DeviceKind, parse_cpu_list};
+
+/// Node or CPU lists longer than this are not expanded (never size a loop
+/// from a number in the text).
+const MAX_IDS: u32 = 4096;
+
+/// Where a process could run and allocate memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    /// The launcher command line that bound it (`numactl -m0 -N0
+    /// bandwidthTest`), or none for the live collection's own process.
+    pub command: Option<String>,
+    /// The line that says so (the command line, or the bundle's first
+    /// transcript for a live collection).
+    pub source: Option<Source>,
+    /// CPUs it may run on, as given (`0-15`).
+    pub cpus_as_given: Option<String>,
+    pub cpus: Option<Vec<CpuRange>>,
+    /// NUMA nodes whose CPUs it may run on.
+    pub cpu_nodes: Option<BTreeSet<u32>>,
+    /// NUMA nodes it may allocate memory from.
+    pub mem_nodes: Option<BTreeSet<u32>>,
+    /// Topology devices it used: every GPU and adapter for a live
+    /// collection; for a command line, the GPUs and RDMA adapters the
+    /// transcript's figures under it name.
+    pub devices: Vec<String>,
+}
+
+/// A binding's devices sorted by distance.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Placement {
+    /// GPUs whose NUMA node (or CPU affinity) the process could not run
+    /// or allocate on, with that node where known.
+    pub far: Vec<(String, Option<u32>)>,
+    /// Adapters out of reach in the same way (their name where the
+    /// topology gives one, else their id), with their node.
+    pub far_nics: Vec<(String, Option<u32>)>,
+    /// Devices with a CPU or memory node in reach and none out.
+    pub near: usize,
+}
+
+/// Every binding the bundle shows.
+pub fn bindings(b: &Bundle) -> Vec<Binding> {
+    let mut out = Vec::new();
+    if let Some(sys) = &b.system {
+        let cpus = sys.cpus_allowed.as_deref().and_then(parse_cpu_list);
+        let cpu_nodes = cpus.as_ref().map(|c| {
+            sys.numa_nodes
+                .iter()
+                .filter(|n| parse_cpu_list(&n.cpus).is_some_and(|nc| overlaps(&nc, c)))
+                .map(|n| n.node)
+                .collect()
+        });
+        out.push(Binding {
+            command: None,
+            source: None,
+            cpus_as_given: sys.cpus_allowed.clone(),
+            cpus,
+            cpu_nodes: cpu_nodes.filter(|n: &BTreeSet<u32>| !n.is_empty()),
+            mem_nodes: sys.mems_allowed.as_deref().and_then(ids),
+            devices: b.topology.devices.iter().map(|d| d.id.clone()).collect(),
+        });
+    }
+    for t in &b.transcripts {
+        for blk in &t.blocks {
+            let Some(cmd) = &blk.command else { continue };
+            let Some(mut binding) = of_command(cmd) else {
+                continue;
+            };
+            binding.source = Some(Source {
+                file: t.path.clone().into(),
+                line: blk.first_line.saturating_sub(1).max(1),
+            });
+            let file = t.path.as_str();
+            let named: BTreeSet<String> = b
+                .measurements
+                .iter()
+                .filter(|m| &*m.source.file == file)
+                .filter(|m| (blk.first_line..=blk.last_line).contains(&m.source.line))
+                .flat_map(|m| [m.src.as_ref(), m.dst.as_ref()])
+                .flatten()
+                .map(|s| s.to_string())
+                .collect();
+            // GPU ids as such; adapters by the name perftest prints.
+            binding.devices = b
+                .topology
+                .devices
+                .iter()
+                .filter(|d| {
+                    named.contains(&d.id)
+                        || d.kind == DeviceKind::Nic
+                            && d.name.as_ref().is_some_and(|n| named.contains(n))
+                })
+                .map(|d| d.id.clone())
+                .collect();
+            out.push(binding);
+        }
+    }
+    out
+}
+
+/// The binding a `numactl` or `taskset` command line asks for.
+pub fn of_command(cmd: &str) -> Option<Binding> {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let start = words
+        .iter()
+        .position(|w| matches!(w.rsplit('/').next(), Some("numactl" | "taskset")))?;
+    let mut b = Binding {
+        command: Some(cmd.to_string()),
+        source: None,
+        cpus_as_given: None,
+        cpus: None,
+        cpu_nodes: None,
+        mem_nodes: None,
+        devices: Vec::new(),
+    };
+    let taskset = words[start].ends_with("taskset");
+    let mut i = start + 1;
+    while i < words.len() {
+        let w = words[i];
+        // `--opt=v`, `-Nv`, or `-N v`.
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ if w.len() > 2 && w.starts_with('-') && !w.starts_with("--") => {
+                (&w[..2], Some(&w[2..]))
+            }
+            _ => (w, None),
+        };
+        let takes = matches!(
+            flag,
+            "-N" | "--cpunodebind"
+                | "-m"
+                | "--membind"
+                | "-C"
+                | "--physcpubind"
+                | "-c"
+                | "--cpu-list"
+        );
+        let value = if takes && inline.is_none() {
+            i += 1;
+            words.get(i).copied()
+        } else {
+            inline
+        };
+        match (flag, value) {
+            ("-N" | "--cpunodebind", Some(v)) if !taskset => b.cpu_nodes = ids(v),
+            ("-m" | "--membind", Some(v)) if !taskset => b.mem_nodes = ids(v),
+            ("-C" | "--physcpubind", Some(v)) if !taskset => cpus(&mut b, v),
+            ("-c" | "--cpu-list", Some(v)) if taskset => cpus(&mut b, v),
+            _ if !w.starts_with('-') => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    (b.cpus.is_some() || b.cpu_nodes.is_some() || b.mem_nodes.is_some()).then_some(b)
+}
+
+fn cpus(b: &mut Binding, v: &str) {
+    b.cpus = parse_cpu_list(v);
+    b.cpus_as_given = b.cpus.is_some().then(|| v.to_string());
+}
+
+/// A node list (`0`, `0,1`, `0-3`), bounded.
+fn ids(v: &str) -> Option<BTreeSet<u32>> {
+    let ranges = parse_cpu_list(v)?;
+    let n: u32 = ranges
+        .iter()
+        .map(|r| (r.last - r.first).saturating_add(1))
+        .fold(0u32, u32::saturating_add);
+    (n <= MAX_IDS).then(|| ranges.iter().flat_map(|r| r.first..=r.last).collect())
+}
+
+fn overlaps(a: &[CpuRange], b: &[CpuRange]) -> bool {
+    a.iter()
+        .any(|x| b.iter().any(|y| x.first <= y.last && y.first <= x.last))
+}
+
+/// Which of the binding's GPUs it could reach from its CPUs and memory:
+/// by the GPU's NUMA node where the evidence gives one, else by its CPU
+/// affinity (the topology matrix's column) against the bound CPUs.
+pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
+    let mut out = Placement::default();
+    for id in &binding.devices {
+        let Some(d) = b.topology.devices.iter().find(|d| &d.id == id) else {
+            continue;
+        };
+        let cpu_far = match (
+            d.numa_node,
+            &binding.cpu_nodes,
+            &d.cpu_affinity,
+            &binding.cpus,
+        ) {
+            (Some(n), Some(nodes), _, _) => Some(!nodes.contains(&n)),
+            (_, _, Some(aff), Some(c)) => Some(!overlaps(aff, c)),
+            _ => None,
+        };
+        let mem_far = match (d.numa_node, &binding.mem_nodes) {
+            (Some(n), Some(nodes)) => Some(!nodes.contains(&n)),
+            _ => None,
+        };
+        match (cpu_far, mem_far) {
+            (Some(true), _) | (_, Some(true)) if d.kind == DeviceKind::Nic => {
+                let name = d.name.clone().unwrap_or_else(|| id.clone());
+                out.far_nics.push((name, d.numa_node));
+            }
+            (Some(true), _) | (_, Some(true)) => out.far.push((id.clone(), d.numa_node)),
+            (None, None) => {}
+            _ => out.near += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numactl_and_taskset_lines_give_nodes_and_cpus() {
+        let b = of_command("numactl -m0 -N0 bandwidthTest").unwrap();
+        assert_eq!(b.cpu_nodes, Some(BTreeSet::from([0])));
+        assert_eq!(b.mem_nodes, Some(BTreeSet::from([0])));
+        let b = of_command("numactl --cpunodebind=1 --membind 0,1 ./all_reduce_perf -g 8").unwrap();
+        assert_eq!(b.cpu_nodes, Some(BTreeSet::from([1])));
+        assert_eq!(b.mem_nodes, Some(BTreeSet::from([0, 1])));
+        let b = of_command("taskset -c 0-7 ./bandwidthTest --device=1").unwrap();
+        assert_eq!(b.cpus_as_given.as_deref(), Some("0-7"));
+        assert!(of_command("numactl --hardware").is_none());
+        assert!(of_command("./bandwidthTest -N0").is_none());
+        // A node list the size of a denial of service is not expanded.
+        assert_eq!(of_command("numactl -N0-4294967295 x"), None);
+    }
+}
