@@ -330,3 +330,84 @@ fn context(t: &str) -> Option<Context> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sentences version 2 wrote for a live sweep and a perftest server
+    /// without its header: the parts that parse become facts.
+    #[test]
+    fn sweep_and_headerless_perftest_sentences_read_back() {
+        assert_eq!(
+            unit(
+                "bytes/s = size / time per copy, time from CUDA events; shown as GB/s = 1e9 bytes/s"
+            ),
+            Some(Unit::Timed {
+                timer: "CUDA events".into()
+            })
+        );
+        assert_eq!(
+            context(
+                "load average at the start 0.52 0.40 0.33; other GPU work on the node was not controlled"
+            ),
+            Some(Context::Uncontrolled {
+                load_average: Some("0.52 0.40 0.33".into()),
+                gpu: true
+            })
+        );
+        assert_eq!(
+            context("load average at the start not readable; other processes were not controlled"),
+            Some(Context::Uncontrolled {
+                load_average: None,
+                gpu: false
+            })
+        );
+        let Some(Path::Rdma(r)) = path(
+            "server side; device not printed (header not captured); buffer location not printed (host memory unless --use_cuda/--use_rocm was given)",
+        ) else {
+            panic!("not read")
+        };
+        assert_eq!(
+            (r.side, r.device.is_none(), r.gpu_memory.is_none()),
+            (Side::Server, true, true)
+        );
+        let Some(Path::Rdma(r)) = path(
+            "client side, device rxe0, link type Ethernet (RoCE), MTU 1024[B]; buffers in GPU memory (ROCm)",
+        ) else {
+            panic!("not read")
+        };
+        assert_eq!(r.link_type.as_deref(), Some("Ethernet"));
+        assert_eq!(r.gpu_memory.as_deref(), Some("ROCm"));
+        assert_eq!(r.gpu, None);
+    }
+
+    /// What is not one of ours, or only half of it, is not guessed at.
+    #[test]
+    fn other_sentences_are_not_read() {
+        assert_eq!(
+            unit(
+                "MiB/sec as printed; perftest divides by 2^20 for this unit, so 1 MB/sec = 1,048,576 bytes/s"
+            ),
+            None
+        );
+        assert_eq!(
+            path("client side, device mlx5_0, link speed 100G; buffers in GPU memory (CUDA)"),
+            None
+        );
+        assert_eq!(
+            path("8 ranks on 2 nodes: scale-up links or PCIe inside the node"),
+            None
+        );
+        assert_eq!(direction("sideways"), None);
+        assert_eq!(outstanding("two at a time"), None);
+        assert_eq!(
+            context("load average at the start 1; everyone was asked to leave"),
+            None
+        );
+        assert!(!warm_up_is_derived(
+            "5 warm-up iterations outside the timing",
+            Some(4)
+        ));
+    }
+}
