@@ -118,10 +118,17 @@ fn warm_up(m: &Measurement) -> String {
             k => format!("{w} untimed windows of {k} copies of this size before the timed ones"),
         };
     }
+    // The setting that sets it, where the tool has one users change.
+    let (zero, set) = match m.tool.as_str() {
+        "TransferBench" => (" (NUM_WARMUPS=0)", " (NUM_WARMUPS)"),
+        _ => ("", ""),
+    };
     match w {
-        0 => "no warm-up iterations: the first iteration's setup cost is in the average".into(),
-        1 => "1 warm-up iteration outside the timing".into(),
-        w => format!("{w} warm-up iterations outside the timing"),
+        0 => format!(
+            "no warm-up iterations{zero}: the first iteration's setup cost is in the average"
+        ),
+        1 => format!("1 warm-up iteration outside the timing{set}"),
+        w => format!("{w} warm-up iterations outside the timing{set}"),
     }
 }
 
