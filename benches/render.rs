@@ -5,6 +5,9 @@
 //! Beside it in the same run, paired: `cp -r` of the input tree, the
 //! baseline that only moves the bytes.
 //!
+//! Then, per size, the outputs that stream as well (`--single-file`,
+//! `--format md`, `--redact`), with their peak RSS.
+//!
 //! Run: `cargo bench --bench render` (RUNS=n paired runs per size, default
 //! 3). A benchmark, not a test: nothing here asserts a time.
 
@@ -48,7 +51,41 @@ fn main() {
             c.wall_s,
             m.wall_s / c.wall_s
         );
+        other_outputs(&input, dir.path(), nodes, runs);
         std::fs::remove_dir_all(&input).unwrap();
+    }
+}
+
+/// The other outputs of `render`, which stream too: `--single-file`,
+/// `--format md` and a `--redact`ed site, each with its peak RSS (these
+/// used to hold every node in memory; compare 1,024 with 4,096 nodes).
+fn other_outputs(input: &Path, dir: &Path, nodes: usize, runs: usize) {
+    let out = dir.join("out");
+    let modes: [(&str, &[&str]); 3] = [
+        ("--single-file", &["--single-file"]),
+        ("--format md", &["--format", "md", "--out"]),
+        ("--redact (site)", &["--redact", "--out"]),
+    ];
+    for (name, args) in modes {
+        let mut costs = Vec::new();
+        let mut bytes_out = 0;
+        for _ in 0..runs {
+            costs.push(run(wr().arg("render").arg(input).args(args).arg(&out)));
+            bytes_out = tree_bytes(&out);
+            if out.is_dir() {
+                std::fs::remove_dir_all(&out).unwrap();
+            } else {
+                std::fs::remove_file(&out).unwrap();
+            }
+        }
+        let m = median(&costs);
+        println!(
+            "render {nodes} nodes {name} ({:.1} MB out): {:.2} s wall, {:.2} CPU-s, peak RSS {:.0} MiB (median of {runs})",
+            bytes_out as f64 / 1e6,
+            m.wall_s,
+            m.cpu_s,
+            m.max_rss_kib as f64 / 1024.0
+        );
     }
 }
 

@@ -506,10 +506,14 @@ pub struct LadderPoint {
     pub scope: LadderScope,
 }
 
-/// Whether a figure's ranks span nodes, as the parser describes its path
-/// (`16 ranks on 2 nodes: crosses the scale-out network`).
+/// Whether a figure's ranks span nodes, as its path says (`Ranks`), or a
+/// migrated bundle's sentence (`16 ranks on 2 nodes: crosses ...`).
 fn spans_nodes(m: &Measurement) -> bool {
-    let path = m.questions.path.as_str();
+    use crate::evidence::answers::Path;
+    if let Path::Ranks { nodes, .. } = m.questions.path {
+        return nodes > 1;
+    }
+    let path = m.questions.legacy.path.as_deref().unwrap_or("");
     path.split(" nodes")
         .next()
         .and_then(|h| h.rsplit(' ').next())
@@ -627,10 +631,18 @@ mod tests {
         let mut two = Measurement::new("n", 2, Kind::Allreduce, "a", Statistic::Busbw);
         two.size_bytes = Some(1 << 30);
         two.bandwidth_bytes_per_s = Some(360e9);
-        two.questions.path = "16 ranks on 2 nodes: crosses the scale-out network".into();
+        two.questions.path = crate::evidence::answers::Path::Ranks {
+            ranks: 16,
+            nodes: 2,
+            gpu: None,
+        };
         let mut one = two.clone();
         one.source.file = "m".into();
-        one.questions.path = "8 ranks on 1 nodes".into();
+        one.questions.path = crate::evidence::answers::Path::Ranks {
+            ranks: 8,
+            nodes: 1,
+            gpu: None,
+        };
         b.measurements.extend([bi, two, one]);
         let p = ladder_points(&b);
         let scopes: Vec<_> = p

@@ -4,7 +4,7 @@
 //! interleave.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -107,6 +107,76 @@ pub fn sync_dirs(dirs: &[&Path]) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A file written piece by piece and moved into place only when done
+/// ([`AtomicWriter::commit`]): a reader never sees half of it, and a failed
+/// run leaves the old file as it was. For outputs too large to build in
+/// memory first (`render --single-file` of a fleet).
+pub struct AtomicWriter {
+    path: PathBuf,
+    tmp: std::io::BufWriter<tempfile::NamedTempFile>,
+}
+
+impl AtomicWriter {
+    /// A temporary file beside `path` (creating its directory).
+    pub fn create(path: &Path) -> anyhow::Result<AtomicWriter> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".wire-report-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
+        Ok(AtomicWriter {
+            path: path.to_path_buf(),
+            tmp: std::io::BufWriter::new(tmp),
+        })
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.tmp
+            .write_all(bytes)
+            .with_context(|| format!("failed to write `{}`", self.path.display()))
+    }
+
+    /// Everything `from` holds, from its start.
+    pub fn copy_from(&mut self, from: &mut std::fs::File) -> anyhow::Result<()> {
+        use std::io::Seek;
+        from.rewind()
+            .and_then(|_| std::io::copy(from, &mut self.tmp))
+            .with_context(|| format!("failed to write `{}`", self.path.display()))?;
+        Ok(())
+    }
+
+    /// Flushes the file to disk and moves it into place.
+    pub fn commit(self) -> anyhow::Result<()> {
+        let path = self.path;
+        let tmp = self
+            .tmp
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|t| t.as_file().sync_all().map(|_| t))
+            .with_context(|| format!("failed to write `{}`", path.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = tmp
+                .as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        tmp.persist(&path).map_err(|e| e.error).with_context(|| {
+            format!(
+                "failed to move the new file into place at `{}`",
+                path.display()
+            )
+        })?;
+        Ok(())
+    }
 }
 
 /// A rendered site is thousands of small files that can be rendered again:

@@ -8,7 +8,7 @@
 //!            -> ingest::read_transcript: bytes -> evidence::detect
 //!               -> the tool's parser (evidence::TOOLS) -> Reading
 //!            -> Bundle::absorb -> Bundle (observations + transcripts
-//!               + problems + probes) -> bundle.json (version 2, compact;
+//!               + problems + probes) -> bundle.json (version 3, compact;
 //!               atomic rename per file, one sync per run)
 //! use:     inputs -> Bundle -> facts::NodeFacts -> diagnosis, models,
 //!            diff, placement -> render (site, single file, markdown)

@@ -6,10 +6,10 @@
 //! The bundle holds observations only. Models and diagnosis run when a
 //! bundle is read, so a better model can re-interpret old bundles.
 //!
-//! # Example (abridged, version 2; written on one line)
+//! # Example (abridged, version 3; written on one line)
 //! ```json
 //! {
-//!   "schema_version": 2,
+//!   "schema_version": 3,
 //!   "generator": { "name": "wire-report", "version": "0.1.0" },
 //!   "host": { "name": "dgx1-p100", "origin": "ingested" },
 //!   "files": ["captures/dgx1-p100/topo.txt", "captures/dgx1-p100/p2p.txt"],
@@ -31,7 +31,8 @@
 //!         "direction": "uni", "statistic": "avg", "p2p": "enabled",
 //!         "buffers": "device", "copy_engine": "unknown",
 //!         "verification": { "state": "unknown" },
-//!         "questions": { "unit": "GB/s = 1e9 bytes per second, as printed", "...": "..." } }
+//!         "questions": { "unit": "gigabytes-per-s", "direction": "row-to-column",
+//!                        "path": { "gpu-to-gpu": { "access": true } } } }
 //!     ],
 //!     "cells": [
 //!       { "series": 0, "src": "GPU0", "dst": "GPU1",
@@ -45,11 +46,16 @@
 //!   "problems": []
 //! }
 //! ```
-//! A source is `[index into files, line]`. Version 1 (pretty JSON, sources
-//! `{ "file": ..., "line": ... }`, `measurements` a list of full cells) is
-//! still read and migrated; see [`wire`].
+//! A source is `[index into files, line]`. A series' `questions` are the
+//! seven answers as facts (`evidence::answers`; an answer the transcript
+//! does not give is left out), made into sentences at render time. Version 1
+//! (pretty JSON, sources `{ "file": ..., "line": ... }`, `measurements` a
+//! list of full cells, answers as sentences) and version 2 (this form with
+//! the answers as sentences) are still read and migrated; see [`wire`] and
+//! [`migrate`].
 
 mod absorb;
+pub mod migrate;
 mod peer;
 mod probe;
 pub mod redact;
@@ -73,7 +79,7 @@ pub use probe::{Probe, ProbeStatus};
 
 /// The version of the bundle format this build writes. Readers refuse a
 /// newer version rather than misread it.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The oldest version this build reads (version 1 is migrated on read).
 pub const OLDEST_READ: u32 = 1;
@@ -91,7 +97,7 @@ pub struct Bundle {
     pub topology: Topology,
     /// Bandwidth and latency figures, one cell per number a tool printed,
     /// each with its unit in the field name, its source line and the seven
-    /// questions answered. Example cell: `{ "tool": "nvbandwidth", "kind":
+    /// questions answered as facts. Example cell: `{ "tool": "nvbandwidth", "kind":
     /// "p2p-copy", "src": "GPU0", "dst": "GPU1", "direction": "uni",
     /// "bandwidth_bytes_per_s": 370900000000.0, "statistic": "avg",
     /// "as_printed": "370.90 GB/s", ... }`.
@@ -353,7 +359,7 @@ impl Bundle {
         }
     }
 
-    /// Serialises as version 2: compact JSON (see [`wire`]), trailing newline.
+    /// Serialises as version 3: compact JSON (see [`wire`]), trailing newline.
     pub fn to_json(&self) -> String {
         String::from_utf8(self.to_json_bytes()).expect("serde_json writes UTF-8")
     }
@@ -553,11 +559,11 @@ mod tests {
 
     #[test]
     fn rejects_bundle_from_newer_schema() {
-        let text = r#"{"schema_version": 3, "whatever": true}"#;
+        let text = r#"{"schema_version": 4, "whatever": true}"#;
         let err = Bundle::from_json(text, Path::new("b.json"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("schema_version 3"), "{err}");
+        assert!(err.contains("schema_version 4"), "{err}");
         assert!(err.contains("upgrade wire-report"), "{err}");
     }
 

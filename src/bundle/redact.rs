@@ -14,6 +14,16 @@ fn placeholder(kind: &str, normalized: &str) -> String {
     format!("{kind}-{}", &h[..8])
 }
 
+/// The name a node gets when redacted (known before its bundle is read, so
+/// a streaming render decides its slugs first).
+pub fn host_name(name: &str) -> String {
+    if name.len() >= 2 {
+        placeholder("host", name)
+    } else {
+        name.to_string()
+    }
+}
+
 /// The textual forms a 64-bit GUID takes in tools and sysfs.
 fn guid_forms(raw: &str) -> Option<(String, Vec<String>)> {
     let hex: String = raw
@@ -178,9 +188,7 @@ pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<(
     let mut tree = serde_json::to_value(&*b)?;
     redact_values(&mut tree, &secrets, &format_words());
     let mut out: Bundle = serde_json::from_value(tree)?;
-    if b.host.name.len() >= 2 {
-        out.host.name = placeholder("host", &b.host.name);
-    }
+    out.host.name = host_name(&b.host.name);
     for t in &mut out.transcripts {
         t.sha256 = crate::ingest::sha256_hex(t.text.as_bytes());
     }

@@ -1,23 +1,22 @@
-//! The bundle as bytes: version 2's compact form, and version 1 read
-//! as it was.
+//! The bundle as bytes: version 3's compact form, and versions 1 and 2
+//! read as they were.
 //!
-//! Version 2 differs from version 1 in three ways, all in the wire form
-//! only (the in-memory [`Bundle`] is the same):
+//! The wire form differs from the in-memory [`Bundle`] in three ways:
 //! - `files` lists every transcript path a source names, once; a source is
 //!   then `[file_index, line]` instead of `{ "file": "...", "line": n }`.
 //! - `measurements` is `{ "series": [...], "cells": [...] }`: what cells of
 //!   one test share (tool, file, kind, test, direction, statistic, p2p,
 //!   buffers, copy engine, iteration counts, queue depth, QPs, verification,
-//!   and six of the seven questions' answers, an answer "not stated by the
-//!   tool" left out) is a series, stored once;
-//!   a cell holds its numbers, its line and `series`, the index of its series.
-//!   The message-size answer is derived from `size_bytes` when it is the
-//!   usual one (`describe_size`, or "not stated" without a size) and stored
-//!   in the cell only when a parser said something else.
+//!   and the seven questions' answers as facts, each left out when the
+//!   transcript does not give it) is a series, stored once; a cell holds
+//!   its numbers, its line and `series`, the index of its series.
 //! - The JSON is compact (no indentation).
 //!
-//! Reading accepts both forms (a version 1 `measurements` list of full
-//! cells, `{file, line}` sources), so version 1 bundles are migrated on read.
+//! Reading accepts all three versions: version 1 (a `measurements` list of
+//! full cells, `{file, line}` sources, the answers as sentences) and version
+//! 2 (this form, the answers as sentences, a cell's `message_size` sentence
+//! when it was not the usual one). Old sentences are read into facts by
+//! [`super::migrate`].
 //!
 //! The file table travels in a thread-local while one bundle is written or
 //! read: [`Source`] is serialized deep inside the topology, and the table is
@@ -36,8 +35,7 @@ use super::{Bundle, Generator, Host, PeerLink, Probe, Problem, System, Transcrip
 use crate::evidence::Source;
 use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::measurement::{
-    Buffers, CopyEngine, Direction, Kind, Measurement, NOT_STATED, P2p, Questions, Statistic,
-    Verification, describe_size,
+    Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
@@ -229,34 +227,10 @@ pub struct Series {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qps: Option<u32>,
     pub verification: Verification,
-    /// The seven questions' answers but the message size, which is per cell.
-    pub questions: SeriesQuestions,
-}
-
-/// [`Questions`] less `message_size`. An answer the transcript does not
-/// give ([`NOT_STATED`]) is left out, and reads back as [`NOT_STATED`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub struct SeriesQuestions {
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub unit: Text,
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub direction: Text,
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub warm_up: Text,
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub outstanding: Text,
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub path: Text,
-    #[serde(default = "not_stated", skip_serializing_if = "is_not_stated")]
-    pub context: Text,
-}
-
-fn not_stated() -> Text {
-    Text::from(NOT_STATED)
-}
-
-fn is_not_stated(t: &Text) -> bool {
-    *t == NOT_STATED
+    /// The seven questions' answers, as facts (version 2 stored
+    /// sentences here, which are still read and migrated).
+    #[serde(deserialize_with = "crate::evidence::answers::any_questions")]
+    pub questions: Questions,
 }
 
 /// One number of a series.
@@ -276,8 +250,10 @@ pub struct Cell {
     pub latency_s: Option<f64>,
     pub as_printed: String,
     pub line: usize,
-    /// Only when it is not the one derived from `size_bytes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Version 2's message-size sentence, stored when it was not the one
+    /// `size_bytes` gives; read and migrated, never written.
+    #[serde(default, skip_serializing)]
+    #[schemars(skip)]
     pub message_size: Option<Text>,
 }
 
@@ -288,17 +264,11 @@ pub struct Measurements {
     pub cells: Vec<Cell>,
 }
 
-/// The message-size answer a cell gets when it stores none.
-fn derived_message_size(size_bytes: Option<u64>) -> Text {
-    size_bytes.map_or(Text::from(NOT_STATED), describe_size)
-}
-
 impl Measurements {
     fn from_cells(ms: &[Measurement]) -> Measurements {
         let mut out = Measurements::default();
         let mut seen: HashMap<Series, u32> = HashMap::new();
         for m in ms {
-            let q = &m.questions;
             let series = Series {
                 tool: m.tool.clone(),
                 file: index_of(&m.source.file).unwrap_or(u32::MAX),
@@ -314,22 +284,13 @@ impl Measurements {
                 queue_depth: m.queue_depth,
                 qps: m.qps,
                 verification: m.verification.clone(),
-                questions: SeriesQuestions {
-                    unit: q.unit.clone(),
-                    direction: q.direction.clone(),
-                    warm_up: q.warm_up.clone(),
-                    outstanding: q.outstanding.clone(),
-                    path: q.path.clone(),
-                    context: q.context.clone(),
-                },
+                questions: m.questions.clone(),
             };
             let next = out.series.len() as u32;
             let i = *seen.entry(series).or_insert_with_key(|s| {
                 out.series.push(s.clone());
                 next
             });
-            let message_size = (q.message_size != derived_message_size(m.size_bytes))
-                .then(|| q.message_size.clone());
             out.cells.push(Cell {
                 series: i,
                 src: m.src.clone(),
@@ -339,7 +300,7 @@ impl Measurements {
                 latency_s: m.latency_s,
                 as_printed: m.as_printed.clone(),
                 line: m.source.line,
-                message_size,
+                message_size: None,
             });
         }
         out
@@ -368,7 +329,10 @@ impl Measurements {
                         self.series.len()
                     ))
                 })?;
-                let q = &s.questions;
+                let mut questions = s.questions.clone();
+                if c.message_size.is_some() {
+                    questions.legacy.message_size = c.message_size;
+                }
                 Ok(Measurement {
                     tool: s.tool.clone(),
                     source: Source {
@@ -393,17 +357,7 @@ impl Measurements {
                     queue_depth: s.queue_depth,
                     qps: s.qps,
                     verification: s.verification.clone(),
-                    questions: Questions {
-                        unit: q.unit.clone(),
-                        direction: q.direction.clone(),
-                        message_size: c
-                            .message_size
-                            .unwrap_or_else(|| derived_message_size(c.size_bytes)),
-                        warm_up: q.warm_up.clone(),
-                        outstanding: q.outstanding.clone(),
-                        path: q.path.clone(),
-                        context: q.context.clone(),
-                    },
+                    questions,
                 })
             })
             .collect()
@@ -550,7 +504,10 @@ impl<'de> Deserialize<'de> for Bundle {
     /// checks it).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bundle, D::Error> {
         let _installed = Installed::new(Table::default());
-        let i = In::deserialize(d)?;
+        let mut i = In::deserialize(d)?;
+        for m in &mut i.measurements.0 {
+            super::migrate::questions(m);
+        }
         Ok(Bundle {
             schema_version: i.schema_version,
             generator: i.generator,

@@ -24,8 +24,11 @@ pub use plan::{
     ASSUMED_BYTES_PER_S, ASSUMED_COPY_BYTES_PER_S, ASSUMED_SECONDS_PER_COPY, COPIES_PER_WINDOW,
     MIN_REPEATS, Plan, Settings, default_sizes,
 };
-use plan::{count, seconds, short_size};
+use plan::{count, short_size};
 
+use crate::evidence::answers::{
+    Context, DirectionNote, Outstanding, Path as PathFacts, Questions, Unit, Windows,
+};
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, GB, Kind, Measurement, P2p, Statistic, Verification,
     describe_size,
@@ -339,7 +342,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Cells for a sweep: per size, the median bandwidth and the spread (the
 /// fastest and slowest repetition), with the seven questions answered.
-pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurement> {
+pub fn cells(r: &SweepResult, backend_name: &str, context: &Context) -> Vec<Measurement> {
     let mut out = Vec::new();
     let test = format!(
         "{backend_name} {} {}->{}",
@@ -374,60 +377,32 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &str) -> Vec<Measurem
             m.verification = Verification::Checked {
                 errors: p.mismatched_bytes,
             };
-            let q = &mut m.questions;
-            q.unit = format!(
-                "bytes/s = size / time per copy, time from {}; shown as GB/s = 1e9 bytes/s",
-                r.path.timer
-            )
-            .into();
-            q.direction = "unidirectional: one source buffer to one destination buffer".into();
-            q.message_size = describe_size(p.size as u64);
-            q.warm_up = match r.plan.copies_per_window {
-                1 => format!(
-                    "{} untimed copies of this size before the timed ones",
-                    r.plan.warmup
-                ),
-                k => format!(
-                    "{} untimed windows of {k} copies of this size before the timed ones",
-                    r.plan.warmup
-                ),
-            }
-            .into();
-            q.outstanding = format!(
-                "{} ({}); {}, each filled with the other of two patterns and checked byte by byte",
-                match r.plan.copies_per_window {
-                    1 => "one copy in each timed window".to_string(),
-                    k => format!("{k} copies back to back in each timed window"),
+            m.questions = Questions {
+                unit: Unit::Timed {
+                    timer: r.path.timer.into(),
                 },
-                r.path.window,
-                repetitions(&r.plan, p.times_s.len())
-            )
-            .into();
-            q.path = r.path.description.clone().into();
-            q.context = context.to_string().into();
+                direction: DirectionNote::SourceToDestination,
+                outstanding: Outstanding::Windows(Windows {
+                    copies: r.plan.copies_per_window,
+                    held: r.path.window.clone().into(),
+                    planned: r.plan.repeats,
+                    asked: r.plan.asked_repeats,
+                    budget_ms: r
+                        .plan
+                        .budget
+                        .filter(|_| r.plan.repeats < r.plan.asked_repeats)
+                        .map(|b| b.as_millis() as u64),
+                }),
+                path: PathFacts::Swept {
+                    description: r.path.description.clone().into(),
+                },
+                context: context.clone(),
+                ..Questions::default()
+            };
             out.push(m);
         }
     }
     out
-}
-
-/// `7 timed repetitions as planned`, with what the budget or an error did.
-fn repetitions(plan: &Plan, ran: usize) -> String {
-    let planned = plan.repeats as usize;
-    if ran < planned {
-        return format!(
-            "{ran} of {planned} planned timed repetitions (an error stopped the sweep)"
-        );
-    }
-    let mut s = format!("{} as planned", count(ran, "timed repetition"));
-    if let Some(b) = plan.budget.filter(|_| plan.repeats < plan.asked_repeats) {
-        s.push_str(&format!(
-            " (the {} budget lowered them from {})",
-            seconds(b.as_secs_f64()),
-            plan.asked_repeats
-        ));
-    }
-    s
 }
 
 /// Host memory to host memory through `memcpy` (`copy_from_slice`).

@@ -56,49 +56,181 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if single_file.is_none() && !md {
         crate::fs::check_writable_dir(out)?;
     }
-    if single_file.is_none() && !md && !a.redact {
-        return stream_site(&inputs, out);
+    if single_file.is_none() && !md {
+        return stream_site(&inputs, out, a.redact);
     }
-    let mut bundles = inputs::load_nodes(&inputs)?;
-    if bundles.is_empty() {
-        anyhow::bail!(
-            "no bundles or transcripts under {}",
-            super::show_paths(&inputs)
-        );
+    let sources = Sources::find(&inputs, a.redact)?;
+    match single_file {
+        Some(file) => stream_single_file(sources, file),
+        None => stream_markdown(sources, md_out),
     }
-    if a.redact {
-        for b in &mut bundles {
-            crate::bundle::redact::redact(b, &mut [])?;
+}
+
+/// The nodes of a render, named and slugged before any is read, and
+/// whether each is redacted as it is loaded.
+struct Sources {
+    nodes: Vec<inputs::NodeSource>,
+    slugs: Vec<String>,
+    redact: bool,
+}
+
+impl Sources {
+    fn find(inputs: &[PathBuf], redact: bool) -> anyhow::Result<Sources> {
+        let nodes = inputs::node_sources(inputs)?;
+        if nodes.is_empty() {
+            anyhow::bail!(
+                "no bundles or transcripts under {}",
+                super::show_paths(inputs)
+            );
+        }
+        // A redacted node is named by its placeholder (as `redact` names it).
+        let names: Vec<String> = nodes
+            .iter()
+            .map(|s| match redact {
+                true => crate::bundle::redact::host_name(&s.name),
+                false => s.name.clone(),
+            })
+            .collect();
+        let slugs = crate::render::view::node_slugs(names.iter().map(String::as_str));
+        Ok(Sources {
+            nodes,
+            slugs,
+            redact,
+        })
+    }
+
+    /// Each node in order, [`CHUNK`] at a time in parallel: `f` gets the
+    /// loaded (and redacted) bundle, its input bytes (none when redacted)
+    /// and its slug; `each` gets `f`'s results in order. Memory holds one
+    /// chunk of nodes, not the fleet.
+    fn each<T: Send>(
+        self,
+        f: impl Fn(crate::bundle::Bundle, Option<Vec<u8>>, String) -> anyhow::Result<T> + Sync,
+        mut each: impl FnMut(T) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        use rayon::prelude::*;
+        let redact = self.redact;
+        let mut it = self.nodes.into_iter().zip(self.slugs);
+        loop {
+            let chunk: Vec<_> = it.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let done: Vec<anyhow::Result<Option<T>>> = chunk
+                .into_par_iter()
+                .map(|(src, slug)| {
+                    let Some((bundle, raw)) = load(src, redact)? else {
+                        return Ok(None);
+                    };
+                    f(bundle, raw, slug).map(Some)
+                })
+                .collect();
+            for d in done {
+                if let Some(t) = d? {
+                    each(t)?;
+                }
+            }
         }
     }
-    if md {
-        let text = crate::render::markdown::render_markdown(&bundles);
-        match md_out {
-            Some(file) => crate::fs::write_atomic(file, text.as_bytes())?,
-            None => print!("{text}"),
-        }
-        return Ok(ExitCode::SUCCESS);
+}
+
+/// Nodes rendered at once by a streaming render.
+const CHUNK: usize = 16;
+
+/// A node's bundle and its input bytes; redacted (and the bytes dropped,
+/// since they hold what was redacted) when asked.
+fn load(
+    src: inputs::NodeSource,
+    redact: bool,
+) -> anyhow::Result<Option<(crate::bundle::Bundle, Option<Vec<u8>>)>> {
+    let Some((mut bundle, raw)) = src.load()? else {
+        return Ok(None);
+    };
+    if !redact {
+        return Ok(Some((bundle, raw)));
     }
-    if let Some(file) = single_file {
-        let html = crate::render::render_single_file(&bundles)?;
-        crate::fs::write_atomic(file, html.as_bytes())?;
-        eprintln!(
-            "wrote {} ({} nodes, {} bytes)",
-            file.display(),
-            bundles.len(),
-            html.len()
-        );
-        return Ok(ExitCode::SUCCESS);
+    crate::bundle::redact::redact(&mut bundle, &mut [])?;
+    Ok(Some((bundle, None)))
+}
+
+/// `--format md`: one node's summary at a time, to `out` (atomically) or
+/// standard output.
+fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let mut file = out.map(crate::fs::AtomicWriter::create).transpose()?;
+    let mut stdout = std::io::stdout().lock();
+    sources.each(
+        |b, _, _| {
+            Ok(crate::render::markdown::node_markdown(
+                &crate::render::Analysed::of(&b),
+            ))
+        },
+        |text| match file.as_mut() {
+            Some(f) => f.write(text.as_bytes()),
+            None => {
+                use std::io::Write;
+                stdout
+                    .write_all(text.as_bytes())
+                    .map_err(|e| anyhow::anyhow!("failed to write to standard output: {e}"))
+            }
+        },
+    )?;
+    if let Some(f) = file {
+        f.commit()?;
     }
-    let site = crate::render::render_site(&bundles)?;
-    crate::fs::write_site(out, &site.files)?;
-    let total: usize = site.files.values().map(Vec::len).sum();
-    eprintln!(
-        "wrote {} files ({total} bytes, {} nodes) under {}",
-        site.files.len(),
-        bundles.len(),
-        out.display()
-    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--single-file`: each node's section is rendered and appended to a
+/// scratch file beside `file` as it is done, keeping its index row and
+/// fleet facts; then the head (with the index), the sections and the foot
+/// go into `file`, atomically.
+fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("failed to create directory `{}`: {e}", dir.display()))?;
+    let scratch = tempfile::tempfile_in(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "failed to create a scratch file in `{}`: {e}",
+            dir.display()
+        )
+    })?;
+    let mut body = std::io::BufWriter::new(scratch);
+    let with_fleet = sources.nodes.len() > 1;
+    let (mut summaries, mut fleet, mut slugs) = (Vec::new(), Vec::new(), Vec::new());
+    sources.each(
+        |b, _, slug| {
+            Ok((
+                crate::render::single::node(&b, slug.clone(), with_fleet)?,
+                slug,
+            ))
+        },
+        |(n, slug)| {
+            use std::io::Write;
+            body.write_all(n.html.as_bytes()).map_err(|e| {
+                anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
+            })?;
+            summaries.push(n.summary);
+            fleet.extend(n.fleet);
+            slugs.push(slug);
+            Ok(())
+        },
+    )?;
+    let mut body = body.into_inner().map_err(|e| {
+        anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
+    })?;
+    let nodes = summaries.len();
+    let title = crate::render::single::title(&summaries);
+    let head = crate::render::single::head(title, summaries, fleet, &slugs)?;
+    let mut out = crate::fs::AtomicWriter::create(file)?;
+    out.write(head.as_bytes())?;
+    out.copy_from(&mut body)?;
+    out.write(crate::render::single::foot()?.as_bytes())?;
+    out.commit()?;
+    let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    eprintln!("wrote {} ({nodes} nodes, {bytes} bytes)", file.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -117,22 +249,19 @@ struct Done {
 /// each node is loaded, rendered, written and dropped (a few in parallel),
 /// keeping only its index row and what the fleet needs; the index comes
 /// last. Memory holds the nodes in flight, not the fleet.
-fn stream_site(inputs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
+fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<ExitCode> {
     use rayon::prelude::*;
-    let sources = inputs::node_sources(inputs)?;
-    if sources.is_empty() {
-        anyhow::bail!(
-            "no bundles or transcripts under {}",
-            super::show_paths(inputs)
-        );
-    }
-    let slugs = crate::render::view::node_slugs(sources.iter().map(|s| s.name.as_str()));
+    let Sources {
+        nodes: sources,
+        slugs,
+        redact,
+    } = Sources::find(inputs, redact)?;
     let with_fleet = sources.len() > 1;
     let done: Vec<anyhow::Result<Option<Done>>> = sources
         .into_par_iter()
         .zip(slugs)
         .map(|(src, slug)| {
-            let Some((bundle, raw)) = src.load()? else {
+            let Some((bundle, raw)) = load(src, redact)? else {
                 return Ok(None);
             };
             let r = crate::render::render_node(&bundle, slug.clone(), raw, with_fleet)?;

@@ -7,9 +7,10 @@
 //! send/recv), which is what lets the collective be identified when the
 //! transcript does not name it.
 
+use super::answers::{DirectionNote, MessageSize, Outstanding, Path, Unit};
 use super::measurement::{
-    Buffers, CopyEngine, Direction, GB, Kind, Measurement, NOT_STATED, P2p, Statistic, Text,
-    Verification, describe_size, parse_number,
+    Buffers, CopyEngine, Direction, GB, Kind, Measurement, P2p, Statistic, Text, Verification,
+    parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
 
@@ -416,10 +417,9 @@ impl RowCells {
                 m.p2p = P2p::Unknown;
                 m.copy_engine = CopyEngine::Unknown;
                 m.direction = Direction::Uni;
-                nccl_questions(&mut m, h, kind);
+                nccl_questions(&mut m, h);
                 if stat == Statistic::Avg {
-                    m.questions.unit =
-                        "microseconds per collective (average over iters), as printed".into();
+                    m.questions.unit = Unit::Microseconds;
                 }
                 (stat, m)
             })
@@ -437,7 +437,6 @@ impl RowCells {
     /// One row's six cells. A bandwidth or a time that is not a number
     /// loses that cell (a problem at the row's line), not the row.
     fn row(&self, r: &Row<'_>, out: &mut Parsed) -> Vec<Measurement> {
-        let size_text = describe_size(r.size);
         let mut cells = Vec::with_capacity(6);
         for (pi, off) in [(0usize, 0usize), (1, 4)] {
             let (time, alg, bus, wrong) = (
@@ -457,7 +456,6 @@ impl RowCells {
                 m.source = Source::line(r.line);
                 m.test = self.tests[pi].clone();
                 m.size_bytes = Some(r.size);
-                m.questions.message_size = size_text.clone();
                 m.verification = verification.clone();
                 m
             };
@@ -568,50 +566,25 @@ fn push_avg_busbw(
     m.iterations = h.iters;
     m.warmup_iterations = h.warmup;
     m.buffers = Buffers::Device;
-    nccl_questions(&mut m, h, kind);
-    m.questions.message_size = "average over every size of the sweep".into();
+    nccl_questions(&mut m, h);
+    m.questions.message_size = MessageSize::SweepAverage;
     out.measurements.push(m);
 }
 
-fn nccl_questions(m: &mut Measurement, h: &Header, kind: Kind) {
+fn nccl_questions(m: &mut Measurement, h: &Header) {
     let q = &mut m.questions;
-    q.unit = "GB/s = 1e9 bytes per second, as printed".into();
-    q.direction = match m.statistic {
-        Statistic::Busbw => format!(
-            "bus bandwidth: algbw times the {} factor, comparable with link bandwidth",
-            kind.as_str()
-        )
-        .into(),
-        _ => "algorithm bandwidth: message size / time".into(),
-    };
-    q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
-    q.warm_up = match h.warmup {
-        Some(w) => format!("{w} warm-up iterations outside the timing").into(),
-        None => NOT_STATED.into(),
-    };
-    q.outstanding = match h.iters {
-        Some(i) => format!("one collective at a time, averaged over {i} iterations").into(),
-        None => NOT_STATED.into(),
-    };
-    let gpu = h
-        .gpu
-        .as_deref()
-        .map(|g| format!(" ({g})"))
-        .unwrap_or_default();
-    q.path = match h.hosts.len() {
-        0 => NOT_STATED.into(),
-        1 => format!(
-            "{} ranks on one node{gpu}: scale-up links or PCIe inside the node",
-            h.ranks
-        )
-        .into(),
-        k => format!(
-            "{} ranks on {k} nodes{gpu}: crosses the scale-out network",
-            h.ranks
-        )
-        .into(),
-    };
-    q.context = NOT_STATED.into();
+    q.unit = Unit::GigabytesPerS;
+    q.direction = DirectionNote::Collective;
+    if h.iters.is_some() {
+        q.outstanding = Outstanding::OneCollective;
+    }
+    if !h.hosts.is_empty() {
+        q.path = Path::Ranks {
+            ranks: u32::try_from(h.ranks).unwrap_or(u32::MAX),
+            nodes: u32::try_from(h.hosts.len()).unwrap_or(u32::MAX),
+            gpu: h.gpu.clone().map(Text::from),
+        };
+    }
 }
 
 #[cfg(test)]

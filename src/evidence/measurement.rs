@@ -4,16 +4,18 @@
 //! Units live in field names and are converted once, in the parser that read
 //! the number: bandwidth in bytes per second, latency in seconds, sizes in
 //! bytes. What the tool printed is kept verbatim in `as_printed`. The seven
-//! questions every bandwidth number must answer are data in [`Questions`]:
-//! answered from the transcript, or the literal [`NOT_STATED`].
+//! questions every bandwidth number must answer are facts in [`Questions`]
+//! (`evidence::answers`), made into sentences at render time.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::Source;
+pub use crate::evidence::answers::Questions;
 pub use crate::evidence::text::Text;
 
-/// The answer to a question the transcript does not answer.
+/// The answer to a question the transcript does not answer (the words;
+/// the fact is each answer's default).
 pub const NOT_STATED: &str = "not stated by the tool";
 
 /// GB as the copy tools print it: 1e9 bytes.
@@ -181,40 +183,6 @@ pub enum Verification {
     Unknown,
 }
 
-/// The seven questions of the seed text, section 5.2, answered for one cell.
-/// Each answer is a sentence, or [`NOT_STATED`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Questions {
-    /// 1. Bytes or bits, and which multiple.
-    pub unit: Text,
-    /// 2. Unidirectional or bidirectional.
-    pub direction: Text,
-    /// 3. Message size.
-    pub message_size: Text,
-    /// 4. Warm-up.
-    pub warm_up: Text,
-    /// 5. Outstanding operations.
-    pub outstanding: Text,
-    /// 6. Which path it actually took.
-    pub path: Text,
-    /// 7. What else was running.
-    pub context: Text,
-}
-
-impl Default for Questions {
-    fn default() -> Questions {
-        Questions {
-            unit: NOT_STATED.into(),
-            direction: NOT_STATED.into(),
-            message_size: NOT_STATED.into(),
-            warm_up: NOT_STATED.into(),
-            outstanding: NOT_STATED.into(),
-            path: NOT_STATED.into(),
-            context: NOT_STATED.into(),
-        }
-    }
-}
-
 /// One number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Measurement {
@@ -254,6 +222,9 @@ pub struct Measurement {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qps: Option<u32>,
     pub verification: Verification,
+    /// The seven answers as facts; sentences of version 1 and 2 bundles
+    /// are read too (kept in `legacy` until migrated).
+    #[serde(deserialize_with = "crate::evidence::answers::any_questions")]
     pub questions: Questions,
 }
 

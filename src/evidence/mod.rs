@@ -6,6 +6,7 @@
 //! runs commands or panics on bad input. [`detect`] picks the parser from the
 //! content alone, never from a file name.
 
+pub mod answers;
 pub mod collective;
 pub mod context;
 pub mod copy;
@@ -30,7 +31,7 @@ pub use tools::{TOOLS, ToolSpec};
 use topology::Topology;
 
 /// A transcript line that a fact came from. `line` is 1-based. Its serde
-/// form (`[file_index, line]` inside a version 2 bundle, `{file, line}`
+/// form (`[file_index, line]` inside a version 2 or 3 bundle, `{file, line}`
 /// elsewhere) is in `bundle::wire`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Source {

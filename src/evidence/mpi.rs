@@ -6,9 +6,10 @@
 //! OSU prints MB/s with MB = 1e6 bytes (`osu_bw.c` divides the byte count by
 //! 1e6) and latency in microseconds, one way (half the ping-pong).
 
+use super::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use super::measurement::{
-    Buffers, CopyEngine, Direction, Kind, MB_DECIMAL, Measurement, NOT_STATED, P2p, Statistic,
-    Verification, describe_size, parse_number,
+    Buffers, CopyEngine, Direction, Kind, MB_DECIMAL, Measurement, P2p, Statistic, Verification,
+    parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
 
@@ -251,43 +252,28 @@ fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
         Some(_) => Verification::Checked { errors: 1 },
         None => Verification::Unknown,
     };
-    osu_questions(&mut m, r, bw, row.size);
+    osu_questions(&mut m, r, bw);
     m
 }
 
-fn osu_questions(m: &mut Measurement, r: &Run, bw: bool, size: u64) {
+fn osu_questions(m: &mut Measurement, r: &Run, bw: bool) {
     let q = &mut m.questions;
     q.unit = if bw {
-        "MB/s as printed; OSU's MB is 1e6 bytes".into()
+        Unit::MegabytesPerS
     } else {
-        "microseconds, as printed".into()
+        Unit::Microseconds
     };
     q.direction = match (bw, r.bidir) {
-        (false, _) => "one way: half of a ping-pong round trip".into(),
-        (true, true) => "bidirectional: both directions at once, the figure is the sum".into(),
-        (true, false) if r.untitled => {
-            "not stated by the transcript (no title line: osu_bw is unidirectional, osu_bibw the sum of both)".into()
-        }
-        (true, false) => "unidirectional".into(),
+        (false, _) => DirectionNote::HalfRoundTrip,
+        (true, false) if r.untitled => DirectionNote::Untitled,
+        (true, _) => DirectionNote::Plain,
     };
-    q.message_size = describe_size(size);
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = if bw {
-        NOT_STATED.into()
-    } else {
-        "one message in flight (ping-pong)".into()
-    };
-    q.path = match (&m.src, m.buffers) {
-        (Some(a), _) => format!(
-            "MPI between {a} and {} (from the *_VISIBLE_DEVICES line before the run), device buffers",
-            m.dst.clone().unwrap_or_default()
-        ).into(),
-        (None, Buffers::Device) => "MPI, device buffers".into(),
-        (None, Buffers::Host) => "MPI, host buffers".into(),
-        _ => "MPI; buffer location not printed".into(),
-    };
+    if !bw {
+        q.outstanding = Outstanding::PingPong;
+    }
+    q.path = Path::Mpi;
     if r.sdma_off {
-        q.context = "HSA_ENABLE_SDMA=0: copies by shader kernels, not SDMA engines".into();
+        q.context = Context::ShaderCopies;
     }
 }
 

@@ -146,81 +146,85 @@ fn finding(d: &Diagnosed) -> String {
 
 /// The summary of one or more nodes.
 pub fn render_markdown(bundles: &[Bundle]) -> String {
+    analyse(bundles).iter().map(node_markdown).collect()
+}
+
+/// One node's part of [`render_markdown`] (`render --format md` writes
+/// them one node at a time).
+pub fn node_markdown(node: &crate::render::Analysed<'_>) -> String {
     let mut s = String::new();
-    for node in analyse(bundles) {
-        let (b, found) = (node.bundle, &node.findings);
-        let _ = writeln!(s, "### wire-report: {}\n", escape(&b.host.name));
-        let _ = writeln!(
-            s,
-            "Evidence {}; {} GPU(s) and {} other device(s) in the topology, {} figure(s), {} RDMA adapter(s), {} PCIe link(s). GB/s = 1e9 bytes/s.\n",
-            origin(b),
-            node.facts.gpus.len(),
-            node.facts.nics.len(),
-            b.measurements.len(),
-            b.rdma.len(),
-            b.pcie.len()
-        );
-        if found.is_empty() {
-            s.push_str("**Findings:** none from the evidence collected.\n\n");
-        } else {
-            let _ = writeln!(s, "**Findings** ({}):\n", found.len());
-            for d in found {
-                s.push_str(&finding(d));
-                s.push('\n');
-            }
+    let (b, found) = (node.bundle, &node.findings);
+    let _ = writeln!(s, "### wire-report: {}\n", escape(&b.host.name));
+    let _ = writeln!(
+        s,
+        "Evidence {}; {} GPU(s) and {} other device(s) in the topology, {} figure(s), {} RDMA adapter(s), {} PCIe link(s). GB/s = 1e9 bytes/s.\n",
+        origin(b),
+        node.facts.gpus.len(),
+        node.facts.nics.len(),
+        b.measurements.len(),
+        b.rdma.len(),
+        b.pcie.len()
+    );
+    if found.is_empty() {
+        s.push_str("**Findings:** none from the evidence collected.\n\n");
+    } else {
+        let _ = writeln!(s, "**Findings** ({}):\n", found.len());
+        for d in found {
+            s.push_str(&finding(d));
             s.push('\n');
         }
-        let rows = key_figures(b);
-        if !rows.is_empty() {
-            s.push_str("**Key figures** (best and worst of each kind: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
-            s.push_str("| figure | best | worst | figures |\n|---|---|---|---|\n");
-            for r in rows.iter().take(MAX_FIGURES) {
-                s.push_str(r);
-                s.push('\n');
-            }
-            if rows.len() > MAX_FIGURES {
-                let _ = writeln!(
-                    s,
-                    "\n{} more kinds of figure are in the bundle.",
-                    rows.len() - MAX_FIGURES
-                );
-            }
+        s.push('\n');
+    }
+    let rows = key_figures(b);
+    if !rows.is_empty() {
+        s.push_str("**Key figures** (best and worst of each kind: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
+        s.push_str("| figure | best | worst | figures |\n|---|---|---|---|\n");
+        for r in rows.iter().take(MAX_FIGURES) {
+            s.push_str(r);
             s.push('\n');
         }
-        let ports: Vec<String> = b
-            .rdma
-            .iter()
-            .flat_map(|d| {
-                d.ports.iter().map(move |p| {
-                    format!(
-                        "{} port {}: {} {}",
-                        d.name,
-                        p.port,
-                        p.state.clone().unwrap_or_else(|| "state unknown".into()),
-                        p.rate_as_printed
-                            .as_ref()
-                            .map(|r| format!("(rate {r} as printed)"))
-                            .unwrap_or_default()
-                    )
-                })
-            })
-            .collect();
-        if !ports.is_empty() {
-            let _ = writeln!(s, "**RDMA ports:** {}\n", escape(&ports.join("; ")));
-        }
-        if !b.problems.is_empty() {
+        if rows.len() > MAX_FIGURES {
             let _ = writeln!(
                 s,
-                "**Problems reading the evidence** ({}): {}\n",
-                b.problems.len(),
-                b.problems
-                    .iter()
-                    .take(3)
-                    .map(|p| escape(&p.one_line()))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                "\n{} more kinds of figure are in the bundle.",
+                rows.len() - MAX_FIGURES
             );
         }
+        s.push('\n');
+    }
+    let ports: Vec<String> = b
+        .rdma
+        .iter()
+        .flat_map(|d| {
+            d.ports.iter().map(move |p| {
+                format!(
+                    "{} port {}: {} {}",
+                    d.name,
+                    p.port,
+                    p.state.clone().unwrap_or_else(|| "state unknown".into()),
+                    p.rate_as_printed
+                        .as_ref()
+                        .map(|r| format!("(rate {r} as printed)"))
+                        .unwrap_or_default()
+                )
+            })
+        })
+        .collect();
+    if !ports.is_empty() {
+        let _ = writeln!(s, "**RDMA ports:** {}\n", escape(&ports.join("; ")));
+    }
+    if !b.problems.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Problems reading the evidence** ({}): {}\n",
+            b.problems.len(),
+            b.problems
+                .iter()
+                .take(3)
+                .map(|p| escape(&p.one_line()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
     }
     s
 }

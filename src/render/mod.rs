@@ -21,6 +21,7 @@
 //! [`explain`], the words of a diff in [`diff`], and every number is
 //! written by [`format`].
 
+pub mod answers;
 pub mod charts;
 pub mod diff;
 pub mod explain;
@@ -28,6 +29,7 @@ pub mod fleet;
 pub mod format;
 pub mod key_figures;
 pub mod markdown;
+pub mod single;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -152,19 +154,6 @@ struct TranscriptPage<'a> {
     home_href: &'a str,
     version: &'a str,
     t: &'a TranscriptView,
-}
-
-#[derive(Template)]
-#[template(path = "report.html")]
-struct ReportPage<'a> {
-    title: String,
-    css_href: &'a str,
-    inline_css: &'a str,
-    home_href: &'a str,
-    version: &'a str,
-    nodes: &'a Triage,
-    node_views: &'a [NodeView],
-    fleet: Option<FleetView>,
 }
 
 /// Most metrics shown as heatmap columns; the rest are counted.
@@ -466,44 +455,27 @@ fn node_files(
     Ok(out)
 }
 
-/// One self-contained HTML file (CSS and SVG inline) for a ticket.
+/// One self-contained HTML file (CSS and SVG inline) for a ticket, in
+/// memory; `wire-report render --single-file` streams the same pieces
+/// ([`single`]).
 pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
-    let slugs = Slugs::decide(bundles);
-    let nodes = analyse(bundles);
-    let views: Vec<NodeView> = nodes
-        .iter()
-        .zip(slugs.nodes())
-        .map(|(n, s)| view::node_view(n, s, Mode::SingleFile))
-        .collect();
-    let summaries = triage(
-        views
-            .iter()
-            .map(|v| summary(v, format!("#{}", v.slug)))
-            .collect(),
-    );
-    let page = ReportPage {
-        title: if views.len() == 1 {
-            format!("{}: wire-report", views[0].name)
-        } else {
-            "wire-report".into()
-        },
-        css_href: "",
-        inline_css: CSS,
-        home_href: "#",
-        version: VERSION,
-        nodes: &summaries,
-        node_views: &views,
-        fleet: fleet_view(
-            fleet_nodes(&nodes),
-            &slugs
-                .nodes()
-                .iter()
-                .map(|s| s.node.clone())
-                .collect::<Vec<_>>(),
-            &|slug| format!("#{slug}"),
-        ),
-    };
-    Ok(page.render()?)
+    let names = view::node_slugs(bundles.iter().map(|b| b.host.name.as_str()));
+    let with_fleet = bundles.len() > 1;
+    let mut parts = Vec::new();
+    let (mut summaries, mut fleet) = (Vec::new(), Vec::new());
+    for (b, slug) in bundles.iter().zip(&names) {
+        let n = single::node(b, slug.clone(), with_fleet)?;
+        parts.push(n.html);
+        summaries.push(n.summary);
+        fleet.extend(n.fleet);
+    }
+    let title = single::title(&summaries);
+    let mut out = single::head(title, summaries, fleet, &names)?;
+    for p in parts {
+        out.push_str(&p);
+    }
+    out.push_str(&single::foot()?);
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ fn collect_one_node_to_stdout() {
         .stdout
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(v["host"]["name"], "rtx-a6000-3gpu-nvlink-bridge");
     assert_eq!(v["transcripts"].as_array().unwrap().len(), 2);
     assert_eq!(v["topology"]["links"][0]["code"], "NV4");
@@ -319,7 +319,7 @@ fn placement_bad_inputs_exit_2_with_one_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "schema_version 99, newer than this wire-report reads (2)",
+            "schema_version 99, newer than this wire-report reads (3)",
         ));
     let out = wr()
         .args(["placement", "no/such.txt", "--gpus", "0,1"])

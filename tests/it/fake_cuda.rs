@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use wire_report::render::answers::answers;
 
 use assert_cmd::Command;
 use wire_report::bundle::ProbeStatus;
@@ -118,11 +119,7 @@ fn enumerates_devices_pairs_and_every_copy_kind() {
             .iter()
             .any(|m| m.kind == Kind::H2d && m.test.contains("pageable"))
     );
-    assert!(
-        cells
-            .iter()
-            .all(|m| m.questions.unit.contains("CUDA events"))
-    );
+    assert!(cells.iter().all(|m| answers(m)[0].contains("CUDA events")));
     let p = probe(&r.bundle, "cuda copy sweeps");
     assert_eq!(p.status, ProbeStatus::Ok);
     assert!(p.message.contains("FAKE libcuda device 2"));
@@ -194,7 +191,7 @@ fn refused_peer_access_measures_only_the_staged_copy() {
     assert!(
         cells
             .iter()
-            .any(|m| m.p2p == P2p::Disabled && m.questions.path.contains("can access peer: no"))
+            .any(|m| m.p2p == P2p::Disabled && answers(m)[5].contains("can access peer: no"))
     );
     let p = r
         .bundle
@@ -331,26 +328,20 @@ fn a_held_stream_and_back_to_back_copies_hide_the_submit_latency() {
         .find(|m| m.test.starts_with("cuda D2D "))
         .unwrap();
     assert!(
-        d2d.questions
-            .outstanding
-            .contains("16 copies back to back in each timed window"),
+        answers(d2d)[4].contains("16 copies back to back in each timed window"),
         "{}",
-        d2d.questions.outstanding
+        answers(d2d)[4]
     );
     // Where the host buffers were allocated is said (the fake's bus ids are
     // not in this machine's sysfs, so: not bound, and why).
     assert!(
-        d2d.questions.path.contains(
+        answers(d2d)[5].contains(
             "host buffers not bound near the GPU: `/sys/bus/pci/devices/0000:10:00.0/local_cpulist`"
         ),
         "{}",
-        d2d.questions.path
+        answers(d2d)[5]
     );
-    assert!(
-        d2d.questions
-            .outstanding
-            .contains("the stream held by a wait on a host flag")
-    );
+    assert!(answers(d2d)[4].contains("the stream held by a wait on a host flag"));
     assert_clean(&r.report);
 }
 

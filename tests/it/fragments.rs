@@ -7,6 +7,7 @@ use std::path::Path;
 
 use wire_report::bundle::Bundle;
 use wire_report::evidence::measurement::Direction;
+use wire_report::render::answers::answers;
 
 fn node(name: &str) -> Bundle {
     let dir = Path::new("captures").join(name);
@@ -149,7 +150,7 @@ fn transferbench_scaling_preset_reads_every_complete_row() {
         (m.kind.as_str(), m.as_printed.as_str()),
         ("p2p-copy", "32.55 GB/s")
     );
-    assert!(m.questions.outstanding.contains("12 CU(s) of GPU0"));
+    assert!(answers(m)[4].contains("12 CU(s) of GPU0"));
     let cut: Vec<(Option<usize>, String)> = b
         .problems
         .iter()
@@ -186,7 +187,7 @@ fn transferbench_p2p_preset_reads_both_tables_with_their_directions() {
     );
     let back = cell(&b, 44, "GPU6", "GPU3")[0];
     assert_eq!(back.as_printed, "40.37 GB/s");
-    assert!(back.questions.direction.contains("reverse copy"));
+    assert!(answers(back)[6].contains("reverse copy"));
     // The `<->` row is the two above added (TransferBench's `sumBw`):
     // noted, not a cell of its own.
     assert!(cell(&b, 45, "GPU3", "GPU6").is_empty());
@@ -205,11 +206,7 @@ fn an_untitled_osu_bandwidth_table_states_no_direction() {
     assert!(!b.measurements.is_empty());
     for m in &b.measurements {
         assert_eq!(m.direction, Direction::NotStated, "line {}", m.source.line);
-        assert!(
-            m.questions
-                .direction
-                .starts_with("not stated by the transcript")
-        );
+        assert!(answers(m)[1].starts_with("not stated by the transcript"));
     }
 }
 

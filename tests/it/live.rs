@@ -6,6 +6,7 @@
 use crate::common::wr;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use wire_report::render::answers::answers;
 
 use predicates::prelude::*;
 use wire_report::bundle::ProbeStatus;
@@ -417,7 +418,7 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
     assert!(
         cells
             .iter()
-            .all(|m| m.questions.warm_up.contains("untimed") && m.iterations == Some(3))
+            .all(|m| answers(m)[3].contains("untimed") && m.iterations == Some(3))
     );
 }
 

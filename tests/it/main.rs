@@ -5,6 +5,7 @@
 mod common;
 
 mod bundle_v1;
+mod bundle_v2;
 mod captures;
 mod cli;
 mod diagnosis;
@@ -20,5 +21,6 @@ mod never_panics;
 mod pair;
 mod recovery;
 mod site;
+mod streaming;
 mod ticket;
 mod topology_map;

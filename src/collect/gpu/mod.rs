@@ -231,7 +231,7 @@ pub(crate) fn run_jobs<A: GpuApi>(
     gpus: &[Gpu],
     jobs: Jobs<'_, A>,
     plan: &Plan,
-    context: &str,
+    context: &crate::evidence::answers::Context,
 ) -> GpuResult {
     let Jobs {
         copies,

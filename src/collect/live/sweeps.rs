@@ -41,10 +41,10 @@ pub(super) fn host(rec: &mut Recorder, settings: &Settings, sys: &System, announ
             sys.cpus_allowed.as_deref().unwrap_or("not stated"),
             sys.mems_allowed.as_deref().unwrap_or("not stated")
         );
-        let context = format!(
-            "load average at the start {}; other processes were not controlled",
-            sys.load_average.as_deref().unwrap_or("not readable")
-        );
+        let context = crate::evidence::answers::Context::Uncontrolled {
+            load_average: sys.load_average.clone().map(Into::into),
+            gpu: false,
+        };
         let r = sweep::run(&mut HostBackend::new(&placement), &plan);
         let cells = sweep::cells(&r, "host", &context);
         let message = format!(
@@ -141,10 +141,10 @@ fn gpu_sweeps<A: GpuApi>(
             .map(|x| x.1.clone())
             .unwrap_or_default()
     };
-    let context = format!(
-        "load average at the start {}; other GPU work on the node was not controlled",
-        how.sys.load_average.as_deref().unwrap_or("not readable")
-    );
+    let context = crate::evidence::answers::Context::Uncontrolled {
+        load_average: how.sys.load_average.clone().map(Into::into),
+        gpu: true,
+    };
     let summary: Vec<String> = gpus
         .iter()
         .map(|g| {

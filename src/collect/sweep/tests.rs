@@ -3,6 +3,7 @@
 
 use super::plan::tests::settings;
 use super::*;
+use crate::evidence::answers::Context;
 
 /// A backend that copies one byte off, to prove verification catches it.
 struct OffByOne(HostBackend);
@@ -52,7 +53,7 @@ fn host_sweep_verifies_every_copy() {
             .iter()
             .all(|p| p.mismatched_bytes == 0 && p.times_s.len() == 3)
     );
-    let c = cells(&r, "host", "test");
+    let c = cells(&r, "host", &Context::NotStated);
     assert_eq!(c.len(), 9);
     assert!(
         c.iter()
@@ -61,9 +62,7 @@ fn host_sweep_verifies_every_copy() {
     assert!(c.iter().all(|m| {
         m.iterations == Some(3)
             && m.warmup_iterations == Some(1)
-            && m.questions
-                .outstanding
-                .contains("3 timed repetitions as planned")
+            && crate::render::answers::answers(m)[4].contains("3 timed repetitions as planned")
     }));
 }
 
@@ -134,7 +133,7 @@ fn a_plan_runs_exactly_as_planned_however_slow_the_copies() {
     assert!(r.points.iter().all(|p| p.times_s.len() == 7));
     assert_eq!(b.prepared, vec![256 << 20]);
     assert_eq!((b.fills, b.copies, b.verifies, b.releases), (81, 81, 63, 1));
-    assert_eq!(cells(&r, "fake", "test").len(), 27);
+    assert_eq!(cells(&r, "fake", &Context::NotStated).len(), 27);
 }
 
 #[test]
@@ -151,12 +150,13 @@ fn an_error_stops_the_sweep_and_says_how_far_it_got() {
     assert_eq!(r.error.as_deref(), Some("1048576 bytes (1 MiB): injected"));
     assert_eq!(r.ran(), "ran 2 of 3 sizes x 4 repetitions, then 1 of 1 MiB");
     assert_eq!(b.releases, 1);
-    let c = cells(&r, "fake", "test");
+    let c = cells(&r, "fake", &Context::NotStated);
     assert_eq!(c.len(), 9);
     assert!(
         c.iter()
             .filter(|m| m.size_bytes == Some(1 << 20))
-            .all(|m| m.iterations == Some(1) && m.questions.outstanding.contains("1 of 4 planned"))
+            .all(|m| m.iterations == Some(1)
+                && crate::render::answers::answers(m)[4].contains("1 of 4 planned"))
     );
 }
 

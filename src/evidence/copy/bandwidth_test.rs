@@ -11,9 +11,8 @@
 //! - device to device, in both, multiplies by `2.0f`: every byte is counted
 //!   once read and once written, so the copy itself moved half the figure.
 
-use super::super::measurement::{
-    Buffers, Direction, Kind, Measurement, NOT_STATED, Statistic, describe_size, parse_number,
-};
+use super::super::answers::{DirectionNote, Unit};
+use super::super::measurement::{Buffers, Direction, Kind, Measurement, Statistic, parse_number};
 use super::super::{ParseError, Parsed, numbered_lines};
 
 /// Bytes per second in one printed `MB/s` of the MB/s releases.
@@ -195,18 +194,15 @@ fn cell(
     };
     let q = &mut m.questions;
     q.unit = if unit == "MB/s" {
-        "MB/s as bandwidthTest computed it before its GB/s releases: 1024*bytes/(ms*2^20), so 1 MB/s = 1.024e6 bytes/s".into()
+        Unit::BandwidthTestMegabytesPerS
     } else {
-        "GB/s as printed; bandwidthTest's GB is 1e9 bytes".into()
+        Unit::GigabytesPerS
     };
     q.direction = if kind == Kind::D2d {
-        "one way within the GPU; bandwidthTest counts every byte twice (read and written: 2.0f * size in its source), so the copy moved half this".into()
+        DirectionNote::CountedTwice
     } else {
-        "one way".into()
+        DirectionNote::Plain
     };
-    q.message_size = describe_size(size);
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = NOT_STATED.into();
     m
 }
 
@@ -223,7 +219,10 @@ mod tests {
         let m = &p.measurements[0];
         assert_eq!(m.bandwidth_bytes_per_s, Some(443837.7 * 1.024e6));
         assert_eq!(m.kind, Kind::D2d);
-        assert!(m.questions.direction.contains("twice"));
+        assert_eq!(
+            m.questions.direction,
+            crate::evidence::answers::DirectionNote::CountedTwice
+        );
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! microseconds (p2pBandwidthLatencyTest) or nanoseconds (nvbandwidth's
 //! latency tests).
 
+use super::answers::{Context, DirectionNote, Outstanding, Path, Timer, Unit};
 use super::measurement::{
-    Buffers, CopyEngine, Direction, GB, Ids, Kind, Measurement, NOT_STATED, P2p, Statistic, Text,
-    Verification, describe_size, parse_binary_size, parse_number,
+    Buffers, CopyEngine, Direction, GB, Ids, Kind, Measurement, P2p, Statistic, Text, Verification,
+    describe_size, parse_binary_size, parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
 

@@ -237,7 +237,7 @@ fn sum_cell(rest: &str, n: usize) -> Result<Measurement, ParseError> {
         Statistic::Sum,
     );
     nvb_fill(&mut m, name, latency, value, v);
-    m.questions.direction = "total over every pair of the matrix".into();
+    m.questions.direction = DirectionNote::MatrixTotal;
     Ok(m)
 }
 
@@ -420,37 +420,22 @@ fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, print
     };
     let q = &mut m.questions;
     q.unit = if latency_ns {
-        "nanoseconds, as printed".into()
+        Unit::Nanoseconds
     } else {
-        "GB/s = 1e9 bytes per second, as printed".into()
+        Unit::GigabytesPerS
     };
     q.direction = match m.direction {
-        Direction::Uni if test.contains("_read_") => {
-            "unidirectional: a read test, the data moves from the column's GPU to the row's (whatever arrow the title prints)".into()
-        }
-        Direction::Uni => {
-            "unidirectional, from the row's endpoint to the column's (the other way when the title's arrow is `<-`)".into()
-        }
-        Direction::Bi => "bidirectional (<->): both directions at once".into(),
-        Direction::NotStated => NOT_STATED.into(),
+        Direction::Uni if test.contains("_read_") => DirectionNote::ColumnToRow,
+        Direction::Uni => DirectionNote::TitleArrow,
+        Direction::Bi => DirectionNote::Plain,
+        Direction::NotStated => DirectionNote::Plain,
     };
-    q.message_size = NOT_STATED.into();
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = NOT_STATED.into();
     q.path = match m.kind {
-        Kind::P2pCopy => format!(
-            "GPU to GPU with peer access, by {}",
-            if m.copy_engine == CopyEngine::Sm {
-                "SM copy kernels"
-            } else {
-                "copy engines"
-            }
-        )
-        .into(),
-        Kind::H2d | Kind::D2h => "host memory over PCIe (or C2C) and the GPU".into(),
-        _ => "within one GPU".into(),
+        // nvbandwidth runs its peer tests only where peer access is on.
+        Kind::P2pCopy => Path::GpuToGpu { access: Some(true) },
+        Kind::H2d | Kind::D2h => Path::HostGpu { access: None },
+        _ => Path::WithinGpu,
     };
-    q.context = NOT_STATED.into();
 }
 
 /// Parses `nvbandwidth -j`: `{"nvbandwidth": {"testcases": [{"name",
@@ -608,9 +593,7 @@ mod tests {
             .collect();
         assert!(!read.is_empty());
         assert!(read.iter().all(|m| {
-            m.questions
-                .direction
-                .contains("from the column's GPU to the row's")
+            m.questions.direction == crate::evidence::answers::DirectionNote::ColumnToRow
         }));
     }
 

@@ -287,35 +287,25 @@ fn matrix_row(
 fn p2p_questions(m: &mut Measurement, latency: bool, block: &str, can: Option<bool>) {
     let q = &mut m.questions;
     q.unit = if latency {
-        "microseconds (us), as printed".into()
+        Unit::Microseconds
     } else {
-        "GB/s = 1e9 bytes per second, as printed".into()
+        Unit::GigabytesPerS
     };
-    q.direction = match m.direction {
-        Direction::Uni => "unidirectional: row device copies to column device".into(),
-        Direction::Bi => "bidirectional: both directions at once, figure is the sum of both".into(),
-        Direction::NotStated => NOT_STATED.into(),
-    };
-    q.message_size = NOT_STATED.into();
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = match (latency, block) {
-        (true, "CPU") => "one transfer at a time, timed on the CPU".into(),
-        (true, _) => "one transfer at a time, timed on the GPU".into(),
-        (false, _) => NOT_STATED.into(),
-    };
+    q.direction = DirectionNote::RowToColumn;
+    if latency {
+        q.outstanding = Outstanding::OneTransfer {
+            timer: if block == "CPU" {
+                Timer::Cpu
+            } else {
+                Timer::Gpu
+            },
+        };
+    }
     q.path = if m.src == m.dst {
-        "within one GPU's memory".into()
+        Path::WithinGpu
     } else {
-        match (m.p2p, can) {
-            (P2p::Disabled, _) => "P2P disabled: staged through host memory by design".into(),
-            (P2p::Enabled, Some(false)) => {
-                "P2P requested but the pair cannot access each other as peers (CANNOT Access Peer / connectivity 0): the copy falls back to staging through host memory".into()
-            }
-            (P2p::Enabled, Some(true)) => "direct peer access between the pair".into(),
-            _ => "P2P requested; whether the pair can access each other is not stated".into(),
-        }
+        Path::GpuToGpu { access: can }
     };
-    q.context = NOT_STATED.into();
 }
 
 #[cfg(test)]

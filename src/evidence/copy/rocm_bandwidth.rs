@@ -176,12 +176,10 @@ fn peak_row(
         let mut m = rbt_cell(rn, title, &src, &dst, dir, Statistic::Peak);
         m.bandwidth_bytes_per_s = Some(value * GB);
         m.as_printed = format!("{v} GB/s");
-        if let Some(false) = agents.access.get(&(row, col)) {
-            m.questions.path = format!(
-                "{} (the access matrix says {src} cannot access {dst} directly)",
-                m.questions.path
-            )
-            .into();
+        if let (Some(false), Path::GpuToGpu { access } | Path::HostGpu { access }) =
+            (agents.access.get(&(row, col)), &mut m.questions.path)
+        {
+            *access = Some(false);
         }
         cells.push(m);
     }
@@ -301,7 +299,6 @@ fn size_row(
         m.size_bytes = Some(size);
         m.bandwidth_bytes_per_s = Some(bw * GB);
         m.as_printed = format!("{printed} GB/s");
-        m.questions.message_size = describe_size(size);
         cells.push(m);
     }
     for (stat, us, printed) in [
@@ -312,8 +309,7 @@ fn size_row(
         m.size_bytes = Some(size);
         m.latency_s = Some(us * 1e-6);
         m.as_printed = format!("{printed} us");
-        m.questions.unit = "microseconds per copy, as printed".into();
-        m.questions.message_size = describe_size(size);
+        m.questions.unit = Unit::Microseconds;
         cells.push(m);
     }
     Ok((size, cells))
@@ -381,23 +377,13 @@ fn rbt_cell(
     };
     m.verification = Verification::Unknown;
     let q = &mut m.questions;
-    q.unit = "GB/s = 1e9 bytes per second, as printed".into();
-    q.direction = match dir {
-        Direction::Uni => "unidirectional: row agent copies to column agent".into(),
-        Direction::Bi => "bidirectional: both directions at once, figure is the sum of both".into(),
-        Direction::NotStated => NOT_STATED.into(),
-    };
-    q.message_size = NOT_STATED.into();
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = NOT_STATED.into();
+    q.unit = Unit::GigabytesPerS;
+    q.direction = DirectionNote::RowToColumn;
     q.path = match kind {
-        Kind::H2d | Kind::D2h => {
-            "host memory of a CPU agent (NUMA node) and a GPU, by DMA engines".into()
-        }
-        Kind::D2d => "within one GPU".into(),
-        Kind::H2h => "between host memory of two CPU agents".into(),
-        _ => "GPU to GPU by DMA engines (xGMI or PCIe: see the topology)".into(),
+        Kind::H2d | Kind::D2h => Path::HostGpu { access: None },
+        Kind::D2d => Path::WithinGpu,
+        Kind::H2h => Path::HostHost,
+        _ => Path::GpuToGpu { access: None },
     };
-    q.context = NOT_STATED.into();
     m
 }

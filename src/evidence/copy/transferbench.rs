@@ -179,17 +179,14 @@ fn transfer_cell(
         _ => Verification::Unknown,
     };
     let q = &mut m.questions;
-    q.unit = "GB/s = 1e9 bytes per second, as printed".into();
-    q.direction = "unidirectional: source to destination of the transfer".into();
-    q.message_size = describe_size(bytes);
-    q.warm_up = match settings.warmups {
-        Some(0) => "no warm-up iterations (NUM_WARMUPS=0): the first iteration's setup cost is in the average".into(),
-        Some(w) => format!("{w} warm-up iteration(s) outside the timing (NUM_WARMUPS)").into(),
-        None => NOT_STATED.into(),
+    q.unit = Unit::GigabytesPerS;
+    q.direction = DirectionNote::SourceToDestination;
+    q.outstanding = Outstanding::Executor {
+        executor: exe.to_string().into(),
     };
-    q.outstanding = format!("executor {exe}").into();
-    q.path = format!("{route} (source -> executor -> destination)").into();
-    q.context = NOT_STATED.into();
+    q.path = Path::Transfer {
+        route: route.to_string().into(),
+    };
     Ok(m)
 }
 
@@ -280,11 +277,10 @@ fn read_a2a(
             m.buffers = Buffers::Device;
             m.copy_engine = CopyEngine::Sm;
             let q = &mut m.questions;
-            q.unit = "GB/s = 1e9 bytes per second, as printed".into();
-            q.direction = "unidirectional per pair, all pairs at once (all-to-all)".into();
-            q.message_size = bytes.map_or(NOT_STATED.into(), describe_size);
-            q.path = "GPU to GPU, GFX (SM) executors".into();
-            q.context = "every other GPU pair transferring at the same time (all-to-all)".into();
+            q.unit = Unit::GigabytesPerS;
+            q.direction = DirectionNote::AllPairsAtOnce;
+            q.path = Path::GpuToGpu { access: None };
+            q.context = Context::AllPairsAtOnce;
             cells.push(m);
         }
     }

@@ -19,14 +19,9 @@
 //!   The `Averages (During ...)` lines are TransferBench's own means of the
 //!   cells above and are not read again.
 
-use super::{
-    Buffers, CopyEngine, GB, Kind, Measurement, NOT_STATED, Statistic, describe_size, parse_number,
-};
+use super::{Buffers, CopyEngine, GB, Kind, Measurement, Statistic, parse_number};
+use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use crate::evidence::{IssueKind, Parsed, numbered_lines};
-
-/// The same words as the other TransferBench cells (bytes / 1e9 / ms *
-/// 1000 in its source).
-const UNIT: &str = "GB/s = 1e9 bytes per second, as printed";
 
 pub fn is_scaling(text: &str) -> bool {
     text.contains("GPU-GFX Scaling benchmark:")
@@ -165,12 +160,16 @@ pub fn parse_scaling(text: &str) -> Parsed {
             m.buffers = buffers(&src, dst);
             m.copy_engine = CopyEngine::Sm;
             let q = &mut m.questions;
-            q.unit = UNIT.into();
-            q.direction = "unidirectional".into();
-            q.message_size = bytes.map_or(NOT_STATED.into(), describe_size);
-            q.outstanding = format!("{cus} CU(s) of {src}").into();
-            q.path = "GFX kernel copy".into();
-            q.context = "one transfer at a time".into();
+            q.unit = Unit::GigabytesPerS;
+            q.direction = DirectionNote::SourceToDestination;
+            q.outstanding = Outstanding::Executor {
+                executor: format!("{cus} CU(s) of {src}").into(),
+            };
+            // The same words for every cell of the series (the cell's dst).
+            q.path = Path::Transfer {
+                route: format!("{src} -> {src} -> the column's device").into(),
+            };
+            q.context = Context::OneTransferAtATime;
             out.measurements.push(m);
         }
     }
@@ -364,29 +363,31 @@ fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measuremen
         CopyEngine::Unknown
     };
     let q = &mut m.questions;
-    q.unit = UNIT.into();
-    q.direction = match (at.table, at.tag) {
-        (Table::Uni, _) => "unidirectional: the row's device to the column's, one pair at a time",
-        (_, "<-") => {
-            "unidirectional: the column's device to the row's, measured while the reverse copy ran"
-        }
-        _ => {
-            "unidirectional: the row's device to the column's, measured while the reverse copy ran"
-        }
-    }
-    .into();
-    // `Bytes Per Direction`: every copy of a pair moves this many.
-    q.message_size = at.bytes.map_or(NOT_STATED.into(), describe_size);
-    q.path = if at.title.contains("[Local read / Remote write]") {
-        "the source device executes: local read, remote write".into()
-    } else if at.title.contains("[Remote read / Local write]") {
-        "the destination device executes: remote read, local write".into()
+    q.unit = Unit::GigabytesPerS;
+    // `<-` rows: the column's device copied to the row's (src and dst
+    // say so); the words for a read test's matrix would be wrong here.
+    q.direction = if at.tag == "<-" {
+        DirectionNote::SourceToDestination
     } else {
-        NOT_STATED.into()
+        DirectionNote::RowToColumn
     };
+    // `Bytes Per Direction` is the cell's size. The title says which end
+    // executes: the source (local read, remote write) or the destination.
+    let route = if at.title.contains("[Local read / Remote write]") {
+        Some("source -> source (local read) -> destination (remote write)")
+    } else if at.title.contains("[Remote read / Local write]") {
+        Some("source (remote read) -> destination -> destination (local write)")
+    } else {
+        None
+    };
+    if let Some(route) = route {
+        q.path = Path::Transfer {
+            route: route.into(),
+        };
+    }
     q.context = match at.table {
-        Table::Uni => "one pair at a time (p2p preset)".into(),
-        Table::Bi => "the reverse copy of the pair at the same time (p2p preset)".into(),
+        Table::Uni => Context::OneTransferAtATime,
+        Table::Bi => Context::ReverseCopyAtOnce,
     };
     m
 }

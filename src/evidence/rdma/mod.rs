@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::measurement::{
-    Buffers, CopyEngine, Direction, GBIT_BYTES, Kind, MIB, Measurement, NOT_STATED, P2p, Statistic,
-    Text, describe_size, parse_number,
+    Buffers, CopyEngine, Direction, GBIT_BYTES, Kind, MIB, Measurement, P2p, Statistic, Text,
+    parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
 

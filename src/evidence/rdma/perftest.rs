@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, RdmaPath, Side, Unit};
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     crate::evidence::numbered(lines).any(|(_, l)| {
@@ -363,7 +364,6 @@ fn table_cells(
     let iters: u64 = toks[1]
         .parse()
         .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    let size_text = describe_size(size);
     let mut cells = Vec::new();
     for (c, v) in cols.iter().zip(toks).skip(2) {
         let value = parse_number(v)
@@ -390,9 +390,8 @@ fn table_cells(
         m.statistic = stat;
         m.size_bytes = Some(size);
         m.iterations = Some(iters);
-        m.questions.message_size = size_text.clone();
         if cpu_warning {
-            m.questions.context = "perftest warned the CPU frequency was not at maximum".into();
+            m.questions.context = Context::CpuFrequencyWarning;
         }
         if is_bw {
             // A latency table with a `BW` column in a unit we do not know
@@ -449,57 +448,31 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Op
     m.copy_engine = CopyEngine::Unknown;
     let q = &mut m.questions;
     q.unit = match (latency, unit) {
-        (true, _) => "microseconds (usec), as printed".into(),
-        (false, Some("Gb/sec")) => "Gb/sec as printed (--report_gbits): 1e9 bits per second, converted to bytes by dividing by 8".into(),
-        (false, Some(u)) => format!("{u} as printed; perftest divides by 2^20 for this unit, so 1 {u} = 1,048,576 bytes/s").into(),
-        _ => NOT_STATED.into(),
+        (true, _) => Unit::Microseconds,
+        (false, Some("Gb/sec")) => Unit::GigabitsPerS,
+        (false, Some(u)) => Unit::MebibytesPerS {
+            printed: u.to_string().into(),
+        },
+        _ => Unit::NotStated,
     };
-    q.direction = match (latency, m.direction) {
-        (true, _) if matches!(m.kind, Kind::RdmaRead | Kind::RdmaAtomic) => {
-            "round trip: perftest does not halve read and atomic latencies".into()
-        }
-        (true, _) => "one way: perftest reports half the round trip for write and send".into(),
-        (false, Direction::Bi) => {
-            "bidirectional: both directions at once, the figure is the sum".into()
-        }
-        (false, Direction::Uni) => "unidirectional".into(),
-        (false, Direction::NotStated) => NOT_STATED.into(),
+    q.direction = match latency {
+        true if matches!(m.kind, Kind::RdmaRead | Kind::RdmaAtomic) => DirectionNote::RoundTrip,
+        true => DirectionNote::HalfRoundTrip,
+        false => DirectionNote::Plain,
     };
-    q.message_size = m.size_bytes.map_or(NOT_STATED.into(), describe_size);
-    q.warm_up = NOT_STATED.into();
-    q.outstanding = match (m.queue_depth, m.qps) {
-        (Some(d), Some(qp)) => format!("TX depth {d} per QP, {qp} QP(s)").into(),
-        (None, Some(qp)) => format!("{qp} QP(s); TX depth not printed on this side").into(),
-        _ => NOT_STATED.into(),
-    };
-    let side = if run.server {
-        "server side"
-    } else {
-        "client side"
-    };
-    let link = run.get("Link type").map_or(String::new(), |lt| {
-        if lt == "Ethernet" {
-            ", link type Ethernet (RoCE)".to_string()
+    q.outstanding = Outstanding::QueuePairs;
+    q.path = Path::Rdma(Box::new(RdmaPath {
+        side: if run.server {
+            Side::Server
         } else {
-            format!(", link type {lt}")
-        }
-    });
-    let mtu = run
-        .get("Mtu")
-        .map_or(String::new(), |v| format!(", MTU {v}"));
-    let buf = match (&run.gpu_kind, &run.gpu) {
-        (Some(k), Some(g)) => format!("; buffers in GPU memory ({k}, {g})"),
-        (Some(k), None) => format!("; buffers in GPU memory ({k})"),
-        (None, _) => {
-            "; buffer location not printed (host memory unless --use_cuda/--use_rocm was given)"
-                .into()
-        }
-    };
-    q.path = match &dev {
-        Some(d) => format!("{side}, device {d}{link}{mtu}{buf}").into(),
-        None => format!("{side}; device not printed (header not captured){buf}").into(),
-    };
-    q.context = NOT_STATED.into();
+            Side::Client
+        },
+        device: dev.map(Text::from),
+        link_type: run.get("Link type").map(|v| Text::from(v.to_string())),
+        mtu: run.get("Mtu").map(|v| Text::from(v.to_string())),
+        gpu_memory: run.gpu_kind.map(Text::from),
+        gpu: run.gpu.clone().map(Text::from),
+    }));
 }
 
 #[cfg(test)]

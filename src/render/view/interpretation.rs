@@ -7,6 +7,7 @@ use super::{Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Measurement, Statistic};
 use crate::facts::NodeFacts;
+use crate::render::answers::{LABELS, answers};
 use crate::render::explain::ceiling_from;
 use crate::render::format::{bytes, gbs, secs, size_short};
 
@@ -19,16 +20,6 @@ pub struct SeriesView {
     pub values: Vec<String>,
     pub more: usize,
 }
-
-const QUESTION_LABELS: [&str; 7] = [
-    "bytes or bits",
-    "direction",
-    "message size",
-    "warm-up",
-    "outstanding operations",
-    "path",
-    "what else was running",
-];
 
 pub(super) fn interpretation(
     b: &Bundle,
@@ -52,34 +43,12 @@ pub(super) fn interpretation(
     let mut out = Vec::new();
     for ((_, test, stat, _, lat), cells) in groups {
         let first = cells[0];
-        let q = &first.questions;
-        let answers = [
-            &q.unit,
-            &q.direction,
-            &q.message_size,
-            &q.warm_up,
-            &q.outstanding,
-            &q.path,
-            &q.context,
-        ];
+        let all: Vec<[String; 7]> = cells.iter().map(|m| answers(m)).collect();
         let mut questions: Vec<(&'static str, String)> = Vec::new();
-        for (i, label) in QUESTION_LABELS.iter().enumerate() {
-            let get = |m: &Measurement| -> String {
-                let q = &m.questions;
-                [
-                    &q.unit,
-                    &q.direction,
-                    &q.message_size,
-                    &q.warm_up,
-                    &q.outstanding,
-                    &q.path,
-                    &q.context,
-                ][i]
-                    .to_string()
-            };
-            let distinct: BTreeSet<String> = cells.iter().map(|m| get(m)).collect();
+        for (i, label) in LABELS.iter().enumerate() {
+            let distinct: BTreeSet<&str> = all.iter().map(|a| a[i].as_str()).collect();
             let text = if distinct.len() == 1 {
-                answers[i].to_string()
+                all[0][i].clone()
             } else if i == 2 {
                 let sizes: Vec<u64> = cells.iter().filter_map(|m| m.size_bytes).collect();
                 format!(
