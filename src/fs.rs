@@ -43,7 +43,9 @@ pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
             path.display()
         );
     }
-    let mut bytes = Vec::new();
+    // Sized from the metadata so the file is read in one call, not in
+    // doubling chunks; the cap still bounds what is read.
+    let mut bytes = Vec::with_capacity(meta.len().min(cap) as usize + 1);
     file.take(cap + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("failed to read `{}`", path.display()))?;
