@@ -43,7 +43,9 @@ pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
             path.display()
         );
     }
-    let mut bytes = Vec::new();
+    // Sized from the metadata so the file is read in one call, not in
+    // doubling chunks; the cap still bounds what is read.
+    let mut bytes = Vec::with_capacity(meta.len().min(cap) as usize + 1);
     file.take(cap + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("failed to read `{}`", path.display()))?;
@@ -198,7 +200,7 @@ fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(".wire-report-")
         .suffix(".tmp")
-        .tempfile_in(dir)
+        .tempfile_in(absolute_dir(dir))
         .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|_| {
@@ -225,6 +227,17 @@ fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// `dir` joined to the working directory, which is asked once per process
+/// (tempfile asks the kernel for it on every relative directory: one call
+/// per bundle or page written). The program never changes directory.
+fn absolute_dir(dir: &Path) -> std::borrow::Cow<'_, Path> {
+    static CWD: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    match CWD.get_or_init(|| std::env::current_dir().ok()) {
+        Some(cwd) if dir.is_relative() => cwd.join(dir).into(),
+        _ => dir.into(),
+    }
 }
 
 /// The manifest a render leaves in its folder: the relative path of every

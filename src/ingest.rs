@@ -357,7 +357,12 @@ fn merge_parsed(
             message: format!("disagrees with line {}: {}", c.kept.line, c.what),
         });
     }
-    into.measurements.extend(p.measurements);
+    // Most files are one block: its cells move in whole, not copied over.
+    if into.measurements.is_empty() {
+        into.measurements = p.measurements;
+    } else {
+        into.measurements.extend(p.measurements);
+    }
     crate::bundle::merge_rdma(&mut into.rdma, p.rdma);
     into.pcie.extend(p.pcie);
     if !p.interfaces.is_empty() {

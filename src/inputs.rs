@@ -205,8 +205,15 @@ fn is_unversioned_bundle(text: &str) -> bool {
 /// prepended until unique.
 fn node_names<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Vec<String> {
     let dirs: Vec<&PathBuf> = dirs.collect();
+    // What `std::path::absolute` gives (only normal components are used
+    // below), with the working directory asked once, not once per directory.
+    // An empty path stays empty, as `absolute` refuses it.
+    let cwd = std::env::current_dir().ok();
     let base = |d: &Path, depth: usize| -> String {
-        let abs = std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf());
+        let abs = match &cwd {
+            Some(cwd) if d.is_relative() && !d.as_os_str().is_empty() => cwd.join(d),
+            _ => d.to_path_buf(),
+        };
         let parts: Vec<String> = abs
             .components()
             .filter_map(|c| match c {
@@ -434,4 +441,24 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
     b.drop_duplicate_keys(&path.display().to_string());
     b.drop_implausible();
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_names_are_the_directory_names_absolute_would_give() {
+        let dirs: Vec<PathBuf> = ["captures/dgx1-p100", "a/x", "b/x", ""]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let names = node_names(dirs.iter());
+        assert_eq!(names[0], "captures-dgx1-p100");
+        assert_eq!(names[1], "a-x");
+        assert_eq!(names[2], "b-x");
+        // `std::path::absolute` refuses an empty path: not the working
+        // directory's name, the generic one.
+        assert_eq!(names[3], "node");
+    }
 }

@@ -369,6 +369,12 @@ impl Bundle {
         wire::write(self)
     }
 
+    /// [`Bundle::to_json_bytes`] into `out` (cleared first), so that one
+    /// buffer serves a run of bundles.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        wire::write_into(self, out)
+    }
+
     /// Reads a bundle of version 1 or 2, in one pass straight into
     /// [`Bundle`]; version 1 is migrated (its `schema_version` becomes
     /// [`SCHEMA_VERSION`]). When it does not read, the version is checked

@@ -128,6 +128,7 @@ fn collect_from(
         first: None,
         written: 0,
         parsed: 0,
+        buf: Vec::new(),
     };
     let nodes = inputs::ingest_each(from, |n| w.node(n))?;
     if nodes == 0 {
@@ -153,6 +154,8 @@ struct Writer<'a> {
     first: Option<inputs::NodeBundle>,
     written: usize,
     parsed: usize,
+    /// One serialisation buffer for every bundle written.
+    buf: Vec<u8>,
 }
 
 impl Writer<'_> {
@@ -217,11 +220,11 @@ impl Writer<'_> {
                 .join(safe_component(&n.bundle.host.name))
                 .join("bundle.json")
         };
-        let bytes = n.bundle.to_json_bytes();
+        n.bundle.write_json(&mut self.buf);
         if self.fsync {
-            crate::fs::write_atomic(&path, &bytes)?;
+            crate::fs::write_atomic(&path, &self.buf)?;
         } else {
-            crate::fs::write_unsynced(&path, &bytes)?;
+            crate::fs::write_unsynced(&path, &self.buf)?;
         }
         self.written += 1;
         self.parsed += n.parsed();

@@ -60,7 +60,9 @@ impl From<&String> for Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Text) -> bool {
-        self.as_str() == other.as_str()
+        // Copies of one Text share their bytes: equal without a compare.
+        let (a, b) = (self.as_str(), other.as_str());
+        std::ptr::eq(a, b) || a == b
     }
 }
 
