@@ -313,6 +313,15 @@ pub fn topology_signature(b: &Bundle, facts: &NodeFacts) -> String {
             }
         ));
     }
+    // No topology: the GPUs other transcripts name (nvidia-smi -q, lspci,
+    // an nccl-tests rank line), as the index counts them.
+    if facts.gpus.is_empty() && !facts.named_gpus.is_empty() {
+        let mut models: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        let count = facts.named_gpus.len().max(facts.attached_gpus.unwrap_or(0));
+        parts.push(format!("{count} x {}", models.join(" + ")));
+    }
     let mut adapters: BTreeMap<String, usize> = BTreeMap::new();
     for d in &b.rdma {
         let rate = d
