@@ -113,10 +113,9 @@ fn fleet_index_groups_by_topology_and_names_the_outlier() {
         outliers.iter().all(|l| l.starts_with("node05:")),
         "{outliers:?}"
     );
-    // Two groups: 5 nodes measured alike (no topology), 3 DGX-1V.
-    assert!(index.contains(
-        "<strong>5 node(s)</strong>: hardware not described; measured by p2pBandwidthLatencyTest over GPU0, GPU1, GPU2, GPU3"
-    ));
+    // Two groups: 5 nodes alike (no topology; the GPUs their
+    // p2pBandwidthLatencyTest names), 3 DGX-1V.
+    assert!(index.contains("<strong>5 node(s)</strong>: 4 x GeForce RTX 3090"));
     assert!(index.contains("<strong>3 node(s)</strong>: 8 x GPU (model not stated); 1 NICs;"));
     assert_eq!(index.matches("class=\"outlier\"").count(), 1);
     for n in ["node01", "node05", "dgx03"] {
