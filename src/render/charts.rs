@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::format::size_short;
-use crate::models::ladder::{LABEL, TIERS};
+pub use super::ladder_chart::ladder_chart;
 
 /// Class colours, shared with the CSS of the matrices.
 pub fn class_colour(class: &str) -> RGBColor {
@@ -21,7 +21,7 @@ pub fn class_colour(class: &str) -> RGBColor {
     }
 }
 
-const PALETTE: [RGBColor; 6] = [
+pub(super) const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -44,7 +44,7 @@ pub struct FitLine {
     pub to_bytes: f64,
 }
 
-fn draw<F>(w: u32, h: u32, f: F) -> String
+pub(super) fn draw<F>(w: u32, h: u32, f: F) -> String
 where
     F: FnOnce(
         &DrawingArea<SVGBackend<'_>, Shift>,
@@ -321,57 +321,6 @@ fn size_chart(
                 SeriesLabelPosition::LowerRight
             })
             .draw()?;
-        Ok(())
-    })
-}
-
-/// The tier ladder as bands (ILLUSTRATIVE), with this node's figures on it.
-pub fn ladder_chart(points: &[(String, f64)]) -> String {
-    let n = points.len().max(1) as f64;
-    draw(720, 420, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(format!("Tier ladder: {LABEL}"), ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(20)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..(n + 4.5), (1e8f64..1e14).log_scale())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .disable_x_axis()
-            .y_desc("bandwidth, GB/s (1e9 bytes/s, log)")
-            .y_label_formatter(&|v| format!("{}", v / 1e9))
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 14))
-            .draw()?;
-        for (i, t) in TIERS.iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()].mix(0.12);
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [
-                    (0.0, t.bandwidth_low_bytes_per_s),
-                    (n + 4.5, t.bandwidth_high_bytes_per_s),
-                ],
-                c.filled(),
-            )))?;
-            chart.draw_series(std::iter::once(Text::new(
-                t.name.to_string(),
-                (
-                    n + 0.3 + 2.1 * (i % 2) as f64,
-                    (t.bandwidth_low_bytes_per_s * t.bandwidth_high_bytes_per_s).sqrt(),
-                ),
-                ("sans-serif", 14),
-            )))?;
-        }
-        for (i, (label, bw)) in points.iter().enumerate() {
-            let x = i as f64 + 0.5;
-            let c = PALETTE[i % PALETTE.len()];
-            chart.draw_series(std::iter::once(Circle::new((x, *bw), 5, c.filled())))?;
-            chart.draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (x, *bw * 1.5),
-                ("sans-serif", 14),
-            )))?;
-        }
         Ok(())
     })
 }
