@@ -205,6 +205,21 @@ fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Ax
     })
 }
 
+/// The first row (0 = top) where an m* label spanning `from..to` pixels
+/// meets no label placed before, which it then joins: labels of knees
+/// close in size go one under the other instead of over each other.
+fn knee_row(placed: &mut Vec<(i32, i32, i32)>, from: i32, to: i32) -> i32 {
+    let row = (0..)
+        .find(|r| {
+            !placed
+                .iter()
+                .any(|(a, b, pr)| pr == r && from < *b && *a < to)
+        })
+        .unwrap_or(0);
+    placed.push((from, to, row));
+    row
+}
+
 /// Values against message size; `unit` divides each value for the y axis
 /// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
 fn size_chart(
@@ -279,6 +294,7 @@ fn size_chart(
                     PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
                 });
         }
+        let mut knees: Vec<(i32, i32, i32)> = Vec::new();
         for (fi, f) in fits.iter().enumerate() {
             let mut pts = Vec::new();
             let mut m = f.from_bytes.max(x0);
@@ -302,11 +318,17 @@ fn size_chart(
                     vec![(mstar, y0), (mstar, y1)],
                     RGBColor(120, 120, 120),
                 )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("m* {}", size_short(mstar)),
-                    (mstar, y1 / 1.6),
-                    ("sans-serif", 14),
-                )))?;
+                let text = format!("m* {}", size_short(mstar));
+                let (x, y) = chart.backend_coord(&(mstar, y1 / 1.6));
+                let w = super::ladder_chart::text_px(&text, 14.0 / 1.24) as i32 + 4;
+                let row = knee_row(&mut knees, x, x + w);
+                let (x, y) = (x, y + 14 * row);
+                let under = WHITE.mix(0.85).filled();
+                root.draw(&Rectangle::new(
+                    [(x - 2, y - 1), (x + w - 2, y + 13)],
+                    under,
+                ))?;
+                root.draw(&Text::new(text, (x, y), ("sans-serif", 14)))?;
             }
         }
         chart
@@ -396,6 +418,16 @@ pub fn cliff_chart(
 #[cfg(test)]
 mod axis_tests {
     use super::*;
+
+    #[test]
+    fn knee_labels_close_in_size_go_one_under_the_other() {
+        let mut placed = Vec::new();
+        assert_eq!(knee_row(&mut placed, 270, 350), 0);
+        assert_eq!(knee_row(&mut placed, 320, 400), 1);
+        assert_eq!(knee_row(&mut placed, 340, 420), 2);
+        assert_eq!(knee_row(&mut placed, 360, 440), 0);
+        assert_eq!(knee_row(&mut placed, 100, 180), 0);
+    }
 
     #[test]
     fn power_of_two_sweeps_get_binary_ticks_and_others_decimal() {
