@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::format::size_short;
-use crate::models::ladder::{LABEL, TIERS};
+pub use super::ladder_chart::ladder_chart;
 
 /// Class colours, shared with the CSS of the matrices.
 pub fn class_colour(class: &str) -> RGBColor {
@@ -21,7 +21,7 @@ pub fn class_colour(class: &str) -> RGBColor {
     }
 }
 
-const PALETTE: [RGBColor; 6] = [
+pub(super) const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -44,7 +44,7 @@ pub struct FitLine {
     pub to_bytes: f64,
 }
 
-fn draw<F>(w: u32, h: u32, f: F) -> String
+pub(super) fn draw<F>(w: u32, h: u32, f: F) -> String
 where
     F: FnOnce(
         &DrawingArea<SVGBackend<'_>, Shift>,
@@ -205,6 +205,21 @@ fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Ax
     })
 }
 
+/// The first row (0 = top) where an m* label spanning `from..to` pixels
+/// meets no label placed before, which it then joins: labels of knees
+/// close in size go one under the other instead of over each other.
+fn knee_row(placed: &mut Vec<(i32, i32, i32)>, from: i32, to: i32) -> i32 {
+    let row = (0..)
+        .find(|r| {
+            !placed
+                .iter()
+                .any(|(a, b, pr)| pr == r && from < *b && *a < to)
+        })
+        .unwrap_or(0);
+    placed.push((from, to, row));
+    row
+}
+
 /// Values against message size; `unit` divides each value for the y axis
 /// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
 fn size_chart(
@@ -279,6 +294,7 @@ fn size_chart(
                     PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
                 });
         }
+        let mut knees: Vec<(i32, i32, i32)> = Vec::new();
         for (fi, f) in fits.iter().enumerate() {
             let mut pts = Vec::new();
             let mut m = f.from_bytes.max(x0);
@@ -302,11 +318,17 @@ fn size_chart(
                     vec![(mstar, y0), (mstar, y1)],
                     RGBColor(120, 120, 120),
                 )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("m* {}", size_short(mstar)),
-                    (mstar, y1 / 1.6),
-                    ("sans-serif", 14),
-                )))?;
+                let text = format!("m* {}", size_short(mstar));
+                let (x, y) = chart.backend_coord(&(mstar, y1 / 1.6));
+                let w = super::ladder_chart::text_px(&text, 14.0 / 1.24) as i32 + 4;
+                let row = knee_row(&mut knees, x, x + w);
+                let (x, y) = (x, y + 14 * row);
+                let under = WHITE.mix(0.85).filled();
+                root.draw(&Rectangle::new(
+                    [(x - 2, y - 1), (x + w - 2, y + 13)],
+                    under,
+                ))?;
+                root.draw(&Text::new(text, (x, y), ("sans-serif", 14)))?;
             }
         }
         chart
@@ -321,57 +343,6 @@ fn size_chart(
                 SeriesLabelPosition::LowerRight
             })
             .draw()?;
-        Ok(())
-    })
-}
-
-/// The tier ladder as bands (ILLUSTRATIVE), with this node's figures on it.
-pub fn ladder_chart(points: &[(String, f64)]) -> String {
-    let n = points.len().max(1) as f64;
-    draw(720, 420, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(format!("Tier ladder: {LABEL}"), ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(20)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..(n + 4.5), (1e8f64..1e14).log_scale())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .disable_x_axis()
-            .y_desc("bandwidth, GB/s (1e9 bytes/s, log)")
-            .y_label_formatter(&|v| format!("{}", v / 1e9))
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 14))
-            .draw()?;
-        for (i, t) in TIERS.iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()].mix(0.12);
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [
-                    (0.0, t.bandwidth_low_bytes_per_s),
-                    (n + 4.5, t.bandwidth_high_bytes_per_s),
-                ],
-                c.filled(),
-            )))?;
-            chart.draw_series(std::iter::once(Text::new(
-                t.name.to_string(),
-                (
-                    n + 0.3 + 2.1 * (i % 2) as f64,
-                    (t.bandwidth_low_bytes_per_s * t.bandwidth_high_bytes_per_s).sqrt(),
-                ),
-                ("sans-serif", 14),
-            )))?;
-        }
-        for (i, (label, bw)) in points.iter().enumerate() {
-            let x = i as f64 + 0.5;
-            let c = PALETTE[i % PALETTE.len()];
-            chart.draw_series(std::iter::once(Circle::new((x, *bw), 5, c.filled())))?;
-            chart.draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (x, *bw * 1.5),
-                ("sans-serif", 14),
-            )))?;
-        }
         Ok(())
     })
 }
@@ -447,6 +418,16 @@ pub fn cliff_chart(
 #[cfg(test)]
 mod axis_tests {
     use super::*;
+
+    #[test]
+    fn knee_labels_close_in_size_go_one_under_the_other() {
+        let mut placed = Vec::new();
+        assert_eq!(knee_row(&mut placed, 270, 350), 0);
+        assert_eq!(knee_row(&mut placed, 320, 400), 1);
+        assert_eq!(knee_row(&mut placed, 340, 420), 2);
+        assert_eq!(knee_row(&mut placed, 360, 440), 0);
+        assert_eq!(knee_row(&mut placed, 100, 180), 0);
+    }
 
     #[test]
     fn power_of_two_sweeps_get_binary_ticks_and_others_decimal() {

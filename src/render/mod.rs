@@ -28,6 +28,7 @@ pub mod explain;
 pub mod fleet;
 pub mod format;
 pub mod key_figures;
+pub mod ladder_chart;
 pub mod markdown;
 pub mod single;
 pub mod view;
