@@ -219,7 +219,13 @@ impl JsonSchema for Source {
     }
 }
 
+/// Whether `t` is its type's default, "unknown": left out on the wire.
+fn is_unknown<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
+}
+
 /// What the cells of one series share. `file` is an index into `files`.
+/// Fields that say "unknown" are left out and read back as unknown.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct Series {
     pub tool: Text,
@@ -228,8 +234,11 @@ pub struct Series {
     pub test: Text,
     pub direction: Direction,
     pub statistic: Statistic,
+    #[serde(default, skip_serializing_if = "is_unknown")]
     pub p2p: P2p,
+    #[serde(default, skip_serializing_if = "is_unknown")]
     pub buffers: Buffers,
+    #[serde(default, skip_serializing_if = "is_unknown")]
     pub copy_engine: CopyEngine,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u64>,
@@ -239,6 +248,7 @@ pub struct Series {
     pub queue_depth: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qps: Option<u32>,
+    #[serde(default, skip_serializing_if = "is_unknown")]
     pub verification: Verification,
     /// The seven questions' answers, as facts (version 2 stored
     /// sentences here, which are still read and migrated).

@@ -134,17 +134,40 @@ pub enum Statistic {
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    Default,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum P2p {
     Enabled,
     Disabled,
+    #[default]
     Unknown,
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    Default,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Buffers {
@@ -156,11 +179,23 @@ pub enum Buffers {
     /// Source and destination differ (an H2D copy from pinned host memory
     /// to a device, say); see `questions.path`.
     Mixed,
+    #[default]
     Unknown,
 }
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    Default,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum CopyEngine {
@@ -168,11 +203,12 @@ pub enum CopyEngine {
     Ce,
     /// Copy kernels running on the streaming multiprocessors (`_sm` tests).
     Sm,
+    #[default]
     Unknown,
 }
 
 /// Whether the tool checked the data it moved.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "kebab-case", tag = "state")]
 pub enum Verification {
     /// The tool compared the data; `errors` is what it counted.
@@ -180,6 +216,7 @@ pub enum Verification {
     /// The tool says it did not check (nccl-tests `validation: 0`).
     NotVerified,
     /// The transcript does not say.
+    #[default]
     Unknown,
 }
 

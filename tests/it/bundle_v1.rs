@@ -85,10 +85,10 @@ fn a_migrated_version_1_bundle_writes_as_version_3_and_reads_back_equal() {
 }
 
 /// Every capture node: version 3 loses nothing (every cell, every source,
-/// every question's answer comes back), and stays near 4x the bytes of the
-/// transcripts it holds over the corpus (4.02x since the dense tables of
-/// TransferBench's p2p and scaling presets and `dcgmi nvlink -s` joined it:
-/// they print a fact every 6 bytes or fewer; the target is 4x).
+/// every question's answer comes back), and stays within 4x the bytes of
+/// the transcripts it holds over the corpus (3.95x; the dense tables of
+/// TransferBench's presets and `dcgmi nvlink -s` print a fact every 6
+/// bytes or fewer and run 10-20x on their own).
 #[test]
 fn every_capture_round_trips_through_version_3() {
     let nodes = wire_report::inputs::ingest(&["captures".into()]).unwrap();
@@ -111,5 +111,5 @@ fn every_capture_round_trips_through_version_3() {
         bundle_bytes += text.len();
     }
     let ratio = bundle_bytes as f64 / transcript_bytes as f64;
-    assert!(ratio <= 4.1, "bundles are {ratio:.2}x their transcripts");
+    assert!(ratio <= 4.0, "bundles are {ratio:.2}x their transcripts");
 }
