@@ -194,9 +194,11 @@ pub fn parse_p2p(text: &str) -> Parsed {
     let mut table: Option<Table> = None;
     let mut title = String::new();
     let mut cols: Vec<String> = Vec::new();
-    // A table is open from its title to its `Averages` line; the text
-    // ending inside one is a cut (the header names every row to come).
+    // A table is open from its title to its `Averages` line (releases
+    // before those lines end a table at its last row): text that ends
+    // inside one, with fewer `->` rows than its header names, was cut.
     let mut open = false;
+    let mut rows = 0usize;
     let mut last = 0;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
@@ -215,6 +217,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             });
             title = t.to_string();
             open = true;
+            rows = 0;
             continue;
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
@@ -248,6 +251,9 @@ pub fn parse_p2p(text: &str) -> Parsed {
         let Some((stat, reverse)) = row_tag(&mut out, n, &row, tag) else {
             continue;
         };
+        if *tag == "->" {
+            rows += 1;
+        }
         let vals = &toks[3..];
         if vals.len() < cols.len() {
             out.truncated(
@@ -280,10 +286,14 @@ pub fn parse_p2p(text: &str) -> Parsed {
             out.measurements.push(p2p_cell(&at, src, dst, bw, v));
         }
     }
-    if open {
+    if open && rows < cols.len() {
         out.cut(
             last,
-            format!("the rest of the table `{title}` and its averages"),
+            format!(
+                "{} of the {} rows of `{title}`",
+                cols.len() - rows,
+                cols.len()
+            ),
         );
     }
     out
@@ -432,5 +442,26 @@ mod tests {
             .collect();
         assert_eq!(got, vec![("GPU0", "GPU1", 50e9), ("GPU1", "GPU0", 40e9)]);
         assert_eq!(p.notes[0].line, 6, "the sum row is noted");
+        // Synthetic: one `->` row of the two the header names, no
+        // `Averages` line: the text stops inside the table.
+        assert_eq!(p.issues.len(), 1);
+        assert_eq!(p.issues[0].kind, IssueKind::Truncated);
+        assert_eq!(p.issues[0].line, 6);
+    }
+
+    #[test]
+    fn a_p2p_table_with_every_row_is_whole_without_an_averages_line() {
+        // Synthetic, in the shape of releases that print no `Averages`.
+        let head = "Unidirectional copy peak bandwidth GB/s [Local read / Remote write] (GPU-Executor: GFX)\n SRC+EXE\\DST    GPU 00    GPU 01\n  GPU 00  ->   1000.00     50.00\n";
+        let whole = format!("{head}  GPU 01  ->     50.00   1000.00\n");
+        assert!(parse_p2p(&whole).issues.is_empty());
+        let cut = parse_p2p(head);
+        assert_eq!(cut.measurements.len(), 2);
+        assert_eq!(cut.issues[0].kind, IssueKind::Truncated);
+        assert!(
+            cut.issues[0]
+                .message
+                .starts_with("cut after line 3: 1 of the 2 rows")
+        );
     }
 }
