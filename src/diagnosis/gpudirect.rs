@@ -57,12 +57,24 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
     );
 }
 
-/// Which runs compare: one tool, test kind, adapter, direction, size and
+/// Which runs compare: one tool, test kind, adapter, direction, queue
+/// pairs and depth (a 1-QP run is no match for a 16-QP run), size and
 /// statistic.
-type RunKey = (String, Kind, Option<String>, Direction, u64, Statistic);
+type RunKey = (
+    String,
+    Kind,
+    Option<String>,
+    Direction,
+    Settings,
+    u64,
+    Statistic,
+);
+
+/// Queue pairs and TX depth as the transcript states them.
+type Settings = (Option<u32>, Option<u32>);
 
 /// A [`RunKey`] without the message size.
-type SeriesKey = (String, Kind, Option<String>, Direction, Statistic);
+type SeriesKey = (String, Kind, Option<String>, Direction, Settings, Statistic);
 
 /// perftest with GPU buffers (`--use_cuda`, `--use_rocm`) against the same
 /// test with host buffers: the largest message size both ran, per adapter
@@ -73,6 +85,8 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
             m.kind,
             Kind::RdmaWrite | Kind::RdmaRead | Kind::RdmaSend | Kind::RdmaAtomic
         ) && m.bandwidth_bytes_per_s.is_some()
+            // A peak repeats its run's average: one finding, from the average.
+            && m.statistic != Statistic::Peak
     };
     type Both<'a> = (Option<&'a Measurement>, Option<&'a Measurement>);
     let mut runs: BTreeMap<RunKey, Both<'_>> = BTreeMap::new();
@@ -83,6 +97,7 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
             m.kind,
             m.src.as_ref().map(|s| s.to_string()),
             m.direction,
+            (m.qps, m.queue_depth),
             size,
             m.statistic,
         );
@@ -103,16 +118,16 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
     }
     // Per (tool, kind, adapter, direction, statistic): the largest size both ran.
     let mut best: BTreeMap<SeriesKey, (u64, &Measurement, &Measurement)> = BTreeMap::new();
-    for ((tool, kind, dev, dir, size, stat), both) in &runs {
+    for ((tool, kind, dev, dir, set, size, stat), both) in &runs {
         let (Some(gpu), Some(host)) = both else {
             continue;
         };
-        let k = (tool.clone(), *kind, dev.clone(), *dir, *stat);
+        let k = (tool.clone(), *kind, dev.clone(), *dir, *set, *stat);
         if best.get(&k).is_none_or(|(s, _, _)| size > s) {
             best.insert(k, (*size, gpu, host));
         }
     }
-    for ((_, _, dev, _, _), (size, gpu, host)) in best {
+    for ((_, _, dev, _, _, _), (size, gpu, host)) in best {
         let (Some(g), Some(h)) = (gpu.bandwidth_bytes_per_s, host.bandwidth_bytes_per_s) else {
             continue;
         };

@@ -249,15 +249,25 @@ pub fn settle(stats: &mut Vec<InterfaceStats>, command: Option<&str>) {
 /// in `later` are kept without one.
 fn fold(first: &mut InterfaceStats, later: InterfaceStats) {
     first.readings += later.readings;
+    // By name, once: a reading may hold tens of thousands of counters.
+    let mut at: std::collections::HashMap<String, usize> = first
+        .counters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.to_string(), i))
+        .collect();
     for c in later.counters {
-        match first.counters.iter_mut().find(|f| f.name == c.name) {
+        match at.get(c.name.as_str()).map(|&i| &mut first.counters[i]) {
             Some(f) => {
                 let start = f.value - f.delta.unwrap_or(0);
                 f.delta = c.value.checked_sub(start);
                 f.value = c.value;
                 f.source = c.source;
             }
-            None => first.counters.push(c),
+            None => {
+                at.insert(c.name.to_string(), first.counters.len());
+                first.counters.push(c);
+            }
         }
     }
 }

@@ -102,8 +102,13 @@ fn is_lspci_device(line: &str) -> bool {
     let Some((addr, rest)) = line.split_once(' ') else {
         return false;
     };
+    // A domain (`0000:`) before the address; `get` keeps a cut inside a
+    // multi-byte character from panicking.
     let addr = match addr.len() {
-        12 => &addr[5..],
+        12 => match addr.get(5..) {
+            Some(a) => a,
+            None => return false,
+        },
         _ => addr,
     };
     let b = addr.as_bytes();
@@ -215,5 +220,13 @@ mod tests {
         assert_eq!(segs[1].lines, vec![3, 4, 5, 6, 7]);
         assert!(header_tool("00:01.0 PCI bridge: Intel").is_some());
         assert!(header_tool("   0     1.00    2.00").is_none());
+    }
+
+    #[test]
+    fn a_twelve_byte_word_with_a_multi_byte_character_is_no_lspci_address() {
+        assert!(!is_lspci_device("0000\u{e9}000000 foo: bar"));
+        assert!(is_lspci_device(
+            "0000:01:00.0 VGA compatible controller: NVIDIA"
+        ));
     }
 }

@@ -94,7 +94,7 @@ pub fn bindings(b: &Bundle) -> Vec<Binding> {
                 .filter(|m| (blk.first_line..=blk.last_line).contains(&m.source.line))
                 .flat_map(|m| [m.src.as_ref(), m.dst.as_ref()])
                 .flatten()
-                .map(|s| s.to_string())
+                .filter_map(|s| physical_gpu(s, visible_devices(cmd).as_deref()))
                 .collect();
             // GPU ids as such; adapters by the name perftest prints.
             binding.devices = b
@@ -112,6 +112,35 @@ pub fn bindings(b: &Bundle) -> Vec<Binding> {
         }
     }
     out
+}
+
+/// The list a `CUDA_VISIBLE_DEVICES=`, `HIP_VISIBLE_DEVICES=` or
+/// `ROCR_VISIBLE_DEVICES=` word of the command line gives, if any.
+fn visible_devices(cmd: &str) -> Option<Vec<String>> {
+    cmd.split_whitespace().find_map(|w| {
+        let (k, v) = w.split_once('=')?;
+        matches!(
+            k,
+            "CUDA_VISIBLE_DEVICES" | "HIP_VISIBLE_DEVICES" | "ROCR_VISIBLE_DEVICES"
+        )
+        .then(|| v.split(',').map(|d| d.trim().to_string()).collect())
+    })
+}
+
+/// The topology's name for a device a figure names: under a visible-devices
+/// list the tool's `GPU<k>` is the list's k-th GPU, and a GPU the list
+/// names some other way (a UUID, an index past it) is dropped rather than
+/// matched to the wrong one. Other names pass as they are.
+fn physical_gpu(name: &str, visible: Option<&[String]>) -> Option<String> {
+    let (Some(list), Some(k)) = (
+        visible,
+        name.strip_prefix("GPU")
+            .and_then(|k| k.parse::<usize>().ok()),
+    ) else {
+        return Some(name.to_string());
+    };
+    let phys: u32 = list.get(k)?.parse().ok()?;
+    Some(format!("GPU{phys}"))
 }
 
 /// The binding a `numactl` or `taskset` command line asks for.
@@ -137,7 +166,12 @@ pub fn of_command(cmd: &str) -> Option<Binding> {
         let (flag, inline) = match w.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f, Some(v)),
             _ if w.len() > 2 && w.starts_with('-') && !w.starts_with("--") => {
-                (&w[..2], Some(&w[2..]))
+                // `-é0` is no flag: `get` keeps a multi-byte second
+                // character from panicking.
+                match (w.get(..2), w.get(2..)) {
+                    (Some(f), Some(v)) => (f, Some(v)),
+                    _ => (w, None),
+                }
             }
             _ => (w, None),
         };
@@ -244,5 +278,27 @@ mod tests {
         assert!(of_command("./bandwidthTest -N0").is_none());
         // A node list the size of a denial of service is not expanded.
         assert_eq!(of_command("numactl -N0-4294967295 x"), None);
+    }
+
+    #[test]
+    fn a_visible_devices_list_maps_the_tools_gpu_to_the_physical_one() {
+        let list = visible_devices("CUDA_VISIBLE_DEVICES=2,3 numactl -N1 -m1 bandwidthTest");
+        let list = list.as_deref();
+        assert_eq!(physical_gpu("GPU0", list), Some("GPU2".into()));
+        assert_eq!(physical_gpu("GPU1", list), Some("GPU3".into()));
+        assert_eq!(physical_gpu("GPU2", list), None, "past the list");
+        assert_eq!(physical_gpu("mlx5_0", list), Some("mlx5_0".into()));
+        assert_eq!(physical_gpu("GPU0", None), Some("GPU0".into()));
+        let uuids = visible_devices("HIP_VISIBLE_DEVICES=GPU-4a6f numactl -N0 x");
+        assert_eq!(physical_gpu("GPU0", uuids.as_deref()), None);
+    }
+
+    #[test]
+    fn a_flag_with_a_multi_byte_character_is_no_flag_and_no_panic() {
+        let b = of_command("numactl -\u{e9}0 -N0 bandwidthTest").unwrap();
+        assert_eq!(
+            b.cpu_nodes.map(|n| n.into_iter().collect::<Vec<_>>()),
+            Some(vec![0])
+        );
     }
 }
