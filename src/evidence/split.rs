@@ -102,8 +102,9 @@ fn is_lspci_device(line: &str) -> bool {
     let Some((addr, rest)) = line.split_once(' ') else {
         return false;
     };
+    // By bytes: a damaged line may put a multi-byte char across byte 5.
     let addr = match addr.len() {
-        12 => &addr[5..],
+        12 => addr.get(5..).unwrap_or(addr),
         _ => addr,
     };
     let b = addr.as_bytes();
@@ -215,5 +216,15 @@ mod tests {
         assert_eq!(segs[1].lines, vec![3, 4, 5, 6, 7]);
         assert!(header_tool("00:01.0 PCI bridge: Intel").is_some());
         assert!(header_tool("   0     1.00    2.00").is_none());
+    }
+
+    #[test]
+    fn a_twelve_byte_first_word_with_a_wide_char_is_not_an_lspci_device() {
+        // Found by never_panics: a nccl-tests size cell with one digit
+        // replaced by a 4-byte char used to panic slicing at byte 5.
+        assert!(!is_lspci_device("16\u{10000}777216 x: y"));
+        assert!(is_lspci_device(
+            "0000:01:00.0 VGA compatible controller: NVIDIA"
+        ));
     }
 }
