@@ -157,6 +157,17 @@ const TRUTH: &[Row] = &[
         ),
     },
     Row {
+        kind: "wrong-results",
+        severity: "critical",
+        // all_reduce over two GH200 nodes (libfabric): 96 and 32 wrong
+        // elements at 1 MiB.
+        fires: &["gh200-2node-slingshot-allreduce"],
+        silent: (
+            "a100-sxm4-8gpu-superbench",
+            "every #wrong cell is 0 and the run printed `Out of bounds values : 0 OK`",
+        ),
+    },
+    Row {
         kind: "data-check-failed",
         severity: "critical",
         fires: &["a100-sxm4-80gb-8gpu"],
@@ -179,7 +190,12 @@ const TRUTH: &[Row] = &[
         severity: "warning",
         // nccl-tests stopped on `Test NCCL failure ... unhandled cuda
         // error`: the node's stack failed the run, not the capture.
-        fires: &["rtx5090-2gpu-nccl-failure"],
+        // gh200-2node-slingshot-allreduce: `Out of bounds values : 4 FAILED`
+        // and the #wrong cells at 1 MiB, read as the tool's own errors.
+        fires: &[
+            "gh200-2node-slingshot-allreduce",
+            "rtx5090-2gpu-nccl-failure",
+        ],
         silent: (
             "hgx-h100-8gpu",
             "its p2pBandwidthLatencyTest ran to the end and printed no error",
@@ -274,10 +290,6 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         // Needs a live bundle (sysfs bridge chains); none is shipped.
         "switch-uplink-oversubscribed",
         "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
-    ),
-    (
-        "wrong-results",
-        "diagnosis::tests::wrong_values_are_critical",
     ),
     (
         "far-below-ceiling",
