@@ -128,9 +128,13 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
 
 pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
     let mut per: BTreeMap<(String, String), (u64, Source)> = BTreeMap::new();
+    // The cells of one printed half-row (time, algbw, busbw) share its
+    // `#wrong`: count it once per file, line and test.
+    let mut counted: std::collections::BTreeSet<(String, usize, String)> = Default::default();
     for m in &b.measurements {
         if let Verification::Checked { errors } = m.verification
             && errors > 0
+            && counted.insert((m.source.file.to_string(), m.source.line, m.test.to_string()))
         {
             let e = per
                 .entry((m.tool.to_string(), m.test.to_string()))

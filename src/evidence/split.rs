@@ -225,6 +225,9 @@ mod tests {
     #[test]
     fn a_twelve_byte_word_with_a_multi_byte_character_is_no_lspci_address() {
         assert!(!is_lspci_device("0000\u{e9}000000 foo: bar"));
+        // Found by never_panics: a nccl-tests size cell with one digit
+        // replaced by a 4-byte char used to panic slicing at byte 5.
+        assert!(!is_lspci_device("16\u{10000}777216 x: y"));
         assert!(is_lspci_device(
             "0000:01:00.0 VGA compatible controller: NVIDIA"
         ));
