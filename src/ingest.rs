@@ -241,7 +241,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         }
         let mut joined = scan.segments[group[0]].clone();
         for &i in &group[1..] {
-            joined = scan.segments[i].after(&joined);
+            joined.append(&scan.segments[i]);
         }
         if evidence::detect(&joined.text) == Some(tool)
             && let Ok(parsed) = evidence::parse(tool, &joined.text)

@@ -81,24 +81,27 @@ impl<'a> Segment<'a> {
     /// text: what preceded a command (`export CUDA_VISIBLE_DEVICES=0,1`,
     /// a launcher's banner) read with its output.
     pub fn after(&self, context: &Segment<'a>) -> Segment<'a> {
-        let mut text = String::with_capacity(context.text.len() + self.text.len() + 80);
-        let mut lines = context.lines.clone();
-        text.push_str(&context.text);
+        let mut joined = context.clone();
+        joined.append(self);
+        joined
+    }
+
+    /// `next` appended to this segment in place, as [`Segment::after`]
+    /// joins them: a group of many segments is joined in linear time.
+    pub fn append(&mut self, next: &Segment<'a>) {
+        let text = self.text.to_mut();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        if let Some((n, l)) = self.prompt_line {
+        if let Some((n, l)) = next.prompt_line {
             text.push_str(l.trim());
             text.push('\n');
-            lines.push(n);
+            self.lines.push(n);
         }
-        text.push_str(&self.text);
-        lines.extend(&self.lines);
-        Segment {
-            command: context.command.clone().or_else(|| self.command.clone()),
-            prompt_line: context.prompt_line,
-            text: Cow::Owned(text),
-            lines,
+        text.push_str(&next.text);
+        self.lines.extend(&next.lines);
+        if self.command.is_none() {
+            self.command = next.command.clone();
         }
     }
 

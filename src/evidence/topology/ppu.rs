@@ -31,9 +31,14 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
     let mut columns = 0usize;
     let mut codes_noted = false;
     let mut in_groups = false;
+    // PPU rows read (kept or not); after the first blank line that follows
+    // them, the rest is the legend or notes, not rows.
+    let mut rows = 0usize;
+    let mut after_rows = false;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if t.is_empty() {
+            after_rows |= rows > 0;
             continue;
         }
         if is_header(t) {
@@ -51,6 +56,13 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
             in_groups = true;
             continue;
         }
+        if after_rows
+            && !in_groups
+            && ppu_index(t.split_whitespace().next().unwrap_or("")).is_none()
+        {
+            out.note(n, format!("after the matrix (its legend), not read: {t}"));
+            continue;
+        }
         if in_groups {
             out.note(
                 n,
@@ -63,6 +75,11 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
             out.bad_row(n, format!("a `PPU<n>` row, found `{t}`"));
             continue;
         };
+        rows += 1;
+        if topo.devices.iter().any(|d| d.id == format!("PPU{idx}")) {
+            out.bad_row(n, format!("`PPU{idx}` once; this row repeats it"));
+            continue;
+        }
         if columns == 0 || toks.len() != columns + 3 {
             out.bad_row(
                 n,
@@ -90,7 +107,6 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
         ));
     }
     // The header names every row to come: fewer rows is a cut.
-    let rows = topo.devices.len() + out.issues.len();
     if rows < columns {
         let last = topo
             .devices
@@ -104,4 +120,31 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
     topo.sort();
     out.topology = topo;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::IssueKind;
+
+    /// Synthetic, in the real capture's shape: the header names four PPUs,
+    /// two rows follow, then a legend (as nvidia-smi prints one).
+    #[test]
+    fn a_legend_after_a_cut_matrix_is_noted_and_the_cut_flagged() {
+        let text = " PPU0 PPU1 PPU2 PPU3 CPU Affinity NUMA Affinity\n PPU0 X PIX SYS SYS 0-1 0\n PPU1 PIX X SYS SYS 0-1 0\n\nLegend:\n  X    = Self\n  SYS  = Connection traversing PCIe\n";
+        let p = parse_ppu_smi(text).unwrap();
+        assert_eq!(p.topology.devices.len(), 2);
+        let kinds: Vec<_> = p.issues.iter().map(|i| (i.line, i.kind)).collect();
+        assert_eq!(kinds, vec![(3, IssueKind::Truncated)], "{:?}", p.issues);
+        assert_eq!(p.notes.iter().filter(|n| n.line >= 5).count(), 3);
+        // A repeated row is a problem, not a second PPU0.
+        let twice = text.replace(" PPU1 PIX X", " PPU0 PIX X");
+        let p = parse_ppu_smi(&twice).unwrap();
+        assert_eq!(p.topology.devices.len(), 1);
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.line == 3 && i.message.contains("repeats"))
+        );
+    }
 }
