@@ -12,6 +12,7 @@
 
 pub mod affinity;
 mod names;
+pub mod ports;
 pub mod scaleup;
 pub mod sku;
 pub mod switches;
@@ -51,8 +52,9 @@ pub struct NodeFacts {
     /// The fastest of those: the adapter rate the models use.
     pub fastest_port_bytes_per_s: Option<f64>,
     /// The fastest active port of each link layer (`InfiniBand`, `Ethernet`,
-    /// or not stated).
-    pub fastest_port_by_layer: BTreeMap<Option<String>, f64>,
+    /// or not stated) on each adapter kind (CA type, or not stated): ports
+    /// of one kind and layer are expected to train alike.
+    pub fastest_port_by_kind: BTreeMap<ports::PortKind, f64>,
     /// Per RDMA adapter name: the port a path through it runs on (the first
     /// active one, else the first), or none when it lists no port. Of two
     /// adapters with one name, the first.
@@ -219,7 +221,7 @@ impl NodeFacts {
             gpu_pairs_by_class,
             active_port_rates_bytes_per_s,
             fastest_port_bytes_per_s,
-            fastest_port_by_layer: fastest_port_by_layer(b),
+            fastest_port_by_kind: ports::fastest_port_by_kind(b),
             adapters,
             injection,
             nvlinks,
@@ -419,21 +421,6 @@ fn link_ceiling(l: &Link, src: Option<&GpuNvlinks>) -> Option<PathCeiling> {
         bytes_per_s: max,
         from: CeilingSource::XgmiMax,
     })
-}
-
-/// The fastest active port (with a stated rate) of each link layer.
-fn fastest_port_by_layer(b: &Bundle) -> BTreeMap<Option<String>, f64> {
-    let mut out: BTreeMap<Option<String>, f64> = BTreeMap::new();
-    for p in b.rdma.iter().flat_map(|d| d.ports.iter()) {
-        if p.active != Some(true) {
-            continue;
-        }
-        if let Some(r) = port_data_rate(p) {
-            let best = out.entry(p.link_layer.clone()).or_insert(0.0);
-            *best = best.max(r);
-        }
-    }
-    out
 }
 
 /// Per adapter name, the port a path through it runs on: its fastest

@@ -160,7 +160,7 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     }
 }
 
-pub(super) fn rdma_ports(b: &Bundle, out: &mut Vec<Diagnosed>) {
+pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
             if p.active == Some(false) || p.link_up == Some(false) {
@@ -205,26 +205,14 @@ pub(super) fn rdma_ports(b: &Bundle, out: &mut Vec<Diagnosed>) {
     // Below the best rate among active ports of the same link layer on
     // adapters of the same kind: a 100 Gb/s ConnectX-6 Dx beside 400 Gb/s
     // ConnectX-7s is built that way, not trained down.
-    let kind_of = |d: &crate::evidence::rdma::RdmaDevice| d.ca_type.as_deref().map(str::to_string);
-    let mut fastest: std::collections::BTreeMap<(Option<String>, Option<String>), f64> =
-        std::collections::BTreeMap::new();
-    for d in &b.rdma {
-        for p in d.ports.iter().filter(|p| p.active == Some(true)) {
-            if let Some(rate) = crate::facts::port_data_rate(p) {
-                let e = fastest
-                    .entry((p.link_layer.as_deref().map(str::to_string), kind_of(d)))
-                    .or_insert(0.0);
-                *e = e.max(rate);
-            }
-        }
-    }
     for d in &b.rdma {
         for p in d.ports.iter().filter(|p| p.active == Some(true)) {
             let Some(rate) = crate::facts::port_data_rate(p) else {
                 continue;
             };
-            let best = fastest
-                .get(&(p.link_layer.as_deref().map(str::to_string), kind_of(d)))
+            let best = facts
+                .fastest_port_by_kind
+                .get(&crate::facts::ports::port_kind(d, p))
                 .copied()
                 .unwrap_or(0.0);
             if rate < best {

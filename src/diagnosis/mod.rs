@@ -53,7 +53,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     links::pcie_links(b, &mut out);
     links::switch_uplinks(facts, &mut out);
     links::nvlinks(b, facts, &mut out);
-    links::rdma_ports(b, &mut out);
+    links::rdma_ports(b, facts, &mut out);
     links::port_counters(b, &mut out);
     measurements::wrong_results(b, &mut out);
     measurements::tool_failures(b, &mut out);
