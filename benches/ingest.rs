@@ -7,7 +7,8 @@
 //! moves the bytes (reads every input file, writes a copy). MB = 1e6 bytes
 //! of transcripts in.
 //!
-//! Prints MB/s per CPU-second for both and their ratio, the bundles'
+//! Prints MB/s per CPU-second for both and their ratio, the same ingest in
+//! process with nothing written (parsers and bundles alone), the bundles'
 //! bytes over the transcripts' bytes, and peak RSS at 1,024 nodes vs all.
 //!
 //! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5). A
@@ -49,10 +50,15 @@ fn main() {
             .arg("--out")
             .arg(&out)));
         bundle_bytes = tree_bytes(&out);
-        std::fs::remove_dir_all(&out).unwrap();
         let copy = dir.path().join(format!("copy{i}"));
         base.push(run(&mut common::cp(&corpus, &copy)));
-        std::fs::remove_dir_all(&copy).unwrap();
+    }
+    // Deleted only now: on an ext4 without a journal, creating inodes just
+    // after deleting thousands makes every create scan the inode table
+    // (`recently_deleted`), and both commands would measure that instead.
+    for i in 0..runs {
+        std::fs::remove_dir_all(dir.path().join(format!("bundles{i}"))).unwrap();
+        std::fs::remove_dir_all(dir.path().join(format!("copy{i}"))).unwrap();
     }
     let (m, b) = (median(&mine), median(&base));
     let mbs = |c: &Cost| bytes_in as f64 / 1e6 / c.cpu_s;
@@ -63,6 +69,10 @@ fn main() {
         m.user_s,
         m.cpu_s - m.user_s,
         mbs(&m)
+    );
+    println!(
+        "collect --from, user CPU alone: {:.1} MB/s per user CPU-second",
+        bytes_in as f64 / 1e6 / m.user_s
     );
     println!(
         "baseline cp -r: {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second; collect costs {:.1}x its CPU",
@@ -78,6 +88,8 @@ fn main() {
         bundle_bytes as f64 / 1e6,
         bundle_bytes as f64 / bytes_in as f64
     );
+
+    in_process(&corpus, bytes_in, runs);
 
     // Peak RSS against the node count: the first 1,024 nodes, then all.
     let rss = |paths: &[PathBuf]| {
@@ -128,4 +140,31 @@ fn replicate(captures: &Path, to: &Path, bytes: u64) -> Vec<PathBuf> {
         out.push(dst);
     }
     out
+}
+
+/// The same ingest inside this process with nothing written: every node
+/// read, detected, parsed, bundled and serialised to a buffer that is then
+/// dropped. What the parsers and the bundle cost without the disk (the
+/// scanner's figure of issue 13). Median of `runs`, by this process's CPU.
+fn in_process(corpus: &Path, bytes_in: u64, runs: usize) {
+    let mut cpu = Vec::new();
+    let mut buf = Vec::new();
+    for _ in 0..runs {
+        let (u0, s0) = common::self_cpu();
+        wire_report::inputs::ingest_each(&[corpus.to_path_buf()], |n| {
+            buf.clear();
+            n.bundle.write_json(&mut buf);
+            Ok(())
+        })
+        .unwrap();
+        let (u1, s1) = common::self_cpu();
+        cpu.push((u1 - u0, s1 - s0));
+    }
+    cpu.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
+    let (u, s) = cpu[cpu.len() / 2];
+    println!(
+        "in process, nothing written (read, detect, parse, bundle, serialise): {:.2} CPU-s ({u:.2} user + {s:.2} system): {:.1} MB/s per CPU-second",
+        u + s,
+        bytes_in as f64 / 1e6 / (u + s)
+    );
 }

@@ -48,6 +48,15 @@ pub fn run(cmd: &mut Command) -> Cost {
     }
 }
 
+/// This process's own CPU seconds so far: (user, system), from getrusage.
+pub fn self_cpu() -> (f64, f64) {
+    // SAFETY: rusage is plain data; getrusage fills it for this process.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) }, 0);
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
 /// The wire-report binary of this build (release under `cargo bench`).
 pub fn wr() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wire-report"))
