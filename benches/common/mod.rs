@@ -49,6 +49,8 @@ pub fn run(cmd: &mut Command) -> Cost {
 }
 
 /// This process's own CPU seconds so far: (user, system), from getrusage.
+// Only the ingest bench measures itself in process.
+#[allow(dead_code)]
 pub fn self_cpu() -> (f64, f64) {
     // SAFETY: rusage is plain data; getrusage fills it for this process.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
