@@ -330,6 +330,11 @@ fn transferbench_a2a_loses_a_glued_pair_and_a_bad_row_not_the_matrix() {
 /// each capture's last (or first) lines.
 const CUT: &[(&str, usize, &str)] = &[
     (
+        "bandwidthTest-003-p100-pcie",
+        20,
+        "the paste stops inside a table header",
+    ),
+    (
         "nvidia-p2p-status-004-5x-rtx5060ti",
         10,
         "cut after line 10: the rest of the legend (its `U` line)",
