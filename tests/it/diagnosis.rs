@@ -305,8 +305,10 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "congestion-signals",
         "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
     ),
-    // The shipped `ethtool -S` capture is one reading (totals since the
-    // driver loaded): nothing can be said to have grown.
+    // Two real readings of one interface (roce-mlx5-byteps-prio, before
+    // and after a benchmark) grew only in bytes and packets: correctly
+    // silent, see `two_real_readings_where_only_traffic_grew_raise_nothing`.
+    // No shipped capture has an error or congestion counter growing.
     (
         "port-errors-grew",
         "diagnosis::tests::interface_counters_that_grow_between_two_ethtool_readings_are_named",
@@ -422,4 +424,35 @@ fn the_p100_bound_to_its_own_node_is_near_and_to_the_other_is_far() {
         })
         .collect();
     assert_eq!(far, ["numactl -m1 -N1 bandwidthTest: GPU0"]);
+}
+
+#[test]
+fn two_real_readings_where_only_traffic_grew_raise_nothing() {
+    // byteps #179: `ethtool -S enp178s0f0 |grep prio` before and after a
+    // benchmark. Priority 0 received 136571931490 more bytes; every other
+    // row stayed 0, and no error, pause, ECN or CNP counter is listed.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/roce-mlx5-byteps-prio")])
+        .unwrap()
+        .remove(0);
+    assert_eq!(b.interfaces.len(), 1);
+    let i = &b.interfaces[0];
+    assert_eq!(
+        (i.interface.as_deref(), i.readings),
+        (Some("enp178s0f0"), 2)
+    );
+    let grown: Vec<(&str, u64)> = i
+        .counters
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.delta?)).filter(|x| x.1 > 0))
+        .collect();
+    assert_eq!(
+        grown,
+        [
+            ("rx_prio0_bytes", 136_571_931_490),
+            ("rx_prio0_packets", 126_736_411),
+            ("tx_prio0_bytes", 136_566_416_532),
+            ("tx_prio0_packets", 126_724_196),
+        ]
+    );
+    assert!(diagnosis::diagnose(&b).is_empty());
 }

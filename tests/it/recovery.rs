@@ -444,6 +444,12 @@ const CUT: &[(&str, usize, &str)] = &[
 
 /// Cut captures no parser can tell are cut, and why.
 const CUT_NOT_DETECTABLE: &[(&str, &str)] = &[
+    // A `grep prio` paste cut after a whole row: nothing in the rows says
+    // more followed (the Before reading, longer, is not a rule).
+    (
+        "ethtool-S-001-mlx5-prio-before-after",
+        "cut after a whole row of a grep",
+    ),
     // Two complete runs; nvbandwidth does not print how many it will run
     // (the author left out the later ones).
     ("nvbandwidth-007-v0.10.0", "each run is complete"),
