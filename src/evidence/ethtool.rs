@@ -58,12 +58,16 @@ pub fn is_congestion_counter(name: &str) -> bool {
 }
 
 /// The interface an `ethtool -S <if>` (or `--statistics`) command line
-/// names, after any prompt.
+/// names, after any prompt, quoted as markdown inline code or not. A line
+/// that runs ethtool more than once (`ethtool -S a; ethtool -S b`) names
+/// none: its readings could be of either.
 pub fn interface_of_command(line: &str) -> Option<String> {
-    let mut words = line.split_whitespace().skip_while(|w| {
-        let prog = w.rsplit('/').next().unwrap_or(w);
-        prog != "ethtool"
-    });
+    let line = line.trim().trim_matches('`');
+    let is_ethtool = |w: &&str| w.rsplit('/').next() == Some("ethtool");
+    if line.split_whitespace().filter(is_ethtool).count() > 1 {
+        return None;
+    }
+    let mut words = line.split_whitespace().skip_while(|w| !is_ethtool(w));
     words.next()?;
     let flag = words.next()?;
     if flag != "-S" && flag != "--statistics" {
@@ -76,6 +80,17 @@ pub fn interface_of_command(line: &str) -> Option<String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_-.@:".contains(&b));
     ok.then(|| name.to_string())
+}
+
+/// `After:` or `Before benchmarking:`: words and a colon with nothing
+/// after it, as `NIC statistics:` is; people label the readings they paste.
+/// A counter name with its value cut off (`rx_bytes:`) is no label.
+fn is_label(t: &str) -> bool {
+    t.strip_suffix(':').is_some_and(|w| {
+        w.len() <= 80
+            && !w.contains([':', '_'])
+            && (w.contains(' ') || w.starts_with(|c: char| c.is_ascii_uppercase()))
+    })
 }
 
 /// `name: value`, with an annotation after ` #` removed.
@@ -121,8 +136,11 @@ pub fn looks_like_ethtool_stats(_text: &str, lines: &[&str]) -> bool {
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
+    // Labels, markdown fences and the `ethtool -S` line itself may sit
+    // between the rows.
+    let other = |l: &str| is_label(l) || l.starts_with("```") || interface_of_command(l).is_some();
     rows.len() >= 2
-        && rows.iter().all(|l| counter_row(l).is_some())
+        && rows.iter().all(|l| counter_row(l).is_some() || other(l))
         && rows
             .iter()
             .filter(|l| l.starts_with("rx_") || l.starts_with("tx_"))
@@ -136,6 +154,10 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut cur: Option<InterfaceStats> = None;
     let mut pending_name: Option<String> = None;
+    // The interface of the last command line: every reading printed
+    // under it (`NIC statistics:` twice, or `After:` between two pastes
+    // of its rows) is of that interface, until another command.
+    let mut under: Option<String> = None;
     let mut queues = 0usize;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
@@ -144,12 +166,18 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Parsed, ParseError> {
         }
         if let Some(name) = interface_of_command(t) {
             out.interfaces.extend(cur.take());
-            pending_name = Some(name);
+            pending_name = Some(name.clone());
+            under = Some(name);
             continue;
         }
         if t == "NIC statistics:" {
             out.interfaces.extend(cur.take());
-            cur = Some(reading(pending_name.take(), n));
+            cur = Some(reading(pending_name.take().or(under.clone()), n));
+            continue;
+        }
+        if is_label(t) {
+            // `After:`: the rows below are the next reading.
+            out.interfaces.extend(cur.take());
             continue;
         }
         let Some((name, value)) = counter_row(t) else {
@@ -164,7 +192,7 @@ pub fn parse_ethtool_stats(text: &str) -> Result<Parsed, ParseError> {
             out.bad_row(n, format!("expected `name: count`, found `{t}`"));
             continue;
         }
-        let r = cur.get_or_insert_with(|| reading(pending_name.take(), n));
+        let r = cur.get_or_insert_with(|| reading(pending_name.take().or(under.clone()), n));
         r.counters.push(StatCounter {
             name: name.to_string(),
             value,
@@ -349,6 +377,41 @@ mod tests {
         );
         assert_eq!(interface_of_command("ethtool -i eth0"), None);
         assert_eq!(interface_of_command("ethtool -S"), None);
+    }
+
+    #[test]
+    fn a_label_between_pasted_readings_starts_the_next_of_the_same_interface() {
+        // byteps #179: `ethtool -S enp178s0f0 |grep prio` before and after
+        // a benchmark, the second paste under `After:` with no command.
+        let text = "Before benchmarking:\n`ethtool -S enp178s0f0 |grep prio`\n     rx_prio0_bytes: 100\n     tx_prio0_bytes: 7\nAfter:\n     rx_prio0_bytes: 160\n     tx_prio0_bytes: 7\n";
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(looks_like_ethtool_stats(text, &lines));
+        let mut p = parse_ethtool_stats(text).unwrap();
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(p.interfaces.len(), 2);
+        settle(&mut p.interfaces, None);
+        assert_eq!(p.interfaces.len(), 1);
+        let s = &p.interfaces[0];
+        assert_eq!(s.interface.as_deref(), Some("enp178s0f0"));
+        assert_eq!(
+            (s.counters[0].delta, s.counters[1].delta),
+            (Some(60), Some(0))
+        );
+        // A counter whose value was cut is no label.
+        assert!(!is_label("rx_prio0_bytes:"));
+        assert!(is_label("After:") && is_label("Before benchmarking:"));
+    }
+
+    #[test]
+    fn a_line_running_ethtool_twice_names_no_interface() {
+        assert_eq!(
+            interface_of_command("ethtool -S eth0 | grep pause; ethtool -S eth1 | grep pause"),
+            None
+        );
+        assert_eq!(
+            interface_of_command("`ethtool -S enp178s0f0 |grep prio`").as_deref(),
+            Some("enp178s0f0")
+        );
     }
 
     #[test]

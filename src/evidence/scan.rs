@@ -452,6 +452,12 @@ const PROGRAMS: &[&str] = &[
 /// If `t` (a trimmed line) is a shell prompt or a bare command line, the
 /// command (possibly empty).
 pub fn prompt_command(t: &str) -> Option<&str> {
+    // A command quoted as markdown inline code: `` `ethtool -S eth0` ``.
+    if let Some(inner) = t.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
+        && !inner.contains('`')
+    {
+        return prompt_command(inner.trim());
+    }
     if let Some(cmd) = after_prompt(t) {
         return Some(cmd.trim());
     }
@@ -621,6 +627,13 @@ mod tests {
             assert_eq!(prompt_command(l), None, "{l}");
         }
         assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
+        // Markdown inline code around a command (byteps #179).
+        assert_eq!(
+            prompt_command("`ethtool -S enp178s0f0 |grep prio`"),
+            Some("ethtool -S enp178s0f0 |grep prio")
+        );
+        assert_eq!(prompt_command("`rx_prio0_bytes`"), None);
+        assert_eq!(prompt_command("``"), None);
         assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
         assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
         assert_eq!(prompt_command("shell-5# x"), None);

@@ -226,7 +226,8 @@ fn overlaps(a: &[CpuRange], b: &[CpuRange]) -> bool {
 
 /// Which of the binding's GPUs it could reach from its CPUs and memory:
 /// by the GPU's NUMA node where the evidence gives one, else by its CPU
-/// affinity (the topology matrix's column) against the bound CPUs.
+/// affinity (the topology matrix's column) against the bound CPUs, else
+/// (a binding by node, an affinity without a node) by [`node_zero_far`].
 pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
     let mut out = Placement::default();
     for id in &binding.devices {
@@ -241,10 +242,12 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
         ) {
             (Some(n), Some(nodes), _, _) => Some(!nodes.contains(&n)),
             (_, _, Some(aff), Some(c)) => Some(!overlaps(aff, c)),
+            (None, Some(nodes), Some(aff), None) => node_zero_far(b, aff, nodes),
             _ => None,
         };
-        let mem_far = match (d.numa_node, &binding.mem_nodes) {
-            (Some(n), Some(nodes)) => Some(!nodes.contains(&n)),
+        let mem_far = match (d.numa_node, &binding.mem_nodes, &d.cpu_affinity) {
+            (Some(n), Some(nodes), _) => Some(!nodes.contains(&n)),
+            (None, Some(nodes), Some(aff)) => node_zero_far(b, aff, nodes),
             _ => None,
         };
         match (cpu_far, mem_far) {
@@ -258,6 +261,30 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
         }
     }
     out
+}
+
+/// Whether a device known only by its CPU affinity (an older
+/// `nvidia-smi topo -m` has no `NUMA Affinity` column) is off the bound
+/// `nodes`, taking the node that holds CPU 0 to be node 0. That is an
+/// assumption, and the finding says so: Linux numbers the boot CPU 0 and,
+/// on x86, numbers NUMA nodes in the order the firmware's SRAT lists
+/// their proximity domains (`acpi_map_pxm_to_node`), which on
+/// multi-socket servers begins with the boot CPU's. So a device whose
+/// affinity holds CPU 0 is on node 0; one whose affinity is disjoint
+/// from another device's that holds CPU 0 is on some other node, which
+/// rules out a binding to node 0 alone. Anything else (which other node)
+/// stays unknown.
+pub fn node_zero_far(b: &Bundle, aff: &[CpuRange], nodes: &BTreeSet<u32>) -> Option<bool> {
+    let cpu0 = [CpuRange { first: 0, last: 0 }];
+    if overlaps(aff, &cpu0) {
+        return Some(!nodes.contains(&0));
+    }
+    let other_node = b.topology.devices.iter().any(|d| {
+        d.cpu_affinity
+            .as_deref()
+            .is_some_and(|o| overlaps(o, &cpu0) && !overlaps(o, aff))
+    });
+    (other_node && nodes.len() == 1 && nodes.contains(&0)).then_some(true)
 }
 
 #[cfg(test)]
@@ -291,6 +318,43 @@ mod tests {
         assert_eq!(physical_gpu("GPU0", None), Some("GPU0".into()));
         let uuids = visible_devices("HIP_VISIBLE_DEVICES=GPU-4a6f numactl -N0 x");
         assert_eq!(physical_gpu("GPU0", uuids.as_deref()), None);
+    }
+
+    #[test]
+    fn a_node_binding_against_a_cpu_affinity_takes_cpu_0_to_be_on_node_0() {
+        use crate::bundle::{Host, Origin};
+        use crate::evidence::topology::Device;
+        // Synthetic, shaped like gearshifft #82: `CPU Affinity` only.
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        for (id, cpus) in [("GPU0", "0-5"), ("GPU1", "6-11")] {
+            let mut d = Device::new(id, DeviceKind::Gpu, Source::line(1));
+            d.cpu_affinity = parse_cpu_list(cpus);
+            b.topology.devices.push(d);
+        }
+        let on = |n: &[u32]| n.iter().copied().collect::<BTreeSet<u32>>();
+        let (gpu0, gpu1) = (
+            parse_cpu_list("0-5").unwrap(),
+            parse_cpu_list("6-11").unwrap(),
+        );
+        assert_eq!(node_zero_far(&b, &gpu0, &on(&[1])), Some(true));
+        assert_eq!(node_zero_far(&b, &gpu0, &on(&[0])), Some(false));
+        assert_eq!(node_zero_far(&b, &gpu0, &on(&[0, 1])), Some(false));
+        // GPU1 is on some node other than 0, but which is not known.
+        assert_eq!(node_zero_far(&b, &gpu1, &on(&[0])), Some(true));
+        assert_eq!(node_zero_far(&b, &gpu1, &on(&[1])), None);
+        assert_eq!(node_zero_far(&b, &gpu1, &on(&[2])), None);
+        // Without a device that holds CPU 0, nothing is known of GPU1.
+        b.topology.devices.remove(0);
+        assert_eq!(node_zero_far(&b, &gpu1, &on(&[0])), None);
+        let bound = of_command("numactl -m1 -N1 bandwidthTest").unwrap();
+        let bound = Binding {
+            devices: vec!["GPU1".into()],
+            ..bound
+        };
+        assert_eq!(placement(&b, &bound), Placement::default());
     }
 
     #[test]

@@ -268,10 +268,14 @@ fn process_far(
     if !mem_nodes.is_empty() {
         to.push(format!("to memory on node(s) {}", nodes(mem_nodes)));
     }
-    let at = if gpu_nodes.is_empty() {
-        "outside those CPUs' reach (CPU affinity)".to_string()
-    } else {
+    let at = if !gpu_nodes.is_empty() {
         format!("on NUMA node(s) {}", nodes(gpu_nodes))
+    } else if cpus.is_none() {
+        // A binding by node against a CPU affinity without a node
+        // (`facts::affinity::node_zero_far`): say what was assumed.
+        "off those node(s) by its CPU affinity, taking the node that holds CPU 0 (the boot CPU) to be node 0 as Linux numbers it on common servers (the topology has no NUMA column)".to_string()
+    } else {
+        "outside those CPUs' reach (CPU affinity)".to_string()
     };
     let near = if near > 0 {
         format!(" ({near} other device(s) it used are near)")

@@ -443,7 +443,14 @@ type Wild = (
 #[test]
 fn captures_wild_read_as_checked() {
     let expected: &[Wild] = &[
-        ("p100-pcie-gearshifft", Some("bandwidth-test"), 3, &[]),
+        // Beside the wild run (3 cells): the same comment's topology (2
+        // GPUs, 1 link) and its node-1 run (2 cells), cut at line 20.
+        (
+            "p100-pcie-gearshifft",
+            Some("bandwidth-test"),
+            8,
+            &[(20, "truncated")],
+        ),
         ("a100-80gb-pcie-dell", Some("bandwidth-test"), 4, &[]),
         ("cx5-rdma0-proxmox-ceph", Some("ibstat"), 1, &[]),
         ("cx7-hdr200-one-port", Some("ibstatus"), 1, &[]),

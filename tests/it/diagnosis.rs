@@ -43,6 +43,7 @@ const TRUTH: &[Row] = &[
             "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
             "l4-2gpu-cross-numa",
+            "p100-pcie-gearshifft",
             "rtx2080ti-2gpu-autodl",
             "rtx4090-8gpu-2nic",
             "rtx5060ti-5gpu-epyc",
@@ -145,6 +146,18 @@ const TRUTH: &[Row] = &[
         ),
     },
     Row {
+        kind: "process-far-from-gpu",
+        severity: "warning",
+        // `numactl -m1 -N1 bandwidthTest` on device 0, the P100, whose
+        // CPU affinity 0-5 holds CPU 0 (node 0): 3.87 GB/s host to device
+        // against 12.44 GB/s under `-m0 -N0` on the same machine.
+        fires: &["p100-pcie-gearshifft"],
+        silent: (
+            "hgx-h100-8gpu",
+            "no transcript binds a process (no numactl or taskset line, not a live collection)",
+        ),
+    },
+    Row {
         kind: "wrong-results",
         severity: "critical",
         // all_reduce over two GH200 nodes (libfabric): 96 and 32 wrong
@@ -209,6 +222,7 @@ const TRUTH: &[Row] = &[
             "mi355x-pollara-2node",
             "nvlink-4gpu-latency",
             "osu-bw-rdma-fragment",
+            "p100-pcie-gearshifft",
             "radeon-pro-vii-2gpu",
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",
@@ -256,13 +270,6 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
-    // Needs a binding and the bound GPU's NUMA node: the one shipped
-    // binding (p100-pcie-gearshifft, `numactl -m0 -N0 bandwidthTest`) comes
-    // without a topology, so GPU0's node is unknown and it stays silent.
-    (
-        "process-far-from-gpu",
-        "diagnosis::tests::a_process_bound_away_from_its_gpus_numa_node_is_named",
-    ),
     // Needs a live collection (the kernel modules loaded): no capture is one.
     (
         "no-peer-memory-module",
@@ -298,8 +305,10 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "congestion-signals",
         "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
     ),
-    // The shipped `ethtool -S` capture is one reading (totals since the
-    // driver loaded): nothing can be said to have grown.
+    // Two real readings of one interface (roce-mlx5-byteps-prio, before
+    // and after a benchmark) grew only in bytes and packets: correctly
+    // silent, see `two_real_readings_where_only_traffic_grew_raise_nothing`.
+    // No shipped capture has an error or congestion counter growing.
     (
         "port-errors-grew",
         "diagnosis::tests::interface_counters_that_grow_between_two_ethtool_readings_are_named",
@@ -377,4 +386,73 @@ fn a_qdr_port_is_judged_against_its_data_rate() {
         .unwrap();
     assert_eq!(best.1.bytes_per_s, 4e9);
     assert!(best.0 / best.1.bytes_per_s > 0.95, "{}", best.0);
+}
+
+#[test]
+fn the_p100_bound_to_its_own_node_is_near_and_to_the_other_is_far() {
+    // gearshifft #82: one P100 (GPU0, CPU affinity 0-5), bandwidthTest
+    // under `numactl -m0 -N0` (12150.7 MB/s host to device) and under
+    // `numactl -m1 -N1` (3783.4 MB/s). Only the second is named.
+    use wire_report::facts::affinity::{bindings, placement};
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/p100-pcie-gearshifft")])
+        .unwrap()
+        .remove(0);
+    let mut seen: Vec<(String, usize, usize)> = bindings(&b)
+        .iter()
+        .map(|bd| {
+            let p = placement(&b, bd);
+            (bd.command.clone().unwrap(), p.near, p.far.len())
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("numactl -m0 -N0 bandwidthTest".to_string(), 1, 0),
+            ("numactl -m1 -N1 bandwidthTest".to_string(), 0, 1),
+        ]
+    );
+    let far: Vec<String> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter_map(|d| match d.finding {
+            Finding::ProcessFarFromGpu { command, gpus, .. } => Some(format!(
+                "{}: {}",
+                command.unwrap_or_default(),
+                gpus.join(",")
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(far, ["numactl -m1 -N1 bandwidthTest: GPU0"]);
+}
+
+#[test]
+fn two_real_readings_where_only_traffic_grew_raise_nothing() {
+    // byteps #179: `ethtool -S enp178s0f0 |grep prio` before and after a
+    // benchmark. Priority 0 received 136571931490 more bytes; every other
+    // row stayed 0, and no error, pause, ECN or CNP counter is listed.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/roce-mlx5-byteps-prio")])
+        .unwrap()
+        .remove(0);
+    assert_eq!(b.interfaces.len(), 1);
+    let i = &b.interfaces[0];
+    assert_eq!(
+        (i.interface.as_deref(), i.readings),
+        (Some("enp178s0f0"), 2)
+    );
+    let grown: Vec<(&str, u64)> = i
+        .counters
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.delta?)).filter(|x| x.1 > 0))
+        .collect();
+    assert_eq!(
+        grown,
+        [
+            ("rx_prio0_bytes", 136_571_931_490),
+            ("rx_prio0_packets", 126_736_411),
+            ("tx_prio0_bytes", 136_566_416_532),
+            ("tx_prio0_packets", 126_724_196),
+        ]
+    );
+    assert!(diagnosis::diagnose(&b).is_empty());
 }

@@ -330,6 +330,11 @@ fn transferbench_a2a_loses_a_glued_pair_and_a_bad_row_not_the_matrix() {
 /// each capture's last (or first) lines.
 const CUT: &[(&str, usize, &str)] = &[
     (
+        "bandwidthTest-003-p100-pcie",
+        20,
+        "the paste stops inside a table header",
+    ),
+    (
         "nvidia-p2p-status-004-5x-rtx5060ti",
         10,
         "cut after line 10: the rest of the legend (its `U` line)",
@@ -439,6 +444,12 @@ const CUT: &[(&str, usize, &str)] = &[
 
 /// Cut captures no parser can tell are cut, and why.
 const CUT_NOT_DETECTABLE: &[(&str, &str)] = &[
+    // A `grep prio` paste cut after a whole row: nothing in the rows says
+    // more followed (the Before reading, longer, is not a rule).
+    (
+        "ethtool-S-001-mlx5-prio-before-after",
+        "cut after a whole row of a grep",
+    ),
     // Two complete runs; nvbandwidth does not print how many it will run
     // (the author left out the later ones).
     ("nvbandwidth-007-v0.10.0", "each run is complete"),

@@ -44,6 +44,10 @@ pub fn parse_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut s = State::default();
     let mut last = 1;
+    let last_written = numbered_lines(text)
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last()
+        .map(|(n, _)| n);
     for (n, l) in numbered_lines(text) {
         last = n;
         let t = l.trim();
@@ -68,6 +72,10 @@ pub fn parse_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
                 Some((MB_1024, "MB/s", n))
             } else if t.contains("Bandwidth(GB/s)") {
                 Some((1e9, "GB/s", n))
+            } else if Some(n) == last_written && t.contains("Bandwidth(") {
+                // `Bandwidth(MB/` as the paste's last line: cut, not misread.
+                out.truncated(n, format!("the paste stops inside a table header (`{t}`)"));
+                None
             } else {
                 out.bad_row(
                     n,
@@ -233,5 +241,21 @@ mod tests {
         .unwrap();
         assert!(p.measurements.is_empty());
         assert_eq!(p.issues.len(), 1);
+    }
+
+    #[test]
+    fn a_header_cut_as_the_last_line_is_truncated_and_elsewhere_unreadable() {
+        // gearshifft #82: the second run's paste ends in `Bandwidth(MB/`.
+        let head = " Host to Device Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n   Transfer Size (Bytes)        Bandwidth(MB/s)\n   33554432                     3783.4\n\n Device to Device Bandwidth, 1 Device(s)\n PINNED Memory Transfers\n";
+        let cut = format!("{head}   Transfer Size (Bytes)        Bandwidth(MB/\n");
+        let p = parse_bandwidth_test(&cut).unwrap();
+        assert_eq!(p.measurements.len(), 1);
+        assert_eq!(p.issues.len(), 1);
+        assert_eq!(p.issues[0].kind, crate::evidence::IssueKind::Truncated);
+        assert_eq!(p.issues[0].line, 8);
+        // The same header with rows after it is a row misread, not a cut.
+        let odd = format!("{head}   Transfer Size (Bytes)        Bandwidth(KB/s)\n   1024   5.0\n");
+        let p = parse_bandwidth_test(&odd).unwrap();
+        assert_eq!(p.issues[0].kind, crate::evidence::IssueKind::Unreadable);
     }
 }
