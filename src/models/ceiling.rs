@@ -137,13 +137,16 @@ pub fn xgmi(generation: &str, links: u32) -> Result<Ceiling, ModelError> {
     })
 }
 
+/// A row of [`IB_SPEED`]: name, nominal and data Gb/s per lane, encoding.
+type IbSpeed = (&'static str, f64, f64, &'static str);
+
 /// InfiniBand speeds: the nominal rate per lane in Gb/s (what `ibstat`'s
 /// `Rate` is the sum of), the data rate per lane after line encoding, and
 /// the encoding (InfiniBand Architecture Specification Vol. 2, Release
 /// 1.3+: SDR/DDR/QDR 8b/10b; FDR10 and FDR 64b/66b at 10.3125 and 14.0625
 /// Gbaud; EDR 64b/66b at 25.78125 Gbaud and HDR/NDR/XDR, whose nominal
 /// rates are already data rates). Named as ibstat and ibstatus name them.
-const IB_SPEED: [(&str, f64, f64, &str); 9] = [
+const IB_SPEED: [IbSpeed; 9] = [
     ("SDR", 2.5, 2.0, "8b/10b"),
     ("DDR", 5.0, 4.0, "8b/10b"),
     ("QDR", 10.0, 8.0, "8b/10b"),
@@ -216,8 +219,9 @@ pub fn ethernet_rate(gbit_per_s: f64) -> Result<Ceiling, ModelError> {
     })
 }
 
-/// A port's width (`4X`) and speed name (`HDR`) to its rate.
-pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
+/// A port's width (`4X`, `4X (2)`) as a lane count, and its speed (`HDR`,
+/// or ibv_devinfo's `2.5 Gbps (1)`) as a row of [`IB_SPEED`].
+fn lanes_and_speed(width: &str, speed: &str) -> Result<(u32, &'static IbSpeed), ModelError> {
     let lanes: u32 = width
         .split_whitespace()
         .next()
@@ -228,7 +232,7 @@ pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
     if lanes == 0 {
         return Err(ModelError::Undefined("a port has at least one lane".into()));
     }
-    let Some(&(name, nominal, data, encoding)) = IB_SPEED
+    let Some(row) = IB_SPEED
         .iter()
         .find(|l| l.0.eq_ignore_ascii_case(speed.trim()))
         .or_else(|| speed_by_code(speed))
@@ -237,6 +241,28 @@ pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
             "`{speed}` is not a speed name such as QDR, FDR, EDR, HDR or NDR"
         )));
     };
+    Ok((lanes, row))
+}
+
+/// An Ethernet (RoCE) port that states no rate, only the width and speed
+/// the verbs port reports (`ibv_devinfo -v`: `active_width: 1X (1)`,
+/// `active_speed: 25.0 Gbps (32)`): the kernel maps the link speed onto
+/// those (Linux `ib_get_eth_speed`: 25 GbE is 1X EDR, 100 GbE 4X EDR, a
+/// link of 1 Gb/s or less 1X SDR), so lanes times the nominal lane rate is
+/// the rate the port states, read as an Ethernet rate.
+fn ethernet_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
+    let (lanes, &(name, nominal, _, _)) = lanes_and_speed(width, speed)?;
+    let gbit = f64::from(lanes) * nominal;
+    let mut c = ethernet_rate(gbit)?;
+    c.derivation = format!(
+        "verbs port {lanes}X {name}: {lanes} x {nominal} Gb/s, the kernel's mapping of the Ethernet link speed, = {gbit} Gb/s / 8 bits per byte"
+    );
+    Ok(c)
+}
+
+/// A port's width (`4X`) and speed name (`HDR`) to its rate.
+pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
+    let (lanes, &(name, nominal, data, encoding)) = lanes_and_speed(width, speed)?;
     let per_dir = f64::from(lanes) * data * 1e9 / 8.0;
     Ok(Ceiling {
         link: format!("InfiniBand {lanes}X {name}"),
@@ -253,7 +279,7 @@ pub fn ib_width_speed(width: &str, speed: &str) -> Result<Ceiling, ModelError> {
 /// the speed's bit in the IBTA PortInfo encoding (1 SDR, 2 DDR, 4 QDR,
 /// 8 FDR10, 16 FDR, 32 EDR, 64 HDR, 128 NDR, 256 XDR; rdma-core
 /// `ibv_devinfo.c` `speed_str`), which tells QDR from FDR10 at 10 Gbps.
-fn speed_by_code(speed: &str) -> Option<&'static (&'static str, f64, f64, &'static str)> {
+fn speed_by_code(speed: &str) -> Option<&'static IbSpeed> {
     let code: u32 = speed
         .split_once('(')?
         .1
@@ -269,8 +295,9 @@ fn speed_by_code(speed: &str) -> Option<&'static (&'static str, f64, f64, &'stat
 /// The ceiling of an RDMA port from what its transcript states: the width
 /// and speed name when given (`4X`, `QDR`, or `40 Gb/sec (4X QDR)`), else
 /// the rate by link layer (`Ethernet`: nominal = data; InfiniBand or not
-/// stated: [`ib_rate`]). The one function the facts, the pages and the
-/// diagnosis use for a port.
+/// stated: [`ib_rate`]); an Ethernet port with no rate, by the width and
+/// speed its verbs port reports. The one function the facts, the pages and
+/// the diagnosis use for a port.
 pub fn rdma_port(
     gbit_per_s: Option<f64>,
     link_layer: Option<&str>,
@@ -292,7 +319,11 @@ pub fn rdma_port(
         }
         return ib_rate(gbit_per_s?).ok();
     }
-    ethernet_rate(gbit_per_s?).ok()
+    match (gbit_per_s, width.zip(speed)) {
+        (Some(g), _) => ethernet_rate(g).ok(),
+        (None, Some((w, s))) => ethernet_width_speed(w, s).ok(),
+        (None, None) => None,
+    }
 }
 
 #[cfg(test)]
@@ -360,6 +391,31 @@ mod tests {
         assert_eq!(devinfo.per_direction_bytes_per_s, 1e9);
         let fdr10 = ib_width_speed("4X (2)", "10.0 Gbps (8)").unwrap();
         assert_eq!(fdr10.per_direction_bytes_per_s, 5e9);
+        // A RoCE port with only ibv_devinfo's width and speed: the
+        // kernel's mapping of the link speed, no IB line encoding applied.
+        let roce = |w, s| rdma_port(None, Some("Ethernet"), Some(w), Some(s), None).unwrap();
+        assert_eq!(
+            roce("1X (1)", "25.0 Gbps (32)").per_direction_bytes_per_s,
+            25e9 / 8.0
+        );
+        assert_eq!(
+            roce("4X (2)", "25.0 Gbps (32)").per_direction_bytes_per_s,
+            12.5e9
+        );
+        assert_eq!(
+            roce("1X (1)", "2.5 Gbps (1)").per_direction_bytes_per_s,
+            2.5e9 / 8.0
+        );
+        // A stated rate still wins over the width and speed.
+        let stated = rdma_port(
+            Some(40.0),
+            Some("Ethernet"),
+            Some("1X (1)"),
+            Some("2.5 Gbps (1)"),
+            None,
+        );
+        assert_eq!(stated.unwrap().per_direction_bytes_per_s, 5e9);
+        assert!(rdma_port(None, Some("Ethernet"), Some("1X"), Some("FAST"), None).is_none());
         assert!(nvlink(4, 0).is_err());
     }
 }

@@ -10,8 +10,14 @@ use crate::evidence::topology::LinkClass;
 use crate::facts::{CeilingSource, PathCeiling};
 use crate::render::format::gbs_fixed;
 
-/// Bandwidth in a finding's sentence: two decimals.
+/// Bandwidth in a finding's sentence: two decimals, or three significant
+/// digits below 0.01 GB/s, where two decimals would read as zero.
 fn gbs(bytes_per_s: f64) -> String {
+    let g = bytes_per_s / 1e9;
+    if g != 0.0 && g.abs() < 0.01 {
+        let decimals = (2.0 - g.abs().log10().floor()).clamp(3.0, 12.0) as usize;
+        return gbs_fixed(bytes_per_s, decimals);
+    }
     gbs_fixed(bytes_per_s, 2)
 }
 
@@ -38,15 +44,14 @@ pub fn ceiling_from(c: &CeilingSource) -> String {
             port,
             rate_as_printed,
             link,
-        } => match link {
-            Some(l) => format!(
-                "{device} port {port} rate {} Gb/s: {l}, data rate after line encoding",
-                rate_as_printed.as_deref().unwrap_or_default()
-            ),
-            None => format!(
-                "{device} port {port} rate {} Gb/s",
-                rate_as_printed.as_deref().unwrap_or_default()
-            ),
+        } => match (rate_as_printed, link) {
+            (Some(r), Some(l)) => {
+                format!("{device} port {port} rate {r} Gb/s: {l}, data rate after line encoding")
+            }
+            (Some(r), None) => format!("{device} port {port} rate {r} Gb/s"),
+            // No rate printed (ibv_devinfo): the width and speed gave it.
+            (None, Some(l)) => format!("{device} port {port}: {l}, from its width and speed"),
+            (None, None) => format!("{device} port {port}"),
         },
         CeilingSource::Nvlinks {
             links,

@@ -551,6 +551,12 @@ fn only_the_known_problems() {
         ("allreduce-2x-gh200", 29, ProblemKind::ToolError),
         ("nvbandwidth-004-v0.7", 18, ProblemKind::ToolError),
         ("nvbandwidth-004-v0.7", 20, ProblemKind::ToolError),
+        // ib_write_bw stopped by `Completion with error at client`.
+        (
+            "perftest-bw-019-ib-write-bw-a-host-mlx5_3",
+            42,
+            ProblemKind::ToolError,
+        ),
     ];
     let mut found: Vec<(String, usize, ProblemKind)> = Vec::new();
     let wild = crate::captures::wild_files();

@@ -99,6 +99,22 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         let t = l.trim();
         if t.contains("Waiting for client to connect") {
             waiting = true;
+        } else if t.starts_with("Completion with error") {
+            // perftest stopped mid-run (`Completion with error at client`,
+            // then `Failed status 10: ...` and `Failed to complete
+            // run_iter_bw ...`): one failure, said with its detail lines.
+            let detail: Vec<&str> = lines[i + 1..]
+                .iter()
+                .take(3)
+                .map(|(_, l)| l.trim())
+                .filter(|l| l.starts_with("Failed"))
+                .collect();
+            let mut message = format!("perftest: {t}");
+            for d in detail {
+                message.push_str("; ");
+                message.push_str(d);
+            }
+            out.tool_error(lines[i].0, message);
         } else if t.contains("BW peak won't be measured") {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
@@ -506,5 +522,32 @@ mod tests {
         );
         let c = perftest_columns(" #bytes #iterations    t_min[usec]    99% percentile[usec]");
         assert_eq!(c, ["#bytes", "#iterations", "t_min", "99% percentile"]);
+    }
+
+    #[test]
+    fn a_run_stopped_by_a_completion_error_keeps_its_rows_and_says_so_once() {
+        // The end of a real run (dranet's GKE demo, ib_write_bw on mlx5_3).
+        let text = "                    RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 32768      5000             376.54             376.29               1.435442
+ 65536      5000             381.50             381.41               0.727473
+ Completion with error at client
+ Failed status 10: wr_id 0 syndrom 0x88
+scnt=128, ccnt=0
+ Failed to complete run_iter_bw function successfully
+";
+        let p = parse_perftest(text).unwrap();
+        assert_eq!(p.measurements.len(), 4);
+        let errors: Vec<_> = p
+            .issues
+            .iter()
+            .filter(|x| x.kind == crate::evidence::IssueKind::ToolError)
+            .collect();
+        assert_eq!(errors.len(), 1, "{:?}", p.issues);
+        assert_eq!(errors[0].line, 5);
+        assert_eq!(
+            errors[0].message,
+            "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88; Failed to complete run_iter_bw function successfully"
+        );
     }
 }

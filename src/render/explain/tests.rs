@@ -50,3 +50,28 @@ fn a_shared_uplink_names_switch_devices_and_sum() {
     assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
     assert!(explanation(&f).contains("What to do"));
 }
+
+#[test]
+fn a_tiny_figure_against_a_port_without_a_printed_rate_reads_with_its_digits() {
+    // Soft-RoCE: `3.06 MB/sec` against the 2.5 Gb/s ibv_devinfo's width and
+    // speed give; two decimals of GB/s would print it as 0.00.
+    let f = Finding::FarBelowCeiling {
+        test: "Send BW Test".into(),
+        src: Some("rxe0".into()),
+        dst: None,
+        measured_bytes_per_s: 3_208_642.56,
+        ceiling: crate::facts::PathCeiling {
+            bytes_per_s: 312.5e6,
+            from: CeilingSource::RdmaPort {
+                device: "rxe0".into(),
+                port: 1,
+                rate_as_printed: None,
+                link: Some("Ethernet 2.5 Gb/s".into()),
+            },
+        },
+    };
+    assert_eq!(
+        summary(&f),
+        "Send BW Test rxe0: best 0.00321 GB/s is 1% of the path's ceiling 0.31 GB/s (rxe0 port 1: Ethernet 2.5 Gb/s, from its width and speed)."
+    );
+}
