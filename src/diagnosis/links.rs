@@ -204,7 +204,9 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
     }
     // Below the best rate among active ports of the same link layer on
     // adapters of the same kind: a 100 Gb/s ConnectX-6 Dx beside 400 Gb/s
-    // ConnectX-7s is built that way, not trained down.
+    // ConnectX-7s is built that way, not trained down. Where no adapter
+    // model is stated, a full-width port a generation or two down may be
+    // such an adapter too, and is left alone.
     for d in &b.rdma {
         for p in d.ports.iter().filter(|p| p.active == Some(true)) {
             let Some(rate) = crate::facts::port_data_rate(p) else {
@@ -215,7 +217,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
                 .get(&crate::facts::ports::port_kind(d, p))
                 .copied()
                 .unwrap_or(0.0);
-            if rate < best {
+            if rate < best && !crate::facts::ports::may_be_another_adapter(b, d, p) {
                 push(
                     out,
                     Severity::Warning,

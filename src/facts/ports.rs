@@ -32,3 +32,112 @@ pub fn fastest_port_by_kind(b: &Bundle) -> BTreeMap<PortKind, f64> {
     }
     out
 }
+
+/// Whether `port` of `device`, slower than the fastest active port of its
+/// kind, may simply sit on another adapter. Only when the transcript names
+/// no adapter model (`ibstatus` and `ibv_devinfo` print none, unlike
+/// `ibstat`'s `CA type`), the port runs as many lanes as every fastest
+/// port of its kind, and its rate is at least a quarter of theirs: one or
+/// two speed generations down at full width is how a slower adapter looks
+/// (a 200 Gb/s 4X HDR cloud NIC beside 400 Gb/s 4X NDR BlueField-3 ports,
+/// DeepEP issue #17; 100 Gb/s ConnectX-6 Dx beside 400 Gb/s ConnectX-7).
+/// Fewer lanes, or a fall to a far older speed (4X SDR or QDR beside
+/// NDR), is a port trained down whatever the adapter.
+pub fn may_be_another_adapter(b: &Bundle, device: &RdmaDevice, port: &RdmaPort) -> bool {
+    let (Some(rate), Some(lanes)) = (port_data_rate(port), lanes(port)) else {
+        return false;
+    };
+    if device.ca_type.is_some() {
+        return false;
+    }
+    let kind = port_kind(device, port);
+    let peers: Vec<(f64, Option<u32>)> = b
+        .rdma
+        .iter()
+        .flat_map(|d| d.ports.iter().map(move |p| (d, p)))
+        .filter(|(d, p)| p.active == Some(true) && port_kind(d, p) == kind)
+        .filter_map(|(_, p)| Some((port_data_rate(p)?, self::lanes(p))))
+        .collect();
+    let best = peers.iter().map(|x| x.0).fold(0.0, f64::max);
+    rate < best
+        && rate * 4.0 >= best
+        && peers
+            .iter()
+            .filter(|x| x.0 == best)
+            .all(|x| x.1 == Some(lanes))
+}
+
+/// The lane count of a port's width as printed (`4X`, `4X (2)`).
+fn lanes(p: &RdmaPort) -> Option<u32> {
+    let w = p.width.as_deref()?.split_whitespace().next()?;
+    w.strip_suffix(['X', 'x'])?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+    use crate::evidence::Source;
+
+    fn ibstatus_port(rate: &str) -> RdmaPort {
+        // As `ibstatus` states it: `200 Gb/sec (4X HDR)`.
+        let (gbit, inner) = rate.split_once(" Gb/sec (").unwrap();
+        let mut w = inner.trim_end_matches(')').split_whitespace();
+        RdmaPort {
+            port: 1,
+            active: Some(true),
+            rate_bytes_per_s: gbit.parse::<f64>().ok().map(|g| g * 1e9 / 8.0),
+            rate_as_printed: Some(rate.into()),
+            width: w.next().map(str::to_string),
+            speed: w.next().map(str::to_string),
+            link_layer: Some("Ethernet".into()),
+            ..RdmaPort::default()
+        }
+    }
+
+    fn node(rates: &[&str]) -> Bundle {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        for (i, r) in rates.iter().enumerate() {
+            b.rdma.push(RdmaDevice {
+                name: format!("mlx5_{i}"),
+                ca_type: None,
+                firmware: None,
+                node_guid: None,
+                transport: None,
+                board_id: None,
+                ports: vec![ibstatus_port(r)],
+                source: Source::line(1),
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn a_full_width_port_a_generation_down_with_no_adapter_model_may_be_another_adapter() {
+        // Shaped like DeepEP #17's ibstatus: mlx5_0 200 Gb/s beside 400s.
+        let mut b = node(&[
+            "200 Gb/sec (4X HDR)",
+            "400 Gb/sec (4X NDR)",
+            "400 Gb/sec (4X NDR)",
+        ]);
+        let slow = |b: &Bundle| may_be_another_adapter(b, &b.rdma[0], &b.rdma[0].ports[0]);
+        assert!(slow(&b));
+        // The fastest ports themselves are never "another adapter".
+        assert!(!may_be_another_adapter(&b, &b.rdma[1], &b.rdma[1].ports[0]));
+        // Fewer lanes: trained down, whatever the adapter.
+        b.rdma[0].ports[0] = ibstatus_port("200 Gb/sec (2X NDR)");
+        assert!(!slow(&b));
+        // A fall to a far older speed at full width: trained down.
+        b.rdma[0].ports[0] = ibstatus_port("40 Gb/sec (4X QDR)");
+        assert!(!slow(&b));
+        // Two generations down at full width is still a plausible adapter.
+        b.rdma[0].ports[0] = ibstatus_port("100 Gb/sec (4X EDR)");
+        assert!(slow(&b));
+        // With the adapter model stated (ibstat's CA type), kinds decide.
+        b.rdma[0].ca_type = Some("MT4129".into());
+        assert!(!slow(&b));
+    }
+}

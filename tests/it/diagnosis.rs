@@ -240,6 +240,7 @@ const TRUTH: &[Row] = &[
             "gb200-oke-mnnvl",
             "h100-4gpu-nv6-4nic",
             "h100-8gpu-nvbandwidth-sm",
+            "h20-8gpu-bf3-roce-deepep17",
             "hgx-h100-8gpu",
             "k80-8gpu",
             "maxwell-gpu",
@@ -311,7 +312,10 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
     ),
     // h100-cx7-eth-polling-gpud has four 100 Gb/s ConnectX-6 Dx (MT4125)
     // beside 400 Gb/s ConnectX-7s (MT4129): different adapters, correctly
-    // silent since the rule compares ports of one adapter kind.
+    // silent since the rule compares ports of one adapter kind. So is
+    // h20-8gpu-bf3-roce-deepep17 (`ibstatus`, no adapter model: a 200 Gb/s
+    // 4X HDR cloud NIC beside 400 Gb/s 4X NDR BlueField-3 ports), see
+    // `a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down`.
     (
         "rdma-port-below-rate",
         "diagnosis::tests::a_slower_port_of_one_layer_is_named",
@@ -474,4 +478,30 @@ fn two_real_readings_where_only_traffic_grew_raise_nothing() {
         ]
     );
     assert!(diagnosis::diagnose(&b).is_empty());
+}
+
+#[test]
+fn a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down() {
+    // DeepEP #17 (H20 x8, "bf3 *4"): ibstatus shows mlx5_0 at 200 Gb/sec
+    // (4X HDR), its GID from a 00:16:3e (Xen / cloud) MAC, beside 4X NDR
+    // 400 Gb/sec ports. ibstatus names no adapter model, and a full-width
+    // port one generation down is how another adapter looks: no warning.
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/h20-8gpu-bf3-roce-deepep17")])
+            .unwrap()
+            .remove(0);
+    let rates: Vec<(String, Option<f64>)> = b
+        .rdma
+        .iter()
+        .map(|d| (d.name.clone(), d.ports[0].rate_bytes_per_s))
+        .collect();
+    assert_eq!(rates[0], ("mlx5_0".into(), Some(25e9)), "{rates:?}");
+    assert_eq!(rates[1].1, Some(50e9), "{rates:?}");
+    let names: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert!(!names.contains(&"rdma-port-below-rate"), "{names:?}");
+    // The cut last block is said, once.
+    assert_eq!(names, ["truncated"], "{names:?}");
 }

@@ -186,6 +186,13 @@ fn add_ib_port(root: &Path, dev: &str, nic: usize) {
         &format!("/sys/class/infiniband/{name}/fw_ver"),
         "28.41.1000",
     );
+    // As mlx5 states its model (ConnectX-7): one kind for all four, so the
+    // HDR port is trained down, not another adapter.
+    write(
+        root,
+        &format!("/sys/class/infiniband/{name}/hca_type"),
+        "MT4129",
+    );
 }
 
 fn collect(root: &Path) -> Bundle {

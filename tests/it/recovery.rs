@@ -335,6 +335,11 @@ const CUT: &[(&str, usize, &str)] = &[
         "the paste stops inside a table header",
     ),
     (
+        "ibstat-008-ibstatus-h20-roce",
+        34,
+        "the last port block lacks state, rate or link_layer",
+    ),
+    (
         "nvidia-p2p-status-004-5x-rtx5060ti",
         10,
         "cut after line 10: the rest of the legend (its `U` line)",
