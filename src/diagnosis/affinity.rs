@@ -43,6 +43,7 @@ pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
                 cpu_nodes: binding.cpu_nodes.iter().flatten().copied().collect(),
                 mem_nodes: binding.mem_nodes.iter().flatten().copied().collect(),
                 command: binding.command.clone(),
+                node_zero_assumed: p.node_zero_assumed,
             },
             evidence,
         );

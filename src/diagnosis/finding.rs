@@ -164,6 +164,9 @@ pub enum Finding {
         mem_nodes: Vec<u32>,
         /// The launcher line; none for the live collection's own process.
         command: Option<String>,
+        /// Some device is far only by taking the node that holds CPU 0 to
+        /// be node 0 (`facts::affinity::node_zero_far`): said in the text.
+        node_zero_assumed: bool,
     },
     /// Fewer adapters than GPUs: each GPU gets a share of one.
     InjectionShare {

@@ -52,6 +52,8 @@ pub struct Placement {
     pub far_nics: Vec<(String, Option<u32>)>,
     /// Devices with a CPU or memory node in reach and none out.
     pub near: usize,
+    /// Some device is far only by [`node_zero_far`]'s assumption.
+    pub node_zero_assumed: bool,
 }
 
 /// Every binding the bundle shows.
@@ -250,6 +252,13 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
             (None, Some(nodes), Some(aff)) => node_zero_far(b, aff, nodes),
             _ => None,
         };
+        // Far by the CPU-0 assumption alone (its own match arms above).
+        let by_node = d.numa_node.is_none() && d.cpu_affinity.is_some();
+        if (cpu_far == Some(true) && by_node && binding.cpus.is_none())
+            || (mem_far == Some(true) && by_node)
+        {
+            out.node_zero_assumed = true;
+        }
         match (cpu_far, mem_far) {
             (Some(true), _) | (_, Some(true)) if d.kind == DeviceKind::Nic => {
                 let name = d.name.clone().unwrap_or_else(|| id.clone());
@@ -273,8 +282,19 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
 /// affinity holds CPU 0 is on node 0; one whose affinity is disjoint
 /// from another device's that holds CPU 0 is on some other node, which
 /// rules out a binding to node 0 alone. Anything else (which other node)
-/// stays unknown.
+/// stays unknown. Only where the topology shows per-node affinities (some
+/// device's CPUs disjoint from this one's): a device with no NUMA node (a
+/// VM, a `NUMA Affinity` of N/A) has every CPU as its affinity, which
+/// holds CPU 0 and says nothing of nodes.
 pub fn node_zero_far(b: &Bundle, aff: &[CpuRange], nodes: &BTreeSet<u32>) -> Option<bool> {
+    let per_node = b
+        .topology
+        .devices
+        .iter()
+        .any(|d| d.cpu_affinity.as_deref().is_some_and(|o| !overlaps(o, aff)));
+    if !per_node {
+        return None;
+    }
     let cpu0 = [CpuRange { first: 0, last: 0 }];
     if overlaps(aff, &cpu0) {
         return Some(!nodes.contains(&0));
@@ -355,6 +375,49 @@ mod tests {
             ..bound
         };
         assert_eq!(placement(&b, &bound), Placement::default());
+        // Every device with every CPU as its affinity (no NUMA node known:
+        // a VM, `NUMA Affinity` N/A): nothing is assumed, not even for the
+        // device that holds CPU 0.
+        for d in &mut b.topology.devices {
+            d.cpu_affinity = parse_cpu_list("0-11");
+        }
+        let all = parse_cpu_list("0-11").unwrap();
+        assert_eq!(node_zero_far(&b, &all, &on(&[1])), None);
+        b.topology.devices.push(b.topology.devices[0].clone());
+        b.topology.devices[1].id = "GPU2".into();
+        assert_eq!(node_zero_far(&b, &all, &on(&[1])), None);
+    }
+
+    #[test]
+    fn a_device_far_only_by_the_cpu_0_assumption_is_marked_so() {
+        use crate::bundle::{Host, Origin};
+        use crate::evidence::topology::Device;
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        for (id, cpus) in [("GPU0", "0-5"), ("GPU1", "6-11")] {
+            let mut d = Device::new(id, DeviceKind::Gpu, Source::line(1));
+            d.cpu_affinity = parse_cpu_list(cpus);
+            b.topology.devices.push(d);
+        }
+        let on = |cmd: &str| Binding {
+            devices: vec!["GPU0".into()],
+            ..of_command(cmd).unwrap()
+        };
+        // By node: the assumption decides.
+        let p = placement(&b, &on("numactl -m1 -N1 bandwidthTest"));
+        assert_eq!((p.far.len(), p.node_zero_assumed), (1, true));
+        // CPUs near by the affinity itself, memory far by the assumption.
+        let p = placement(&b, &on("numactl -C 0-5 -m1 bandwidthTest"));
+        assert_eq!((p.far.len(), p.node_zero_assumed), (1, true));
+        // CPUs far by the affinity itself, no node given: no assumption.
+        let p = placement(&b, &on("taskset -c 6-11 bandwidthTest"));
+        assert_eq!((p.far.len(), p.node_zero_assumed), (1, false));
+        // With the GPU's NUMA node stated, nothing is assumed.
+        b.topology.devices[0].numa_node = Some(0);
+        let p = placement(&b, &on("numactl -m1 -N1 bandwidthTest"));
+        assert_eq!((p.far.len(), p.node_zero_assumed), (1, false));
     }
 
     #[test]

@@ -257,7 +257,7 @@ fn nodes(v: &[u32]) -> String {
 fn process_far(
     (gpus, gpu_nodes, nics, near): (&[String], &[u32], &[String], usize),
     (cpus, cpu_nodes, mem_nodes): (Option<&str>, &[u32], &[u32]),
-    command: Option<&str>,
+    (command, node_zero_assumed): (Option<&str>, bool),
 ) -> String {
     let who = match command {
         Some(c) => format!("`{c}` bound the process"),
@@ -273,14 +273,17 @@ fn process_far(
     if !mem_nodes.is_empty() {
         to.push(format!("to memory on node(s) {}", nodes(mem_nodes)));
     }
-    let at = if !gpu_nodes.is_empty() {
-        format!("on NUMA node(s) {}", nodes(gpu_nodes))
-    } else if cpus.is_none() {
-        // A binding by node against a CPU affinity without a node
-        // (`facts::affinity::node_zero_far`): say what was assumed.
-        "off those node(s) by its CPU affinity, taking the node that holds CPU 0 (the boot CPU) to be node 0 as Linux numbers it on common servers (the topology has no NUMA column)".to_string()
-    } else {
-        "outside those CPUs' reach (CPU affinity)".to_string()
+    // A binding by node against a CPU affinity without a node
+    // (`facts::affinity::node_zero_far`): say what was assumed.
+    let assumed = "by its CPU affinity, taking the node that holds CPU 0 (the boot CPU) to be node 0 as Linux numbers it on common servers (the topology gives no NUMA node)";
+    let at = match (gpu_nodes.is_empty(), node_zero_assumed) {
+        (false, false) => format!("on NUMA node(s) {}", nodes(gpu_nodes)),
+        (false, true) => format!(
+            "on NUMA node(s) {} or off those node(s) {assumed}",
+            nodes(gpu_nodes)
+        ),
+        (true, true) => format!("off those node(s) {assumed}"),
+        (true, false) => "outside those CPUs' reach (CPU affinity)".to_string(),
     };
     let near = if near > 0 {
         format!(" ({near} other device(s) it used are near)")
@@ -455,10 +458,11 @@ fn host_side_summary(f: &Finding) -> String {
             cpu_nodes,
             mem_nodes,
             command,
+            node_zero_assumed,
         } => process_far(
             (gpus, gpu_numa_nodes, nics, *near_gpus),
             (cpus.as_deref(), cpu_nodes, mem_nodes),
-            command.as_deref(),
+            (command.as_deref(), *node_zero_assumed),
         ),
         Finding::GpuBuffersBelowHost {
             test,

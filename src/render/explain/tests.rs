@@ -75,3 +75,28 @@ fn a_tiny_figure_against_a_port_without_a_printed_rate_reads_with_its_digits() {
         "Send BW Test rxe0: best 0.00321 GB/s is 1% of the path's ceiling 0.31 GB/s (rxe0 port 1: Ethernet 2.5 Gb/s, from its width and speed)."
     );
 }
+
+#[test]
+fn a_gpu_far_by_the_cpu_0_assumption_says_so_even_with_cpus_given() {
+    // `numactl -C 0-5 -m1`: the CPUs hold the GPU's affinity, the memory
+    // node is judged by taking the node that holds CPU 0 to be node 0.
+    let f = |node_zero_assumed| Finding::ProcessFarFromGpu {
+        gpus: vec!["GPU0".into()],
+        gpu_numa_nodes: vec![],
+        nics: vec![],
+        near_gpus: 0,
+        cpus: Some("0-5".into()),
+        cpu_nodes: vec![],
+        mem_nodes: vec![1],
+        command: Some("numactl -C 0-5 -m1 bandwidthTest".into()),
+        node_zero_assumed,
+    };
+    let s = summary(&f(true));
+    assert!(
+        s.contains("GPU GPU0 off those node(s) by its CPU affinity, taking the node that holds CPU 0 (the boot CPU) to be node 0"),
+        "{s}"
+    );
+    let s = summary(&f(false));
+    assert!(s.contains("GPU GPU0 outside those CPUs' reach"), "{s}");
+    assert!(!s.contains("CPU 0"), "{s}");
+}
