@@ -95,6 +95,12 @@ pub enum Finding {
         src: Option<String>,
         dst: Option<String>,
         measured_bytes_per_s: f64,
+        /// The figure is the tool's peak (else its average).
+        peak: bool,
+        size_bytes: Option<u64>,
+        /// The path's port is RDMA done in software (Soft-RoCE, siw):
+        /// its stated rate is no adapter's and the CPU sets the limit.
+        software_rdma: bool,
         ceiling: PathCeiling,
     },
     /// The closest adapter of these GPUs is across the socket boundary:

@@ -10,7 +10,7 @@ use crate::bundle::{Bundle, ProblemKind};
 use crate::evidence::Source;
 use crate::evidence::measurement::{Direction, Kind, Measurement, P2p, Statistic, Verification};
 use crate::evidence::topology::P2pCell;
-use crate::facts::{NodeFacts, PathCeiling};
+use crate::facts::{CeilingSource, NodeFacts, PathCeiling};
 
 /// P2P-enabled within this fraction of P2P-disabled is the staging
 /// fingerprint (seed section 3.5: the fallback works and is slow).
@@ -264,6 +264,12 @@ pub(super) fn far_below_ceiling(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Dia
         if bw >= FAR_BELOW * ceiling.bytes_per_s {
             continue;
         }
+        let software_rdma = match &ceiling.from {
+            CeilingSource::RdmaPort { device, .. } => {
+                crate::facts::ports::is_software_rdma(b, device)
+            }
+            _ => false,
+        };
         push(
             out,
             Severity::Warning,
@@ -272,6 +278,9 @@ pub(super) fn far_below_ceiling(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Dia
                 src,
                 dst,
                 measured_bytes_per_s: bw,
+                peak: m.statistic == Statistic::Peak,
+                size_bytes: m.size_bytes,
+                software_rdma,
                 ceiling,
             },
             vec![m.source.clone()],

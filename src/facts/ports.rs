@@ -141,3 +141,53 @@ mod tests {
         assert!(!slow(&b));
     }
 }
+
+/// Whether the RDMA device `name` is done in software by the kernel over
+/// an ordinary Ethernet interface: Soft-RoCE (`rdma_rxe`) or soft-iWARP
+/// (`siw`). By the names `rdma link add <name> type rxe|siw` is documented
+/// with (`rxe0`, `siw0`), or by what the transcript states of the device:
+/// firmware `0.0.0` and no adapter model (rxe and siw have no firmware;
+/// `ibv_devinfo` prints 0.0.0 for them, no hardware adapter does).
+pub fn is_software_rdma(b: &Bundle, name: &str) -> bool {
+    let by_name = ["rxe", "siw"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+    });
+    by_name
+        || b.rdma.iter().any(|d| {
+            d.name == name && d.firmware.as_deref() == Some("0.0.0") && d.ca_type.is_none()
+        })
+}
+
+#[cfg(test)]
+mod software_tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+    use crate::evidence::Source;
+
+    #[test]
+    fn soft_roce_and_soft_iwarp_devices_are_software() {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        assert!(is_software_rdma(&b, "rxe0") && is_software_rdma(&b, "siw12"));
+        assert!(!is_software_rdma(&b, "mlx5_0") && !is_software_rdma(&b, "rxe"));
+        assert!(!is_software_rdma(&b, "rxe_eth0"));
+        // A renamed rxe device (`rdma link add roce_vm type rxe ...`) as
+        // ibv_devinfo shows it: fw_ver 0.0.0 and no adapter model.
+        b.rdma.push(RdmaDevice {
+            name: "roce_vm".into(),
+            ca_type: None,
+            firmware: Some("0.0.0".into()),
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: vec![],
+            source: Source::line(1),
+        });
+        assert!(is_software_rdma(&b, "roce_vm"));
+        b.rdma[0].firmware = Some("28.41.1000".into());
+        assert!(!is_software_rdma(&b, "roce_vm"));
+    }
+}

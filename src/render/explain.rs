@@ -165,18 +165,33 @@ fn no_peer_path((a, b): (&str, &str), status: &str, pairs: usize) -> String {
 fn far_below(
     test: &str,
     (src, dst): (Option<&str>, Option<&str>),
-    bw: f64,
+    (bw, peak, size): (f64, bool, Option<u64>),
+    software_rdma: bool,
     ceiling: &PathCeiling,
 ) -> String {
-    format!(
-        "{test} {}{}: best {} is {:.0}% of the path's ceiling {} ({}).",
+    let mut s = format!(
+        "{test} {}{}: best {} ({}){} is {:.0}% of {} {} ({}).",
         src.unwrap_or_default(),
         dst.map(|d| format!("->{d}")).unwrap_or_default(),
         gbs(bw),
+        if peak { "peak" } else { "average" },
+        size.map(|b| format!(" at {}", describe_size(b)))
+            .unwrap_or_default(),
         100.0 * bw / ceiling.bytes_per_s,
+        if software_rdma {
+            "the rate its port states,"
+        } else {
+            "the path's ceiling"
+        },
         gbs(ceiling.bytes_per_s),
         ceiling_from(&ceiling.from)
-    )
+    );
+    if software_rdma && let CeilingSource::RdmaPort { device, .. } = &ceiling.from {
+        s.push_str(&format!(
+            " {device} is software RDMA (Soft-RoCE or soft-iWARP): the kernel does the RDMA work on the host CPU over an ordinary Ethernet interface, and the rate its port states is the kernel's mapping of that interface's link speed, not an adapter's."
+        ));
+    }
+    s
 }
 
 fn injection_share(gpus: usize, nics: usize, per_gpu_bytes_per_s: Option<f64>) -> String {
@@ -348,6 +363,12 @@ fn grew_when(port: Option<u32>) -> &'static str {
 }
 
 fn tool_failed(tool: &str, message: &str, capture_defect: bool) -> String {
+    // A problem's message names its tool (`perftest: Completion with
+    // error ...`), for the problems list; said once here.
+    let message = message
+        .strip_prefix(tool)
+        .and_then(|m| m.strip_prefix(": "))
+        .unwrap_or(message);
     if capture_defect {
         format!(
             "{tool} could not read a device and stopped (a gap in the capture, not a fault of the node's links): {message}"
@@ -549,8 +570,17 @@ pub fn summary(f: &Finding) -> String {
             src,
             dst,
             measured_bytes_per_s: bw,
+            peak,
+            size_bytes,
+            software_rdma,
             ceiling,
-        } => far_below(test, (src.as_deref(), dst.as_deref()), *bw, ceiling),
+        } => far_below(
+            test,
+            (src.as_deref(), dst.as_deref()),
+            (*bw, *peak, *size_bytes),
+            *software_rdma,
+            ceiling,
+        ),
         Finding::NicOnOtherSocket {
             gpus,
             nic,
@@ -630,6 +660,10 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::SilentStaging { .. } => include_str!("../../templates/explain/silent-staging.md"),
         Finding::NoPeerPath { .. } => include_str!("../../templates/explain/no-peer-path.md"),
+        Finding::FarBelowCeiling {
+            software_rdma: true,
+            ..
+        } => include_str!("../../templates/explain/far-below-ceiling-software-rdma.md"),
         Finding::FarBelowCeiling { .. } => {
             include_str!("../../templates/explain/far-below-ceiling.md")
         }

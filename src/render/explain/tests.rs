@@ -55,11 +55,14 @@ fn a_shared_uplink_names_switch_devices_and_sum() {
 fn a_tiny_figure_against_a_port_without_a_printed_rate_reads_with_its_digits() {
     // Soft-RoCE: `3.06 MB/sec` against the 2.5 Gb/s ibv_devinfo's width and
     // speed give; two decimals of GB/s would print it as 0.00.
-    let f = Finding::FarBelowCeiling {
+    let f = |software_rdma| Finding::FarBelowCeiling {
         test: "Send BW Test".into(),
         src: Some("rxe0".into()),
         dst: None,
         measured_bytes_per_s: 3_208_642.56,
+        peak: false,
+        size_bytes: Some(65536),
+        software_rdma,
         ceiling: crate::facts::PathCeiling {
             bytes_per_s: 312.5e6,
             from: CeilingSource::RdmaPort {
@@ -71,9 +74,18 @@ fn a_tiny_figure_against_a_port_without_a_printed_rate_reads_with_its_digits() {
         },
     };
     assert_eq!(
-        summary(&f),
-        "Send BW Test rxe0: best 0.00321 GB/s is 1% of the path's ceiling 0.31 GB/s (rxe0 port 1: Ethernet 2.5 Gb/s, from its width and speed)."
+        summary(&f(false)),
+        "Send BW Test rxe0: best 0.00321 GB/s (average) at 65536 bytes (64 KiB) is 1% of the path's ceiling 0.31 GB/s (rxe0 port 1: Ethernet 2.5 Gb/s, from its width and speed)."
     );
+    // Software RDMA: the stated rate is the kernel's mapping, the CPU the
+    // limit; the explanation is the one for software RDMA.
+    let s = summary(&f(true));
+    assert!(
+        s.ends_with("rxe0 is software RDMA (Soft-RoCE or soft-iWARP): the kernel does the RDMA work on the host CPU over an ordinary Ethernet interface, and the rate its port states is the kernel's mapping of that interface's link speed, not an adapter's."),
+        "{s}"
+    );
+    assert!(explanation(&f(true)).contains("iperf3"));
+    assert!(!explanation(&f(false)).contains("iperf3"));
 }
 
 #[test]
@@ -99,4 +111,20 @@ fn a_gpu_far_by_the_cpu_0_assumption_says_so_even_with_cpus_given() {
     let s = summary(&f(false));
     assert!(s.contains("GPU GPU0 outside those CPUs' reach"), "{s}");
     assert!(!s.contains("CPU 0"), "{s}");
+}
+
+#[test]
+fn a_tool_failure_names_its_tool_once() {
+    // The problem's message already starts with the tool's name.
+    let f = Finding::ToolFailed {
+        tool: "perftest".into(),
+        message:
+            "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88"
+                .into(),
+        capture_defect: false,
+    };
+    assert_eq!(
+        summary(&f),
+        "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88"
+    );
 }
