@@ -128,7 +128,7 @@ pub(super) fn nics(b: &Bundle, facts: &NodeFacts) -> String {
                 ports.len()
             ));
             if !rates.is_empty() {
-                text.push_str(&format!(" at {} Gb/s as printed", rates.join(", ")));
+                text.push_str(&format!(" at {} as printed", rates_as_printed(&rates)));
             }
         }
         return text;
@@ -170,9 +170,43 @@ pub(super) fn top(diagnosed: &[Diagnosed]) -> Option<&Diagnosed> {
     diagnosed.iter().min_by_key(|d| d.severity)
 }
 
+/// Port rates as printed: `ibstat`'s bare numbers take one `Gb/s`
+/// (`100, 400 Gb/s`); `ibstatus` and sysfs rates carry their own unit
+/// (`200 Gb/sec (4X HDR)`) and take none.
+fn rates_as_printed(rates: &[&str]) -> String {
+    let bare = |r: &str| r.parse::<f64>().is_ok();
+    if rates.iter().all(|r| bare(r)) {
+        return format!("{} Gb/s", rates.join(", "));
+    }
+    let each: Vec<String> = rates
+        .iter()
+        .map(|r| {
+            if bare(r) {
+                format!("{r} Gb/s")
+            } else {
+                r.to_string()
+            }
+        })
+        .collect();
+    each.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_rates_say_their_unit_once() {
+        assert_eq!(rates_as_printed(&["100", "400"]), "100, 400 Gb/s");
+        assert_eq!(
+            rates_as_printed(&["200 Gb/sec (4X HDR)", "400 Gb/sec (4X NDR)"]),
+            "200 Gb/sec (4X HDR), 400 Gb/sec (4X NDR)"
+        );
+        assert_eq!(
+            rates_as_printed(&["200", "40 Gb/sec (4X QDR)"]),
+            "200 Gb/s, 40 Gb/sec (4X QDR)"
+        );
+    }
 
     #[test]
     fn verdicts_rank_by_the_most_severe_finding() {
