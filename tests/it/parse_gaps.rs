@@ -1,0 +1,149 @@
+//! Issue 13's last reading gaps, each on a real capture (named in the test,
+//! with its source in `captures/SOURCES.tsv`); every value asserted was
+//! checked by eye against the capture's lines. A damaged or cut copy of a
+//! real capture is a SYNTHETIC edit and says so.
+
+use wire_report::bundle::ProblemKind;
+use wire_report::evidence::topology::{CpuRange, DeviceKind};
+use wire_report::ingest::{Reading, read_transcript};
+
+fn read(path: &str) -> Reading {
+    read_transcript(path, &std::fs::read(path).unwrap())
+}
+
+/// The first `n` lines of the capture at `path`: a synthetic cut.
+fn cut(path: &str, n: usize) -> Reading {
+    let text = std::fs::read_to_string(path).unwrap();
+    let cut: String = text.lines().take(n).map(|l| format!("{l}\n")).collect();
+    read_transcript(path, cut.as_bytes())
+}
+
+fn code(r: &Reading, a: &str, b: &str) -> Option<String> {
+    r.topology.link(a, b).and_then(|l| l.code.clone())
+}
+
+const PLI: &str = "captures/h100-pli-1gpu-6nic/nvidia-topo-019-1x-h100-slurm-one-gpu-6nic-cpu-affinity-0-prompt.txt";
+
+#[test]
+fn one_gpu_topo_matrix_reads_its_affinity_and_nic_links() {
+    let r = read(PLI);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let t = r.transcript.as_ref().unwrap();
+    assert_eq!(t.blocks[0].command.as_deref(), Some("nvidia-smi topo -m"));
+    // Line 3: `GPU0  X  PIX PIX SYS SYS SYS SYS  0  0  N/A` (Slurm gave
+    // the job one GPU and one CPU).
+    let g = r.topology.device("GPU0").unwrap();
+    assert_eq!(g.source.line, 3);
+    assert_eq!((g.numa_node, g.gpu_numa_node), (Some(0), None));
+    assert_eq!(g.cpu_affinity, Some(vec![CpuRange { first: 0, last: 0 }]));
+    // Six NIC rows (lines 4-9), named by the NIC legend (mlx5_0..mlx5_5).
+    let nics: Vec<(&str, Option<&str>, usize)> = r
+        .topology
+        .devices
+        .iter()
+        .filter(|d| d.kind == DeviceKind::Nic)
+        .map(|d| (d.id.as_str(), d.name.as_deref(), d.source.line))
+        .collect();
+    assert_eq!(nics.len(), 6);
+    assert_eq!(nics[0], ("NIC0", Some("mlx5_0"), 4));
+    assert_eq!(nics[5], ("NIC5", Some("mlx5_5"), 9));
+    assert_eq!(code(&r, "GPU0", "NIC0").as_deref(), Some("PIX"));
+    assert_eq!(code(&r, "GPU0", "NIC1").as_deref(), Some("PIX"));
+    assert_eq!(code(&r, "GPU0", "NIC2").as_deref(), Some("SYS"));
+    assert_eq!(code(&r, "NIC3", "NIC4").as_deref(), Some("PIX"));
+    assert_eq!(code(&r, "NIC2", "NIC5").as_deref(), Some("SYS"));
+    assert_eq!(r.topology.links.len(), 21);
+}
+
+#[test]
+fn one_gpu_topo_matrix_inside_an_environment_dump() {
+    let path =
+        "captures/h100-lmdeploy-1gpu/nvidia-topo-020-1x-h100-lmdeploy-check-env-embedded.txt";
+    let r = read(path);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    // Line 38: `GPU0  X  0-25  0  N/A`, under `NVIDIA Topology:`.
+    assert_eq!(r.topology.devices.len(), 1);
+    let g = &r.topology.devices[0];
+    assert_eq!((g.id.as_str(), g.source.line), ("GPU0", 38));
+    assert_eq!((g.numa_node, g.gpu_numa_node), (Some(0), None));
+    assert_eq!(g.cpu_affinity, Some(vec![CpuRange { first: 0, last: 25 }]));
+    assert!(r.topology.links.is_empty());
+}
+
+#[test]
+fn one_gpu_matrix_cut_after_its_header_keeps_the_devices_it_names() {
+    // Synthetic cut of a real capture after its header (line 2).
+    let r = cut(PLI, 2);
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    let devs: Vec<(&str, usize)> = r
+        .topology
+        .devices
+        .iter()
+        .map(|d| (d.id.as_str(), d.source.line))
+        .collect();
+    assert_eq!(
+        devs,
+        [
+            ("GPU0", 2),
+            ("NIC0", 2),
+            ("NIC1", 2),
+            ("NIC2", 2),
+            ("NIC3", 2),
+            ("NIC4", 2),
+            ("NIC5", 2)
+        ]
+    );
+    assert!(r.topology.links.is_empty());
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Truncated, Some(2))]);
+    assert!(r.problems[0].message.contains("rows GPU0..NIC5"));
+}
+
+#[test]
+fn one_gpu_matrix_cut_after_three_rows_keeps_their_links() {
+    // Synthetic cut of a real capture after NIC1's row (line 5): GPU0,
+    // NIC0 and NIC1 are read; NIC2..NIC5 are known by the header.
+    let r = cut(PLI, 5);
+    assert_eq!(r.topology.devices.len(), 7);
+    // GPU0's row tells all six of its pairs, NIC0's five, NIC1's four.
+    assert_eq!(r.topology.links.len(), 15);
+    assert_eq!(code(&r, "GPU0", "NIC5").as_deref(), Some("SYS"));
+    assert_eq!(code(&r, "NIC0", "NIC1").as_deref(), Some("PIX"));
+    assert_eq!(code(&r, "NIC3", "NIC4"), None);
+    // The NIC names are in the legend, which was cut too.
+    assert_eq!(
+        r.topology.device("NIC0").unwrap().name.as_deref(),
+        Some("NIC0")
+    );
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Truncated, Some(5))]);
+    assert!(r.problems[0].message.contains("rows NIC2..NIC5"));
+}
+
+#[test]
+fn two_gpu_matrix_with_one_damaged_row_keeps_the_other() {
+    // Synthetic edit of a real capture: GPU1's row (line 3) lost its
+    // diagonal and affinity columns, reading `GPU1    PIX`.
+    let path = "captures/rtx2080ti-2gpu-autodl/nvidia-topo-007-2x-rtx2080ti-autodl-pix-numa1.txt";
+    let text = std::fs::read_to_string(path).unwrap();
+    let damaged: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 2 {
+                "GPU1    PIX\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let r = read_transcript(path, damaged.as_bytes());
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    let ids: Vec<&str> = r.topology.devices.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids, ["GPU0", "GPU1"]);
+    // GPU0's row (line 2) alone tells the pair: PIX; GPU0 on NUMA 1.
+    assert_eq!(code(&r, "GPU0", "GPU1").as_deref(), Some("PIX"));
+    assert_eq!(r.topology.devices[0].numa_node, Some(1));
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Parse, Some(3))]);
+}
