@@ -147,3 +147,102 @@ fn two_gpu_matrix_with_one_damaged_row_keeps_the_other() {
     let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
     assert_eq!(p, [(ProblemKind::Parse, Some(3))]);
 }
+
+// ---- Quoted-printable: transcripts relayed through email -----------------
+
+#[test]
+fn mail_relayed_lspci_reads_its_device_name_whole() {
+    // The capture is quoted-printable as found: `RTX 3=` / `060` (lines
+    // 1-2), `size=3D16M` (line 14), 11 soft line breaks in all.
+    let path = "captures/rtx3060-mobile-laptop/lspci-003-rtx3060-mobile-downgraded-quoted-printable-email-wrapped.txt";
+    let r = read(path);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let l = &r.pcie[0];
+    assert_eq!(
+        l.name.as_deref(),
+        Some(
+            "VGA compatible controller: NVIDIA Corporation GA106M [GeForce RTX 3060 Mobile / Max-Q] (rev a1) (prog-if 00 [VGA controller])"
+        )
+    );
+    assert_eq!(l.source.line, 1);
+    // LnkCap 16GT/s x16, LnkSta `Speed 8GT/s (downgraded), Width x8
+    // (downgraded)` (lines 37 and 41).
+    assert_eq!(
+        (l.max_speed_gt_per_s, l.max_width_lanes),
+        (Some(16.0), Some(16))
+    );
+    assert_eq!(
+        (l.current_speed_gt_per_s, l.current_width_lanes),
+        (Some(8.0), Some(8))
+    );
+    let lines = &r.transcript.as_ref().unwrap().lines;
+    assert_eq!(lines.skipped, 11);
+    assert_eq!(lines.not_understood, 0);
+}
+
+/// `text` quoted-printable encoded as a mail client does (RFC 2045 6.7):
+/// `=`, control and 8-bit bytes as `=XX`, trailing blanks escaped, lines
+/// wrapped at 76 with a soft break never inside an escape. Returns the
+/// encoding and, for each of its lines, the original line it belongs to
+/// (0 for the continuation of a wrapped line).
+fn qp_encode(text: &str) -> (String, Vec<usize>) {
+    let (mut out, mut map) = (String::new(), Vec::new());
+    for (i, l) in text.lines().enumerate() {
+        let b = l.strip_suffix('\r').unwrap_or(l).as_bytes();
+        let mut toks: Vec<String> = b
+            .iter()
+            .map(|&c| match c {
+                b'=' | 0..=8 | 10..=31 | 127..=255 => format!("={c:02X}"),
+                _ => (c as char).to_string(),
+            })
+            .collect();
+        if let Some(last) = toks.last_mut()
+            && (last == " " || last == "\t")
+        {
+            *last = format!("={:02X}", last.as_bytes()[0]);
+        }
+        let mut cur = String::new();
+        map.push(i + 1);
+        for t in toks {
+            if cur.len() + t.len() > 75 {
+                out.push_str(&cur);
+                out.push_str("=\n");
+                map.push(0);
+                cur.clear();
+            }
+            cur.push_str(&t);
+        }
+        out.push_str(&cur);
+        out.push('\n');
+    }
+    (out, map)
+}
+
+#[test]
+fn every_capture_relayed_through_email_reads_the_same() {
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    for (path, text) in crate::metamorphic::captures() {
+        let (mail, map) = qp_encode(&text);
+        // Only an encoding that is plainly quoted-printable is decoded:
+        // two soft breaks, or one and an escape.
+        let soft = mail.matches("=\n").count();
+        if soft < 2 && !(soft == 1 && mail.replace("=\n", "").contains('=')) {
+            continue;
+        }
+        tried += 1;
+        let want = crate::metamorphic::facts(&read_transcript(&path, text.as_bytes()), &|l| l);
+        let got = read_transcript(&path, mail.as_bytes());
+        let back = |l: usize| map.get(l.wrapping_sub(1)).copied().unwrap_or(usize::MAX);
+        if crate::metamorphic::facts(&got, &back) != want {
+            failures.push(path);
+        }
+    }
+    assert!(tried >= 40, "only {tried} captures needed wrapping");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
