@@ -17,7 +17,8 @@ use super::{ParseError, Parsed, Source, numbered_lines};
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
     crate::evidence::numbered(lines).any(|(_, l)| {
         let t = strip_mpi_prefix(l).trim();
-        t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
+        let t = t.strip_prefix('#').map_or(t, str::trim_start);
+        t.starts_with("size") && t.contains("algbw") && t.contains("busbw")
     }) || text.contains("# nThread ")
         || (text.contains("Avg bus bandwidth") && looks_like_headless_rows(lines))
 }
@@ -162,6 +163,8 @@ impl Header {
 struct Row<'a> {
     line: usize,
     size: u64,
+    /// The datatype column (`float`, `half`...).
+    dtype: &'a str,
     redop: Option<&'a str>,
     root: Option<i64>,
     vals: [&'a str; 8],
@@ -244,7 +247,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
             scan.header.read_threads_line(rest);
             continue;
         }
-        if let Some(rest) = t.strip_prefix('#') {
+        if let Some(rest) = t.strip_prefix('#').or_else(|| unhashed_header(t)) {
             read_comment_line(rest.trim(), n, &mut scan);
             continue;
         }
@@ -267,6 +270,15 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         }
     }
     Ok(scan)
+}
+
+/// A header line pasted without its `#` (a paste that lost it, as in
+/// NVIDIA/nccl-tests issue #37): the column header and the trailer
+/// lines, which no data row can be mistaken for (rows start with a size).
+fn unhashed_header(t: &str) -> Option<&str> {
+    let header = t.starts_with("size") && t.contains("algbw") && t.contains("busbw");
+    let trailer = t.starts_with("Out of bounds values") || t.starts_with("Avg bus bandwidth");
+    (header || trailer).then_some(t)
 }
 
 /// The column header nccl-tests prints (2.x, with redop and root).
@@ -370,6 +382,7 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
     Ok(Some(Row {
         line: n,
         size: toks[0].parse().unwrap_or(0),
+        dtype: toks[2],
         redop,
         root,
         vals: vals
@@ -445,7 +458,7 @@ impl RowCells {
                 &r.vals[off + 2],
                 &r.vals[off + 3],
             );
-            let verification = verification(wrong, self.validation);
+            let verification = verification(wrong, r.dtype, self.validation);
             let mk = |stat: Statistic| {
                 let mut m = self
                     .templates
@@ -491,19 +504,51 @@ impl RowCells {
 }
 
 /// What the `#wrong` column says about one half of a row.
-fn verification(wrong: &str, validation: Option<bool>) -> Verification {
+fn verification(wrong: &str, dtype: &str, validation: Option<bool>) -> Verification {
     match (wrong.parse::<u64>(), validation) {
         (Ok(w), _) => Verification::Checked { errors: w },
         (Err(_), Some(false)) => Verification::NotVerified,
         (Err(_), _) if wrong == "N/A" => Verification::NotVerified,
-        (Err(_), _) => match parse_number(wrong) {
-            // Old format: the largest error value, 0 when correct.
-            Some(e) => Verification::Checked {
-                errors: u64::from(e != 0.0),
+        // Old format: the largest deviation from the expected values; one
+        // clearly over the tool's tolerance is a wrong result.
+        (Err(_), _) => match over_tolerance(wrong, dtype) {
+            Some(over) => Verification::Checked {
+                errors: u64::from(over),
             },
             None => Verification::Unknown,
         },
     }
+}
+
+/// The tolerance old nccl-tests (before `#wrong`, 2017-2021) checked the
+/// largest deviation against: `DeltaMaxValue` in its `src/common.cu`
+/// (half and bfloat16 1e-2, float 1e-5, double 1e-12; integer types
+/// 1e-200, i.e. exact). `None` for a type it does not list.
+fn tolerance(dtype: &str) -> Option<f64> {
+    Some(match dtype {
+        "half" | "float16" | "bfloat16" => 1e-2,
+        "float" | "float32" => 1e-5,
+        "double" | "float64" => 1e-12,
+        "char" | "int" | "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" => 1e-200,
+        _ => return None,
+    })
+}
+
+/// Whether an old-format `error` value (printed `%5.0le`: `2e-07`,
+/// `1e+00`) is clearly over the tolerance of `dtype`: even rounded down
+/// by the half digit the format loses, it exceeds it. `None` when the
+/// value or the type cannot be read.
+fn over_tolerance(printed: &str, dtype: &str) -> Option<bool> {
+    let v = parse_number(printed)?.abs();
+    if v == 0.0 {
+        return Some(false);
+    }
+    let tol = tolerance(dtype)?;
+    let low = match printed.split_once(['e', 'E']) {
+        Some((_, exp)) => v - 0.5 * 10f64.powi(exp.parse::<i32>().ok()?),
+        None => v,
+    };
+    Some(low > tol)
 }
 
 /// Tool errors for out-of-bounds values and for rows with wrong elements.
@@ -517,13 +562,24 @@ fn report_wrong_values(oob: Option<&(usize, String)>, rows: &[Row<'_>], out: &mu
         );
     }
     for r in rows {
-        for off in [3usize, 7] {
-            if let Ok(w) = r.vals[off].parse::<u64>()
+        for (off, half) in [(3usize, "out-of-place"), (7, "in-place")] {
+            let v = r.vals[off];
+            if let Ok(w) = v.parse::<u64>()
                 && w > 0
             {
                 out.tool_error(
                     r.line,
                     format!("{w} wrong elements at size {} (#wrong)", r.size),
+                );
+            } else if v.parse::<u64>().is_err() && over_tolerance(v, r.dtype) == Some(true) {
+                out.tool_error(
+                    r.line,
+                    format!(
+                        "{half} largest error {v} at size {} is over nccl-tests' tolerance for {} ({:e}): wrong results",
+                        r.size,
+                        r.dtype,
+                        tolerance(r.dtype).unwrap_or(0.0)
+                    ),
                 );
             }
         }

@@ -4,6 +4,7 @@
 //! real capture is a SYNTHETIC edit and says so.
 
 use wire_report::bundle::ProblemKind;
+use wire_report::evidence::measurement::Verification;
 use wire_report::evidence::topology::{CpuRange, DeviceKind};
 use wire_report::ingest::{Reading, read_transcript};
 
@@ -245,4 +246,145 @@ fn every_capture_relayed_through_email_reads_the_same() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+// ---- Old nccl-tests: the `error` column (before `#wrong`) ----------------
+
+const K80: &str = "captures/k80-4gpu-azureml-allreduce/nccl-tests-006-allreduce-4xK80-azureml-error-2e-07-within-tolerance.txt";
+
+/// The cells printed on line `n`, as printed, with their verification.
+fn cells_at(r: &Reading, n: usize) -> Vec<(String, String, Verification)> {
+    r.measurements
+        .iter()
+        .filter(|m| m.source.line == n)
+        .map(|m| {
+            (
+                m.test.to_string(),
+                m.as_printed.clone(),
+                m.verification.clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn old_error_column_within_the_tools_tolerance_is_not_a_wrong_result() {
+    // Every half-row prints `2e-07` under `error`: the largest deviation
+    // of a float allreduce, under nccl-tests' float tolerance (1e-5).
+    let r = read(K80);
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    // 7 rows x (algbw, busbw, time) x 2 halves, and `Avg bus bandwidth`.
+    assert_eq!(r.measurements.len(), 43);
+    let ok = Verification::Checked { errors: 0 };
+    assert!(
+        r.measurements
+            .iter()
+            .filter(|m| m.size_bytes.is_some())
+            .all(|m| m.verification == ok)
+    );
+    // Line 13: `33554432 8388608 float sum 19902 1.69 2.53 2e-07 19898
+    // 1.69 2.53 2e-07`.
+    let l13: Vec<(String, String)> = cells_at(&r, 13).into_iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(
+        l13,
+        [
+            ("allreduce out-of-place".into(), "1.69 GB/s".into()),
+            ("allreduce out-of-place".into(), "2.53 GB/s".into()),
+            ("allreduce out-of-place".into(), "19902 us".into()),
+            ("allreduce in-place".into(), "1.69 GB/s".into()),
+            ("allreduce in-place".into(), "2.53 GB/s".into()),
+            ("allreduce in-place".into(), "19898 us".into()),
+        ]
+    );
+    let avg = r.measurements.iter().find(|m| m.source.line == 21).unwrap();
+    assert_eq!(avg.as_printed, "2.54225 GB/s");
+}
+
+#[test]
+fn old_error_column_clearly_over_the_tolerance_is_a_wrong_result() {
+    // Synthetic edit of the real capture's line 13: `2e-05` out of place
+    // (over 1e-5 however it was rounded), `1e-05` in place (0.5e-5 to
+    // 1.5e-5 before `%5.0le` rounded it: not clearly over).
+    let text = std::fs::read_to_string(K80).unwrap();
+    let edited: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 12 {
+                "    33554432       8388608     float     sum    19902    1.69    2.53  2e-05    19898    1.69    2.53  1e-05\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let r = read_transcript(K80, edited.as_bytes());
+    let v: Vec<Verification> = cells_at(&r, 13).into_iter().map(|c| c.2).collect();
+    let (over, fine) = (
+        Verification::Checked { errors: 1 },
+        Verification::Checked { errors: 0 },
+    );
+    assert_eq!(
+        v,
+        [
+            over.clone(),
+            over.clone(),
+            over,
+            fine.clone(),
+            fine.clone(),
+            fine
+        ]
+    );
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::ToolError, Some(13))]);
+    assert!(
+        r.problems[0]
+            .message
+            .starts_with("out-of-place largest error 2e-05")
+    );
+}
+
+#[test]
+fn old_nccl_tests_pasted_without_its_hash_prefixes_is_read() {
+    // NVIDIA/nccl-tests issue #37: the header and trailer lines lost their
+    // `#`; one all_gather row at 4 GiB whose `error` is `1e+00` both ways
+    // (line 5), `Out of bounds values : 2 FAILED` (line 6).
+    let path = "captures/v100-8gpu-allgather-4g-oob/nccl-tests-005-allgather-8xV100-4GiB-error-column-no-hash-prefixes.txt";
+    let r = read(path);
+    let t = r.transcript.as_ref().unwrap();
+    let tools: Vec<&str> = t.blocks.iter().map(|b| b.tool.as_str()).collect();
+    assert_eq!(tools, ["nccl-tests"]);
+    assert_eq!(
+        t.blocks[0].command.as_deref(),
+        Some("all_gather_perf -g 8 -b 4294967296 -e 4294967296 -n 100")
+    );
+    let c = cells_at(&r, 5);
+    let printed: Vec<&str> = c.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        printed,
+        [
+            "129.05 GB/s",
+            "129.05 GB/s",
+            "29122 us",
+            "128.84 GB/s",
+            "128.84 GB/s",
+            "29169 us"
+        ]
+    );
+    // Named by the command line; wrong both ways.
+    assert_eq!(c[0].0, "allgather out-of-place");
+    assert!(c.iter().all(|c| c.2 == Verification::Checked { errors: 1 }));
+    let m = r.measurements.iter().find(|m| m.source.line == 5).unwrap();
+    assert_eq!(m.size_bytes, Some(4294967296));
+    let avg = r.measurements.iter().find(|m| m.source.line == 7).unwrap();
+    assert_eq!(avg.as_printed, "128.942 GB/s");
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::ToolError, Some(6)),
+            (ProblemKind::ToolError, Some(5)),
+            (ProblemKind::ToolError, Some(5))
+        ]
+    );
+    assert!(r.problems[0].message.contains("2 FAILED"));
 }
