@@ -20,8 +20,12 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
         let t = t.strip_prefix('#').map_or(t, str::trim_start);
         t.starts_with("size") && t.contains("algbw") && t.contains("busbw")
     }) || text.contains("# nThread ")
-        || (text.contains("Avg bus bandwidth") && looks_like_headless_rows(lines))
+        || headless_rows(lines, 2) == 2
+        || (text.contains("Avg bus bandwidth") && headless_rows(lines, 1) == 1)
 }
+
+mod old;
+use old::{is_old_row, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
@@ -204,9 +208,15 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         return Ok(out);
     }
     if let Some(first) = scan.headless {
+        let old = scan.rows.first().is_some_and(|r| r.vals[3].contains('e'));
+        let cols = if old {
+            "size count type [redop or root] time algbw busbw error (the format before #wrong)"
+        } else {
+            "size count type redop root time algbw busbw #wrong"
+        };
         out.truncated(
             first,
-            "the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: size count type redop root time algbw busbw #wrong, out-of-place then in-place",
+            format!("the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: {cols}, out-of-place then in-place"),
         );
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
@@ -272,15 +282,6 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
     Ok(scan)
 }
 
-/// A header line pasted without its `#` (a paste that lost it, as in
-/// NVIDIA/nccl-tests issue #37): the column header and the trailer
-/// lines, which no data row can be mistaken for (rows start with a size).
-fn unhashed_header(t: &str) -> Option<&str> {
-    let header = t.starts_with("size") && t.contains("algbw") && t.contains("busbw");
-    let trailer = t.starts_with("Out of bounds values") || t.starts_with("Avg bus bandwidth");
-    (header || trailer).then_some(t)
-}
-
 /// The column header nccl-tests prints (2.x, with redop and root).
 const STANDARD_HEADER: [&str; 13] = [
     "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
@@ -289,27 +290,34 @@ const STANDARD_HEADER: [&str; 13] = [
 
 /// A data row of the standard 13 columns: `8 2 float sum -1 21.57 0.00
 /// 0.00 0 21.24 0.00 0.00 0`; the type names a datatype nccl-tests knows.
+/// Or one of the format before `#wrong` ([`is_old_row`]).
 fn is_standard_row(t: &str) -> bool {
+    // Rows start with their size: other lines cost one byte's look.
+    if !t.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
     const TYPES: &[&str] = &[
         "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
         "bfloat16", "f8e4m3", "f8e5m2",
     ];
     let toks: Vec<&str> = t.split_whitespace().collect();
-    toks.len() == 13
+    (toks.len() == 13
         && toks[0].parse::<u64>().is_ok()
         && toks[1].parse::<u64>().is_ok()
         && TYPES.contains(&toks[2])
-        && toks[4].parse::<i64>().is_ok()
+        && toks[4].parse::<i64>().is_ok())
+        || is_old_row(&toks)
 }
 
-/// A header-less fragment of at least two standard rows.
-fn looks_like_headless_rows(lines: &[&str]) -> bool {
+/// How many rows of a known shape a header-less fragment holds, up to
+/// `enough`: two such rows are a table's tail; one is when nccl-tests'
+/// `Avg bus bandwidth` line follows it.
+fn headless_rows(lines: &[&str], enough: usize) -> usize {
     lines
         .iter()
         .filter(|l| is_standard_row(strip_mpi_prefix(l).trim()))
-        .take(2)
+        .take(enough)
         .count()
-        == 2
 }
 
 /// A `#` line other than `# nThread`: a rank line, the table's column
@@ -518,37 +526,6 @@ fn verification(wrong: &str, dtype: &str, validation: Option<bool>) -> Verificat
             None => Verification::Unknown,
         },
     }
-}
-
-/// The tolerance old nccl-tests (before `#wrong`, 2017-2021) checked the
-/// largest deviation against: `DeltaMaxValue` in its `src/common.cu`
-/// (half and bfloat16 1e-2, float 1e-5, double 1e-12; integer types
-/// 1e-200, i.e. exact). `None` for a type it does not list.
-fn tolerance(dtype: &str) -> Option<f64> {
-    Some(match dtype {
-        "half" | "float16" | "bfloat16" => 1e-2,
-        "float" | "float32" => 1e-5,
-        "double" | "float64" => 1e-12,
-        "char" | "int" | "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" => 1e-200,
-        _ => return None,
-    })
-}
-
-/// Whether an old-format `error` value (printed `%5.0le`: `2e-07`,
-/// `1e+00`) is clearly over the tolerance of `dtype`: even rounded down
-/// by the half digit the format loses, it exceeds it. `None` when the
-/// value or the type cannot be read.
-fn over_tolerance(printed: &str, dtype: &str) -> Option<bool> {
-    let v = parse_number(printed)?.abs();
-    if v == 0.0 {
-        return Some(false);
-    }
-    let tol = tolerance(dtype)?;
-    let low = match printed.split_once(['e', 'E']) {
-        Some((_, exp)) => v - 0.5 * 10f64.powi(exp.parse::<i32>().ok()?),
-        None => v,
-    };
-    Some(low > tol)
 }
 
 /// Tool errors for out-of-bounds values and for rows with wrong elements.

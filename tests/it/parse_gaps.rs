@@ -388,3 +388,84 @@ fn old_nccl_tests_pasted_without_its_hash_prefixes_is_read() {
     );
     assert!(r.problems[0].message.contains("2 FAILED"));
 }
+
+// ---- Header-less nccl-tests fragments -------------------------------------
+
+/// Lines `from..=to` (1-based) of the capture at `path`: a synthetic
+/// fragment of a real capture, as a paste that kept only its tail.
+fn lines_of(path: &str, from: usize, to: usize) -> Reading {
+    let text = std::fs::read_to_string(path).unwrap();
+    let part: String = text
+        .lines()
+        .skip(from - 1)
+        .take(to + 1 - from)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    read_transcript(path, part.as_bytes())
+}
+
+#[test]
+fn a_two_row_tail_of_an_nccl_tests_table_is_read_and_flagged() {
+    // Lines 35-36 of the real GH200 capture, nothing else: the column
+    // header and the trailer are not in the transcript.
+    let path = "captures/gh200-2node-slingshot-allreduce/nccl-tests-001-allreduce-2x-gh200-libfabric-wrong-at-1mib.txt";
+    let r = lines_of(path, 35, 36);
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    // Line 2 (36 of the capture): `134217728 33554432 float sum -1
+    // 5869.38 22.87 22.87 0 5886.67 22.80 22.80 0`.
+    let printed: Vec<String> = cells_at(&r, 2).into_iter().map(|c| c.1).collect();
+    assert_eq!(
+        printed,
+        [
+            "22.87 GB/s",
+            "22.87 GB/s",
+            "5869.38 us",
+            "22.80 GB/s",
+            "22.80 GB/s",
+            "5886.67 us"
+        ]
+    );
+    assert_eq!(r.measurements.len(), 12);
+    // The collective and the ranks are not stated: a generic collective.
+    assert!(
+        r.measurements
+            .iter()
+            .all(|m| m.test.starts_with("collective "))
+    );
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::Truncated, Some(1)),
+            (ProblemKind::Truncated, Some(2))
+        ]
+    );
+    assert!(
+        r.problems[0]
+            .message
+            .contains("column header is not in the transcript")
+    );
+}
+
+#[test]
+fn an_old_format_tail_with_its_trailer_is_read_within_tolerance() {
+    // Lines 18-21 of the real K80 capture: two old-format rows (`2e-07`
+    // under `error`), `# Out of bounds values : 0 OK`, `# Avg bus
+    // bandwidth : 2.54225`.
+    let r = lines_of(K80, 18, 21);
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(r.measurements.len(), 13);
+    let c = cells_at(&r, 1);
+    assert_eq!(c[0].1, "1.70 GB/s");
+    assert!(c.iter().all(|c| c.2 == Verification::Checked { errors: 0 }));
+    assert_eq!(cells_at(&r, 4)[0].1, "2.54225 GB/s");
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Truncated, Some(1))]);
+    assert!(r.problems[0].message.contains("the format before #wrong"));
+    // One row and the trailer (lines 19-21) are still unambiguous.
+    assert_eq!(lines_of(K80, 19, 21).measurements.len(), 7);
+    // One row alone is not: nothing is read.
+    let one = lines_of(K80, 19, 19);
+    assert!(one.transcript.is_none());
+    assert!(one.measurements.is_empty());
+}
