@@ -300,6 +300,12 @@ fn is_standard_row(t: &str) -> bool {
         "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
         "bfloat16", "f8e4m3", "f8e5m2",
     ];
+    // 11 to 13 columns, a datatype third: checked before splitting for good.
+    let n = t.split_whitespace().take(14).count();
+    let dtype = t.split_whitespace().nth(2).unwrap_or("");
+    if !(11..=13).contains(&n) || !(TYPES.contains(&dtype) || tolerance(dtype).is_some()) {
+        return false;
+    }
     let toks: Vec<&str> = t.split_whitespace().collect();
     (toks.len() == 13
         && toks[0].parse::<u64>().is_ok()

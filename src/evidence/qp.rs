@@ -21,6 +21,10 @@ use std::borrow::Cow;
 /// inside it.
 const WRAP_SLACK: usize = 3;
 
+/// Mail is wrapped at 76 (RFC 2045) or a little less; a "wrap width" far
+/// below that is not a mail encoder's.
+const MIN_WIDTH: usize = 40;
+
 /// The text with its quoted-printable encoding taken off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {
@@ -63,7 +67,7 @@ pub fn decode(text: &str) -> Option<Decoded> {
     }
     let width = soft.iter().copied().max()?;
     let one_width = soft.iter().all(|&w| w + WRAP_SLACK >= width);
-    if !one_width || !(soft.len() >= 2 || escapes >= 1) {
+    if width < MIN_WIDTH || !one_width || !(soft.len() >= 2 || escapes >= 1) {
         return None;
     }
     Some(decode_lines(text, outer))
@@ -195,7 +199,7 @@ mod tests {
     #[test]
     fn joins_soft_breaks_and_decodes_escapes_keeping_line_numbers() {
         // Synthetic, in the shape of the mail-relayed lspci capture: both
-        // soft-broken lines 42 bytes wide.
+        // soft-broken lines 42 bytes wide (at least `MIN_WIDTH`).
         let text = "01:00.0 VGA: NVIDIA GA106M [GeForce RTX 3=\n060 Mobile]\n\tRegion 0: [size=3D16M]\n\tLnkSta: Speed 8GT/s, Width x8, TrErr- DL=\nActive-\n";
         let d = decode(text).unwrap();
         assert_eq!(
@@ -224,13 +228,32 @@ mod tests {
 
     #[test]
     fn prefixes_added_around_the_mail_stay_on_the_first_part_only() {
-        let d = decode("    > [rank 0] GeForce RTX 3=\n    > [rank 0] 060 x=3Dy\n").unwrap();
-        assert_eq!(d.text, "    > [rank 0] GeForce RTX 3060 x=y\n");
+        let text = "    > [rank 0] 01:00.0 VGA compatible controller: GeForce RTX 3=\n    > [rank 0] 060 x=3Dy\n";
+        let d = decode(text).unwrap();
+        assert_eq!(
+            d.text,
+            "    > [rank 0] 01:00.0 VGA compatible controller: GeForce RTX 3060 x=y\n"
+        );
     }
 
     #[test]
     fn a_line_break_escape_stays_as_printed() {
-        let d = decode("ab=0Acd=3D=\nef\n").unwrap();
-        assert_eq!(d.text, "ab=0Acd=ef\n");
+        let d = decode("a line long enough to be wrapped: ab=0Acd=3D=\nef\n").unwrap();
+        assert_eq!(d.text, "a line long enough to be wrapped: ab=0Acd=ef\n");
+    }
+
+    #[test]
+    fn odd_inputs_decode_to_one_line_per_original_start_or_not_at_all() {
+        assert!(decode("=\n=\n").is_none()); // no wrap width to speak of
+        for text in [
+            "x".repeat(60) + "=\n=\n",
+            "\u{e9}".repeat(30) + "=\nx=C3=A9\n",
+            "y".repeat(50) + "=\r\n" + &"z".repeat(49) + "=",
+        ] {
+            if let Some(d) = decode(&text) {
+                assert_eq!(d.text.lines().count(), d.lines.len(), "{text:?}");
+                assert_eq!(d.lines.len() + d.joined.len(), text.lines().count());
+            }
+        }
     }
 }
