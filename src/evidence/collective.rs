@@ -14,14 +14,28 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
 
+/// The table's column header (with its `#` or without), `# nThread`, or
+/// a header-less fragment: two rows of a known shape, or one followed by
+/// `Avg bus bandwidth`. One pass over the lines.
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
+    if text.contains("# nThread ") {
+        return true;
+    }
+    let mut rows = 0;
+    for l in lines {
         let t = strip_mpi_prefix(l).trim();
-        let t = t.strip_prefix('#').map_or(t, str::trim_start);
-        t.starts_with("size") && t.contains("algbw") && t.contains("busbw")
-    }) || text.contains("# nThread ")
-        || headless_rows(lines, 2) == 2
-        || (text.contains("Avg bus bandwidth") && headless_rows(lines, 1) == 1)
+        let h = t.strip_prefix('#').map_or(t, str::trim_start);
+        if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
+            return true;
+        }
+        if is_standard_row(t) {
+            rows += 1;
+            if rows == 2 {
+                return true;
+            }
+        }
+    }
+    rows == 1 && text.contains("Avg bus bandwidth")
 }
 
 mod old;
@@ -313,17 +327,6 @@ fn is_standard_row(t: &str) -> bool {
         && TYPES.contains(&toks[2])
         && toks[4].parse::<i64>().is_ok())
         || is_old_row(&toks)
-}
-
-/// How many rows of a known shape a header-less fragment holds, up to
-/// `enough`: two such rows are a table's tail; one is when nccl-tests'
-/// `Avg bus bandwidth` line follows it.
-fn headless_rows(lines: &[&str], enough: usize) -> usize {
-    lines
-        .iter()
-        .filter(|l| is_standard_row(strip_mpi_prefix(l).trim()))
-        .take(enough)
-        .count()
 }
 
 /// A `#` line other than `# nThread`: a rank line, the table's column
