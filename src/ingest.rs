@@ -462,7 +462,7 @@ mod tests {
     fn garbled_matrix_names_the_line() {
         let b = read_transcript(
             "topo.txt",
-            b"\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-3\nGPU1\tNV4\n\nLegend:\n  X = Self\n  PIX  = Connection traversing at most a single PCIe bridge\n",
+            b"\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-3\nGPU1\tNV4\n\nLegend:\n  X = Self\n  PIX  = Connection traversing at most a single PCIe bridge\n  NV#  = Connection traversing a bonded set of # NVLinks\n",
         );
         assert_eq!(b.problems.len(), 1, "{:?}", b.problems);
         assert!(

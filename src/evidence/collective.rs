@@ -14,13 +14,32 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
 
+/// The table's column header (with its `#` or without), `# nThread`, or
+/// a header-less fragment: two rows of a known shape, or one followed by
+/// `Avg bus bandwidth`. One pass over the lines.
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
+    if text.contains("# nThread ") {
+        return true;
+    }
+    let mut rows = 0;
+    for l in lines {
         let t = strip_mpi_prefix(l).trim();
-        t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
-    }) || text.contains("# nThread ")
-        || (text.contains("Avg bus bandwidth") && looks_like_headless_rows(lines))
+        let h = t.strip_prefix('#').map_or(t, str::trim_start);
+        if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
+            return true;
+        }
+        if is_standard_row(t) {
+            rows += 1;
+            if rows == 2 {
+                return true;
+            }
+        }
+    }
+    rows == 1 && text.contains("Avg bus bandwidth")
 }
+
+mod old;
+use old::{is_old_row, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
@@ -162,6 +181,8 @@ impl Header {
 struct Row<'a> {
     line: usize,
     size: u64,
+    /// The datatype column (`float`, `half`...).
+    dtype: &'a str,
     redop: Option<&'a str>,
     root: Option<i64>,
     vals: [&'a str; 8],
@@ -201,9 +222,15 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         return Ok(out);
     }
     if let Some(first) = scan.headless {
+        let old = scan.rows.first().is_some_and(|r| r.vals[3].contains('e'));
+        let cols = if old {
+            "size count type [redop or root] time algbw busbw error (the format before #wrong)"
+        } else {
+            "size count type redop root time algbw busbw #wrong"
+        };
         out.truncated(
             first,
-            "the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: size count type redop root time algbw busbw #wrong, out-of-place then in-place",
+            format!("the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: {cols}, out-of-place then in-place"),
         );
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
@@ -244,7 +271,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
             scan.header.read_threads_line(rest);
             continue;
         }
-        if let Some(rest) = t.strip_prefix('#') {
+        if let Some(rest) = t.strip_prefix('#').or_else(|| unhashed_header(t)) {
             read_comment_line(rest.trim(), n, &mut scan);
             continue;
         }
@@ -277,27 +304,29 @@ const STANDARD_HEADER: [&str; 13] = [
 
 /// A data row of the standard 13 columns: `8 2 float sum -1 21.57 0.00
 /// 0.00 0 21.24 0.00 0.00 0`; the type names a datatype nccl-tests knows.
+/// Or one of the format before `#wrong` ([`is_old_row`]).
 fn is_standard_row(t: &str) -> bool {
+    // Rows start with their size: other lines cost one byte's look.
+    if !t.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
     const TYPES: &[&str] = &[
         "int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double",
         "bfloat16", "f8e4m3", "f8e5m2",
     ];
+    // 11 to 13 columns, a datatype third: checked before splitting for good.
+    let n = t.split_whitespace().take(14).count();
+    let dtype = t.split_whitespace().nth(2).unwrap_or("");
+    if !(11..=13).contains(&n) || !(TYPES.contains(&dtype) || tolerance(dtype).is_some()) {
+        return false;
+    }
     let toks: Vec<&str> = t.split_whitespace().collect();
-    toks.len() == 13
+    (toks.len() == 13
         && toks[0].parse::<u64>().is_ok()
         && toks[1].parse::<u64>().is_ok()
         && TYPES.contains(&toks[2])
-        && toks[4].parse::<i64>().is_ok()
-}
-
-/// A header-less fragment of at least two standard rows.
-fn looks_like_headless_rows(lines: &[&str]) -> bool {
-    lines
-        .iter()
-        .filter(|l| is_standard_row(strip_mpi_prefix(l).trim()))
-        .take(2)
-        .count()
-        == 2
+        && toks[4].parse::<i64>().is_ok())
+        || is_old_row(&toks)
 }
 
 /// A `#` line other than `# nThread`: a rank line, the table's column
@@ -370,6 +399,7 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
     Ok(Some(Row {
         line: n,
         size: toks[0].parse().unwrap_or(0),
+        dtype: toks[2],
         redop,
         root,
         vals: vals
@@ -445,7 +475,7 @@ impl RowCells {
                 &r.vals[off + 2],
                 &r.vals[off + 3],
             );
-            let verification = verification(wrong, self.validation);
+            let verification = verification(wrong, r.dtype, self.validation);
             let mk = |stat: Statistic| {
                 let mut m = self
                     .templates
@@ -491,15 +521,16 @@ impl RowCells {
 }
 
 /// What the `#wrong` column says about one half of a row.
-fn verification(wrong: &str, validation: Option<bool>) -> Verification {
+fn verification(wrong: &str, dtype: &str, validation: Option<bool>) -> Verification {
     match (wrong.parse::<u64>(), validation) {
         (Ok(w), _) => Verification::Checked { errors: w },
         (Err(_), Some(false)) => Verification::NotVerified,
         (Err(_), _) if wrong == "N/A" => Verification::NotVerified,
-        (Err(_), _) => match parse_number(wrong) {
-            // Old format: the largest error value, 0 when correct.
-            Some(e) => Verification::Checked {
-                errors: u64::from(e != 0.0),
+        // Old format: the largest deviation from the expected values; one
+        // clearly over the tool's tolerance is a wrong result.
+        (Err(_), _) => match over_tolerance(wrong, dtype) {
+            Some(over) => Verification::Checked {
+                errors: u64::from(over),
             },
             None => Verification::Unknown,
         },
@@ -517,13 +548,24 @@ fn report_wrong_values(oob: Option<&(usize, String)>, rows: &[Row<'_>], out: &mu
         );
     }
     for r in rows {
-        for off in [3usize, 7] {
-            if let Ok(w) = r.vals[off].parse::<u64>()
+        for (off, half) in [(3usize, "out-of-place"), (7, "in-place")] {
+            let v = r.vals[off];
+            if let Ok(w) = v.parse::<u64>()
                 && w > 0
             {
                 out.tool_error(
                     r.line,
                     format!("{w} wrong elements at size {} (#wrong)", r.size),
+                );
+            } else if v.parse::<u64>().is_err() && over_tolerance(v, r.dtype) == Some(true) {
+                out.tool_error(
+                    r.line,
+                    format!(
+                        "{half} largest error {v} at size {} is over nccl-tests' tolerance for {} ({:e}): wrong results",
+                        r.size,
+                        r.dtype,
+                        tolerance(r.dtype).unwrap_or(0.0)
+                    ),
                 );
             }
         }

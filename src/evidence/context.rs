@@ -68,6 +68,10 @@ fn nccl(command: Option<&str>, text: &str, p: &mut Parsed) {
     }
     for m in &mut p.measurements {
         m.kind = kind;
+        // `collective in-place` was the parser's name while it did not know.
+        if let Some(rest) = m.test.strip_prefix("collective ") {
+            m.test = format!("{} {rest}", kind.as_str()).into();
+        }
     }
     // What the numbers alone could not tell is now told by the name.
     p.notes.retain(|n| {

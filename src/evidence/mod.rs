@@ -14,6 +14,7 @@ pub mod ethtool;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
+pub mod qp;
 pub mod rdma;
 pub mod scan;
 pub mod split;

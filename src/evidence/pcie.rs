@@ -185,32 +185,6 @@ fn device_header(l: &str) -> Option<(&str, &str)> {
     ok.then_some((addr, rest))
 }
 
-/// Undoes quoted-printable mail encoding (`=3D`, soft line breaks) when the
-/// capture was relayed through email. Returns lines with their original
-/// numbers (a joined line keeps the number of its first part).
-fn decode_quoted_printable(lines: Vec<(usize, &str)>) -> Vec<(usize, String)> {
-    let qp = lines.iter().any(|(_, l)| l.contains("=3D"))
-        || lines.iter().filter(|(_, l)| l.ends_with('=')).count() > 2;
-    if !qp {
-        return lines.into_iter().map(|(n, l)| (n, l.to_string())).collect();
-    }
-    let mut out: Vec<(usize, String)> = Vec::new();
-    let mut pending: Option<(usize, String)> = None;
-    for (n, l) in lines {
-        let (num, mut acc) = pending.take().unwrap_or((n, String::new()));
-        acc.push_str(l);
-        if let Some(stripped) = acc.strip_suffix('=') {
-            pending = Some((num, stripped.to_string()));
-        } else {
-            out.push((num, acc.replace("=3D", "=").replace("=20", " ")));
-        }
-    }
-    if let Some(p) = pending {
-        out.push(p);
-    }
-    out
-}
-
 /// Parses `lspci -v`/`-vv`/`-vvv` for one or more devices. Lines that a
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
@@ -222,11 +196,10 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
     if is_lnk_fragment(text, &split) {
         return Ok(parse_lnk_fragment(text));
     }
-    let raw: Vec<(usize, &str)> = numbered_lines(text).collect();
-    let decoded = decode_quoted_printable(raw);
+    // Quoted-printable mail encoding is taken off by the scanner (`qp`).
     let mut lines: Vec<(usize, String)> = Vec::new();
     let mut rejoined = false;
-    for (n, l) in decoded {
+    for (n, l) in numbered_lines(text).map(|(n, l)| (n, l.to_string())) {
         let wrapped = !l.is_empty()
             && !l.starts_with([' ', '\t'])
             && device_header(&l).is_none()

@@ -32,6 +32,9 @@ pub enum SkipReason {
     /// A launcher's own message (`srun: job 12 queued and waiting for
     /// resources`), not the tool's output.
     Launcher,
+    /// The rest of a line a mail encoder wrapped (quoted-printable soft
+    /// line break, [`super::qp`]): read as part of the line above.
+    SoftLineBreak,
 }
 
 impl SkipReason {
@@ -41,6 +44,9 @@ impl SkipReason {
             SkipReason::Fence => "markdown code fence",
             SkipReason::Password => "sudo password prompt",
             SkipReason::Launcher => "launcher message (srun: ...)",
+            SkipReason::SoftLineBreak => {
+                "quoted-printable soft line break (read with the line above)"
+            }
         }
     }
 }
@@ -124,6 +130,10 @@ pub struct Scan<'a> {
 /// Splits `text` into segments at command lines, with every line's prefix
 /// taken off and its original number kept.
 pub fn scan(text: &str) -> Scan<'_> {
+    // Mail-relayed text: decoded first, line numbers kept (`qp`).
+    if let Some(d) = super::qp::decode(text) {
+        return d.scan(text);
+    }
     let mut out = Scan::default();
     let mut cur: Vec<(usize, &str)> = Vec::new();
     let mut command: Option<(String, usize, &str)> = None;
@@ -225,7 +235,7 @@ fn flush<'a>(
 }
 
 /// Bytes of leading whitespace that every non-blank line shares.
-fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
     let mut common: Option<&str> = None;
     for l in lines {
         if l.trim().is_empty() {

@@ -19,6 +19,7 @@ mod metamorphic;
 mod models;
 mod never_panics;
 mod pair;
+mod parse_gaps;
 mod recovery;
 mod site;
 mod streaming;

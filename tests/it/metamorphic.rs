@@ -9,7 +9,7 @@ use wire_report::evidence::map_line_refs;
 use wire_report::ingest::{Reading, read_transcript};
 
 /// Every capture: its path and text.
-fn captures() -> Vec<(String, String)> {
+pub(crate) fn captures() -> Vec<(String, String)> {
     walkdir::WalkDir::new("captures")
         .sort_by_file_name()
         .into_iter()
@@ -44,7 +44,7 @@ fn map_sources(v: &mut Value, map: &dyn Fn(usize) -> usize) {
 /// topology, cells, adapters, PCIe links, notes, problems (line, kind and
 /// message; a line number a message quotes is mapped back too, so a
 /// message left in a scanned block's numbering fails here).
-fn facts(r: &Reading, map: &dyn Fn(usize) -> usize) -> Value {
+pub(crate) fn facts(r: &Reading, map: &dyn Fn(usize) -> usize) -> Value {
     let text = |s: &str| map_line_refs(s, &|l| map(l));
     let problems: Vec<(Option<usize>, String, String)> = r
         .problems

@@ -549,12 +549,44 @@ fn nvidia_smi_topo_cut_after_five_rows_keeps_them_and_flags_the_cut() {
     let cut: String = text.lines().take(6).map(|l| format!("{l}\n")).collect();
     let r = read_transcript(path, cut.as_bytes());
     assert!(r.transcript.is_some(), "{:?}", r.problems);
-    let gpus: Vec<&str> = r.topology.devices.iter().map(|d| d.id.as_str()).collect();
-    assert_eq!(gpus, ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4"]);
+    // Every device the header names is kept; those whose rows were cut
+    // are known by the header (line 1) alone, with no affinity.
+    let devs: Vec<(&str, usize)> = r
+        .topology
+        .devices
+        .iter()
+        .map(|d| (d.id.as_str(), d.source.line))
+        .collect();
+    assert_eq!(
+        devs,
+        [
+            ("GPU0", 2),
+            ("GPU1", 3),
+            ("GPU2", 4),
+            ("GPU3", 5),
+            ("GPU4", 6),
+            ("GPU5", 1),
+            ("GPU6", 1),
+            ("GPU7", 1),
+            ("NIC0", 1),
+            ("NIC1", 1),
+            ("NIC2", 1)
+        ]
+    );
+    assert_eq!(r.topology.devices[5].numa_node, None);
     // As printed (checked by eye): GPU0-GPU4 NV12; GPU2 on NUMA 1 with
-    // CPUs 20-39,100-119 (line 4).
+    // CPUs 20-39,100-119 (line 4). The five rows read tell their pairs
+    // with the cut devices too: GPU0-NIC0 PXB (line 2), GPU2-NIC1 NODE
+    // and GPU3-NIC2 PXB (lines 4, 5), GPU4-GPU7 NV12 (line 6); the pairs
+    // among the cut devices are not told.
     assert_eq!(link(&r, "GPU0", "GPU4").unwrap().0.as_deref(), Some("NV12"));
-    assert_eq!(r.topology.links.len(), 10);
+    assert_eq!(link(&r, "GPU0", "NIC0").unwrap().0.as_deref(), Some("PXB"));
+    assert_eq!(link(&r, "GPU2", "NIC1").unwrap().0.as_deref(), Some("NODE"));
+    assert_eq!(link(&r, "GPU3", "NIC2").unwrap().0.as_deref(), Some("PXB"));
+    assert_eq!(link(&r, "GPU4", "GPU7").unwrap().0.as_deref(), Some("NV12"));
+    assert!(link(&r, "GPU5", "NIC0").is_none());
+    // 10 pairs among the five rows, 5 x 6 with the cut devices.
+    assert_eq!(r.topology.links.len(), 40);
     let gpu2 = &r.topology.devices[2];
     assert_eq!((gpu2.numa_node, gpu2.source.line), (Some(1), 4));
     assert_eq!(
@@ -568,7 +600,8 @@ fn nvidia_smi_topo_cut_after_five_rows_keeps_them_and_flags_the_cut() {
     // Cut mid-row: GPU5's row stops after three cells (line 7).
     let cut = format!("{cut}GPU5    NV12    NV12    NV12\n");
     let r = read_transcript(path, cut.as_bytes());
-    assert_eq!(r.topology.devices.len(), 5);
+    assert_eq!(r.topology.devices.len(), 11);
+    assert_eq!(r.topology.links.len(), 40);
     assert_eq!(unreadable_lines(&r), [7]);
     assert!(
         problems_at(&r, 7)

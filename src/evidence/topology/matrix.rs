@@ -62,6 +62,19 @@ pub(super) struct Row<'a> {
     pub bad: bool,
 }
 
+impl<'a> Row<'a> {
+    /// A row known only by its label (cut from the transcript): no cells.
+    pub fn not_read(line: usize, label: &'a str) -> Self {
+        Row {
+            line,
+            label,
+            cells: Vec::new(),
+            rest: Vec::new(),
+            bad: true,
+        }
+    }
+}
+
 /// Reads a matrix whose header is the first line accepted by `is_header`;
 /// rows follow until a blank line or a line whose first token is not a
 /// device label.
@@ -91,20 +104,21 @@ pub(super) fn read_matrix<'a>(
         }
         raw.push((*n, toks));
     }
-    if raw.is_empty() {
+    // The header names the devices: more of them than rows, with rows
+    // wide enough for all, is a matrix cut short (the header is the
+    // authority on its width). A header whose separators were lost
+    // (`GPU0GPU1`) names none, and the rows decide. A header with no row
+    // after it at all is a matrix cut after its header.
+    let head_labels: Vec<&'a str> = header
+        .split_whitespace()
+        .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
+        .collect();
+    if raw.is_empty() && head_labels.is_empty() {
         return Err(ParseError::new(
             header_line + 1,
             format!("{what} rows starting with GPU0 after the header"),
         ));
     }
-    // The header names the devices: more of them than rows, with rows
-    // wide enough for all, is a matrix cut short (the header is the
-    // authority on its width). A header whose separators were lost
-    // (`GPU0GPU1`) names none, and the rows decide.
-    let head_labels: Vec<&'a str> = header
-        .split_whitespace()
-        .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
-        .collect();
     let mut n = raw.len();
     let mut cut_row = None;
     if head_labels.len() > n && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty()) {
@@ -121,11 +135,11 @@ pub(super) fn read_matrix<'a>(
                 ),
             ));
         }
-        if !raw.is_empty() && raw.iter().all(|(_, t)| t.len() > w) {
+        if raw.iter().all(|(_, t)| t.len() > w) {
             n = w;
         }
     }
-    if raw.is_empty() {
+    if n == 0 {
         return Err(ParseError::new(
             header_line + 1,
             format!("{what} rows starting with GPU0 after the header"),
@@ -139,13 +153,10 @@ pub(super) fn read_matrix<'a>(
         }
         Vec::new()
     };
+    // Every row is kept, read or not: one readable row (a one-GPU node,
+    // or a matrix whose other rows are damaged) still names its devices
+    // and tells its own pairs.
     let (rows, bad) = read_rows(raw, n, diagonal);
-    // One row or none readable: the matrix is not read.
-    if rows.iter().filter(|r| !r.bad).count() < 2
-        && let Some(e) = bad.first()
-    {
-        return Err(e.clone());
-    }
     Ok(Matrix {
         header_line,
         header,

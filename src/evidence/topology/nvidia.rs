@@ -67,7 +67,8 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
         return true;
     }
     let mut header = false;
-    for (_, l) in crate::evidence::numbered(lines) {
+    let mut last_header = None;
+    for (n, l) in crate::evidence::numbered(lines) {
         // Only header and GPU rows matter; skip everything else unsplit.
         if !l.trim_start().starts_with("GPU") {
             continue;
@@ -75,6 +76,7 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
         let toks: Vec<&str> = l.split_whitespace().collect();
         if toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X") {
             header = l.contains("Affinity");
+            last_header = header.then_some(n);
         }
         if header
             && toks.first().is_some_and(|t| is_gpu_label(t))
@@ -84,7 +86,9 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
             return true;
         }
     }
-    false
+    // A matrix cut right after its header: the header is the text's last
+    // line (`GPU0 GPU1 ... CPU Affinity` names no other tool's table).
+    last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty()))
 }
 
 pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
@@ -268,6 +272,14 @@ pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
         }
         topo.devices.push(dev);
     }
+    // Devices the header names whose rows were cut: known by the header
+    // alone (no affinity); their pairs with the rows read are told by
+    // those rows' cells.
+    for label in &m.missing {
+        let row = Row::not_read(m.header_line, label);
+        topo.devices
+            .push(row_device(&row, &cols, &nic_names, &mut nic_count).0);
+    }
     let ids: Vec<String> = topo.devices.iter().map(|d| d.id.clone()).collect();
     out.notes = pair_links(&m, &ids, &mut topo);
     topo.sort();
@@ -394,11 +406,14 @@ fn row_device(
 
 /// One link per device pair, from the cell above the diagonal and the one
 /// below it. Returns a note for every pair printed differently each way.
+/// A device whose row was cut ([`Matrix::missing`]) pairs by the read
+/// rows' cells alone.
 fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> {
     let mut notes = Vec::new();
+    let cut = Row::not_read(m.header_line, "");
     for i in 0..m.rows.len() {
-        for j in i + 1..m.rows.len() {
-            let (ri, rj) = (&m.rows[i], &m.rows[j]);
+        for j in i + 1..ids.len().min(m.rows.len() + m.missing.len()) {
+            let (ri, rj) = (&m.rows[i], m.rows.get(j).unwrap_or(&cut));
             // A row not read: the pair is told by the other row alone.
             let (code, back) = match (ri.bad, rj.bad) {
                 (true, true) => continue,
@@ -502,6 +517,14 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
                 source: Source::line(row.line),
             });
         }
+    }
+    // GPUs whose rows were cut are known by the header alone.
+    for label in &m.missing {
+        topo.devices.push(Device::new(
+            *label,
+            DeviceKind::Gpu,
+            Source::line(m.header_line),
+        ));
     }
     topo.sort();
     out.topology = topo;
@@ -651,49 +674,4 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn maps_every_nvidia_code_to_its_class() {
-        assert_eq!(class_of_code("NV12"), (LinkClass::DirectLink, Some(12)));
-        assert_eq!(class_of_code("PIX").0, LinkClass::PcieSwitch);
-        assert_eq!(class_of_code("PXB").0, LinkClass::PcieSwitch);
-        assert_eq!(class_of_code("PHB").0, LinkClass::PcieHost);
-        assert_eq!(class_of_code("NODE").0, LinkClass::PcieHost);
-        assert_eq!(class_of_code("SYS").0, LinkClass::CrossSocket);
-        assert_eq!(class_of_code("SOC").0, LinkClass::CrossSocket);
-        assert_eq!(class_of_code("NVX").0, LinkClass::Unknown);
-        assert_eq!(class_of_code("C2C").0, LinkClass::Unknown);
-    }
-
-    #[test]
-    fn splits_an_affinity_that_ran_into_the_numa_column() {
-        let mut d = Device::new("GPU0", DeviceKind::Gpu, Source::line(1));
-        let cols = [Extra::CpuAffinity, Extra::NumaAffinity, Extra::GpuNumaId];
-        assign_extras(&mut d, &cols, &["0-45,92-1370", "N/A"], 1).unwrap();
-        assert_eq!(d.numa_node, Some(0));
-        assert_eq!(
-            d.cpu_affinity,
-            Some(vec![
-                CpuRange { first: 0, last: 45 },
-                CpuRange {
-                    first: 92,
-                    last: 137
-                }
-            ])
-        );
-        // `0-45,92-13` is descending and `0-45,92-1` too: only one split is valid.
-        let mut d = Device::new("GPU0", DeviceKind::Gpu, Source::line(1));
-        let err = assign_extras(&mut d, &cols, &["0-912", "N/A"], 3).unwrap_err();
-        assert_eq!(err.line, 3);
-        assert!(err.expected.contains("split"), "{err}");
-    }
-
-    #[test]
-    fn rejects_a_matrix_with_a_missing_cell() {
-        let text = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-3\nGPU1\tNV4\n";
-        let err = parse_topo_matrix(text).unwrap_err();
-        assert_eq!(err.line, 3);
-    }
-}
+mod tests;

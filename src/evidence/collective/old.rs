@@ -1,0 +1,72 @@
+//! nccl-tests before `#wrong` (2017-2021 releases): an `error` column with
+//! the largest deviation from the expected values (`%5.0le`: `2e-07`),
+//! checked by the tool against a tolerance per datatype; and how such
+//! output looks when pasted without its `#` lines or its column header.
+
+use crate::evidence::measurement::parse_number;
+
+/// A header line pasted without its `#` (a paste that lost it, as in
+/// NVIDIA/nccl-tests issue #37): the column header and the trailer
+/// lines, which no data row can be mistaken for (rows start with a size).
+pub(super) fn unhashed_header(t: &str) -> Option<&str> {
+    let header = t.starts_with("size") && t.contains("algbw") && t.contains("busbw");
+    let trailer = t.starts_with("Out of bounds values") || t.starts_with("Avg bus bandwidth");
+    (header || trailer).then_some(t)
+}
+
+/// The tolerance old nccl-tests (before `#wrong`, 2017-2021) checked the
+/// largest deviation against: `DeltaMaxValue` in its `src/common.cu`
+/// (half and bfloat16 1e-2, float 1e-5, double 1e-12; integer types
+/// 1e-200, i.e. exact). `None` for a type it does not list.
+pub(super) fn tolerance(dtype: &str) -> Option<f64> {
+    Some(match dtype {
+        "half" | "float16" | "bfloat16" => 1e-2,
+        "float" | "float32" => 1e-5,
+        "double" | "float64" => 1e-12,
+        "char" | "int" | "int8" | "uint8" | "int32" | "uint32" | "int64" | "uint64" => 1e-200,
+        _ => return None,
+    })
+}
+
+/// Whether an old-format `error` value (printed `%5.0le`: `2e-07`,
+/// `1e+00`) is clearly over the tolerance of `dtype`: even rounded down
+/// by the half digit the format loses, it exceeds it. `None` when the
+/// value or the type cannot be read.
+pub(super) fn over_tolerance(printed: &str, dtype: &str) -> Option<bool> {
+    let v = parse_number(printed)?.abs();
+    if v == 0.0 {
+        return Some(false);
+    }
+    let tol = tolerance(dtype)?;
+    let low = match printed.split_once(['e', 'E']) {
+        Some((_, exp)) => v - 0.5 * 10f64.powi(exp.parse::<i32>().ok()?),
+        None => v,
+    };
+    Some(low > tol)
+}
+
+/// A data row of the old format: size, count, type, an optional redop or
+/// root, then time, algbw, busbw and `error` for each half, the `error`
+/// printed `%5.0le` (`0e+00`, `2e-07`) or `N/A`.
+pub(super) fn is_old_row(toks: &[&str]) -> bool {
+    let is_err = |t: &str| {
+        t == "N/A"
+            || t.split_once('e').is_some_and(|(m, e)| {
+                m.len() == 1
+                    && m.bytes().all(|b| b.is_ascii_digit())
+                    && e.len() == 3
+                    && e.starts_with(['+', '-'])
+                    && e[1..].bytes().all(|b| b.is_ascii_digit())
+            })
+    };
+    let n = toks.len();
+    (n == 11 || n == 12)
+        && toks[0].parse::<u64>().is_ok()
+        && toks[1].parse::<u64>().is_ok()
+        && tolerance(toks[2]).is_some()
+        && is_err(toks[n - 5])
+        && is_err(toks[n - 1])
+        && [n - 8, n - 7, n - 6, n - 4, n - 3, n - 2]
+            .iter()
+            .all(|&i| parse_number(toks[i]).is_some())
+}
