@@ -43,6 +43,8 @@ use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
 use crate::evidence::topology::Topology;
 
+mod series;
+
 thread_local! {
     /// Files by index while a bundle is being read or written.
     static FILES: RefCell<Option<Table>> = const { RefCell::new(None) };
@@ -288,55 +290,6 @@ pub struct Measurements {
 }
 
 impl Measurements {
-    fn from_cells(ms: &[Measurement]) -> Measurements {
-        let mut out = Measurements::default();
-        let mut seen: HashMap<Series, u32> = HashMap::new();
-        for m in ms {
-            let series = Series {
-                tool: m.tool.clone(),
-                file: index_of(&m.source.file).unwrap_or(u32::MAX),
-                kind: m.kind,
-                test: m.test.clone(),
-                direction: m.direction,
-                statistic: m.statistic,
-                p2p: m.p2p,
-                buffers: m.buffers,
-                copy_engine: m.copy_engine,
-                iterations: m.iterations,
-                warmup_iterations: m.warmup_iterations,
-                queue_depth: m.queue_depth,
-                qps: m.qps,
-                verification: m.verification.clone(),
-                questions: m.questions.clone(),
-            };
-            // Cells of one test come together, alternating among a few
-            // series (in place, out of place): try the newest before hashing.
-            let newest = out.series.len().saturating_sub(4);
-            let i = match out.series[newest..].iter().position(|s| *s == series) {
-                Some(k) => (newest + k) as u32,
-                None => {
-                    let next = out.series.len() as u32;
-                    *seen.entry(series).or_insert_with_key(|s| {
-                        out.series.push(s.clone());
-                        next
-                    })
-                }
-            };
-            out.cells.push(Cell {
-                series: i,
-                src: m.src.clone(),
-                dst: m.dst.clone(),
-                size_bytes: m.size_bytes,
-                bandwidth_bytes_per_s: m.bandwidth_bytes_per_s,
-                latency_s: m.latency_s,
-                as_printed: m.as_printed.clone(),
-                line: m.source.line,
-                message_size: None,
-            });
-        }
-        out
-    }
-
     fn into_cells<E: de::Error>(self) -> Result<Vec<Measurement>, E> {
         let files: Vec<Text> = self
             .series
@@ -446,7 +399,7 @@ struct Out<'a> {
     host: &'a Host,
     files: &'a [Text],
     topology: &'a Topology,
-    measurements: Measurements,
+    measurements: series::MeasurementsOut<'a>,
     rdma: &'a [RdmaDevice],
     pcie: &'a [PcieLink],
     #[serde(skip_serializing_if = "<[InterfaceStats]>::is_empty")]
@@ -516,7 +469,7 @@ impl Serialize for Bundle {
             host,
             files: &paths,
             topology,
-            measurements: Measurements::from_cells(measurements),
+            measurements: series::MeasurementsOut::of(measurements),
             rdma,
             pcie,
             interfaces,
