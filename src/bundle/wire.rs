@@ -43,6 +43,7 @@ use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
 use crate::evidence::topology::Topology;
 
+mod compact;
 mod series;
 
 thread_local! {
@@ -441,10 +442,9 @@ struct In {
     problems: Vec<Problem>,
 }
 
-impl Serialize for Bundle {
-    /// Always version 2's form, whatever serializer: `serde_json::to_vec`
-    /// of a bundle is a bundle file.
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Bundle {
+    /// The bundle as written, `files` being `paths` (its file table's).
+    fn out<'a>(&'a self, paths: &'a [Text]) -> Out<'a> {
         let Bundle {
             schema_version,
             generator,
@@ -460,14 +460,11 @@ impl Serialize for Bundle {
             peer,
             problems,
         } = self;
-        let table = file_table(self);
-        let paths = table.paths.clone();
-        let _installed = Installed::new(table);
         Out {
             schema_version: *schema_version,
             generator,
             host,
-            files: &paths,
+            files: paths,
             topology,
             measurements: series::MeasurementsOut::of(measurements),
             rdma,
@@ -479,7 +476,66 @@ impl Serialize for Bundle {
             peer,
             problems,
         }
-        .serialize(s)
+    }
+}
+
+impl Out<'_> {
+    /// What serde_json writes for `self`, by [`compact`] and with the
+    /// cells written field by field.
+    fn write_compact(&self, out: &mut Vec<u8>) -> Result<(), compact::Declined> {
+        let Out {
+            schema_version,
+            generator,
+            host,
+            files,
+            topology,
+            measurements,
+            rdma,
+            pcie,
+            interfaces,
+            transcripts,
+            probes,
+            system,
+            peer,
+            problems,
+        } = self;
+        let mut o = compact::Object::open(out);
+        o.field("schema_version", schema_version)?;
+        o.field("generator", generator)?;
+        o.field("host", host)?;
+        o.field("files", files)?;
+        o.field("topology", topology)?;
+        o.key("measurements");
+        measurements.write_compact(o.out());
+        o.field("rdma", rdma)?;
+        o.field("pcie", pcie)?;
+        if !interfaces.is_empty() {
+            o.field("interfaces", interfaces)?;
+        }
+        o.field("transcripts", transcripts)?;
+        if !probes.is_empty() {
+            o.field("probes", probes)?;
+        }
+        if system.is_some() {
+            o.field("system", system)?;
+        }
+        if peer.is_some() {
+            o.field("peer", peer)?;
+        }
+        o.field("problems", problems)?;
+        o.close();
+        Ok(())
+    }
+}
+
+impl Serialize for Bundle {
+    /// Always version 3's form, whatever serializer: `serde_json::to_vec`
+    /// of a bundle is a bundle file.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let table = file_table(self);
+        let paths = table.paths.clone();
+        let _installed = Installed::new(table);
+        self.out(&paths).serialize(s)
     }
 }
 
@@ -521,7 +577,15 @@ pub fn write(b: &Bundle) -> Vec<u8> {
 /// bundles reuses one buffer instead of growing a new one each time.
 pub fn write_into(b: &Bundle, out: &mut Vec<u8>) {
     out.clear();
-    serde_json::to_writer(&mut *out, b).expect("a bundle always serialises");
+    let table = file_table(b);
+    let paths = table.paths.clone();
+    let _installed = Installed::new(table);
+    let o = b.out(&paths);
+    if o.write_compact(out).is_err() {
+        // What the compact writer declines, serde_json writes (the same bytes).
+        out.clear();
+        serde_json::to_writer(&mut *out, &o).expect("a bundle always serialises");
+    }
     out.push(b'\n');
 }
 

@@ -9,7 +9,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::{Serialize, Serializer};
 
-use super::index_of;
+use super::{compact, index_of};
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
@@ -180,6 +180,49 @@ impl<'a> CellOut<'a> {
     }
 }
 
+impl CellOut<'_> {
+    /// What serde_json writes for the cell, field by field.
+    fn write_compact(&self, out: &mut Vec<u8>) {
+        let CellOut {
+            series,
+            src,
+            dst,
+            size_bytes,
+            bandwidth_bytes_per_s,
+            latency_s,
+            as_printed,
+            line,
+        } = self;
+        out.extend_from_slice(b"{\"series\":");
+        compact::write_u64(out, u64::from(*series));
+        if let Some(t) = src {
+            out.extend_from_slice(b",\"src\":");
+            compact::write_str(out, t);
+        }
+        if let Some(t) = dst {
+            out.extend_from_slice(b",\"dst\":");
+            compact::write_str(out, t);
+        }
+        if let Some(v) = size_bytes {
+            out.extend_from_slice(b",\"size_bytes\":");
+            compact::write_u64(out, *v);
+        }
+        if let Some(v) = bandwidth_bytes_per_s {
+            out.extend_from_slice(b",\"bandwidth_bytes_per_s\":");
+            compact::write_f64(out, *v);
+        }
+        if let Some(v) = latency_s {
+            out.extend_from_slice(b",\"latency_s\":");
+            compact::write_f64(out, *v);
+        }
+        out.extend_from_slice(b",\"as_printed\":");
+        compact::write_str(out, as_printed);
+        out.extend_from_slice(b",\"line\":");
+        compact::write_u64(out, *line as u64);
+        out.push(b'}');
+    }
+}
+
 /// The cells: each measurement with its series' index.
 pub(super) struct CellsOut<'a> {
     cells: &'a [Measurement],
@@ -202,6 +245,24 @@ impl Serialize for CellsOut<'_> {
 pub(super) struct MeasurementsOut<'a> {
     pub(super) series: Vec<SeriesOut<'a>>,
     pub(super) cells: CellsOut<'a>,
+}
+
+impl MeasurementsOut<'_> {
+    /// What serde_json writes for `self`: the series by [`compact`], the
+    /// cells field by field.
+    pub(super) fn write_compact(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"series\":");
+        compact::write(&self.series, out).expect("a series always serialises");
+        out.extend_from_slice(b",\"cells\":[");
+        let CellsOut { cells, series } = &self.cells;
+        for (k, (m, &i)) in cells.iter().zip(series).enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            CellOut::of(m, i).write_compact(out);
+        }
+        out.extend_from_slice(b"]}");
+    }
 }
 
 /// How many of the newest series a cell is compared with before the
