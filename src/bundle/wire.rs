@@ -22,6 +22,12 @@
 //! read: [`Source`] is serialized deep inside the topology, and the table is
 //! what lets it be two numbers. Outside [`Bundle::to_json`] and
 //! [`Bundle::from_json`] a source serializes as `{file, line}`.
+//!
+//! Writing borrows: the series and cells are views of the bundle's
+//! measurements (`series`), and [`write_into`] writes serde_json's exact
+//! bytes with its own compact writer (`compact`, cells field by field),
+//! falling back to serde_json for anything that writer declines. The tests
+//! compare both writers over every capture.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
