@@ -51,6 +51,7 @@ use crate::evidence::topology::Topology;
 
 mod compact;
 mod series;
+mod topology;
 
 thread_local! {
     /// Files by index while a bundle is being read or written.
@@ -510,7 +511,8 @@ impl Out<'_> {
         o.field("generator", generator)?;
         o.field("host", host)?;
         o.field("files", files)?;
-        o.field("topology", topology)?;
+        o.key("topology");
+        topology::write(topology, o.out())?;
         o.key("measurements");
         measurements.write_compact(o.out());
         o.field("rdma", rdma)?;

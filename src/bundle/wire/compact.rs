@@ -88,6 +88,12 @@ impl Display for Declined {
 
 impl std::error::Error for Declined {}
 
+impl From<serde_json::Error> for Declined {
+    fn from(e: serde_json::Error) -> Declined {
+        Declined(e.to_string())
+    }
+}
+
 impl ser::Error for Declined {
     fn custom<T: Display>(msg: T) -> Declined {
         Declined(msg.to_string())
