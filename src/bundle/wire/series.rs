@@ -278,16 +278,30 @@ impl<'a> MeasurementsOut<'a> {
         let mut of_cell = Vec::with_capacity(ms.len());
         // Series by the hash of their key, for those not among the newest.
         let mut by_key: HashMap<u64, Vec<u32>> = HashMap::new();
+        // The file of the cell before (cells of one file come together)
+        // and the series of the cell before (a matrix's cells share one).
+        let mut last_file: Option<(&Text, u32)> = None;
+        let mut last = 0;
         for m in ms {
-            let file = index_of(&m.source.file).unwrap_or(u32::MAX);
+            let file = match last_file {
+                Some((f, i)) if std::ptr::eq(f.as_str(), m.source.file.as_str()) => i,
+                _ => {
+                    let i = index_of(&m.source.file).unwrap_or(u32::MAX);
+                    last_file = Some((&m.source.file, i));
+                    i
+                }
+            };
             let newest = series.len().saturating_sub(NEWEST);
-            let found = match series[newest..].iter().rposition(|s| s.holds(m, file)) {
-                Some(k) => Some(newest + k),
-                None => by_key.get(&Key::of(m, file).hash64()).and_then(|c| {
+            let found = if series.get(last).is_some_and(|s| s.holds(m, file)) {
+                Some(last)
+            } else if let Some(k) = series[newest..].iter().rposition(|s| s.holds(m, file)) {
+                Some(newest + k)
+            } else {
+                by_key.get(&Key::of(m, file).hash64()).and_then(|c| {
                     c.iter()
                         .map(|&i| i as usize)
                         .find(|&i| series[i].holds(m, file))
-                }),
+                })
             };
             let i = match found {
                 Some(i) => i as u32,
@@ -298,6 +312,7 @@ impl<'a> MeasurementsOut<'a> {
                     i
                 }
             };
+            last = i as usize;
             of_cell.push(i);
         }
         MeasurementsOut {
