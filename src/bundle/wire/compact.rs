@@ -113,18 +113,19 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
-/// The high bit of each byte of `v` that is zero (exact: no carry crosses
-/// a byte, as `(b & 0x7f) + 0x7f` stays below 0x100).
-fn zero_bytes(v: u64) -> u64 {
-    !(((v & LOW7) + LOW7) | v) & HIGH
-}
-
 /// The high bit of each byte of `w` (eight bytes of a string, in order from
 /// the lowest) that JSON escapes: a control character (below 0x20), `"` or
-/// `\`. Bytes of a multi-byte character (0x80 and up) never are.
+/// `\`. Bytes of a multi-byte character (0x80 and up) never are. For the
+/// low seven bits `t` of a byte, `t + 0x60` has its high bit set when
+/// `t >= 0x20`, and `(t ^ c) + 0x7f` when `t != c`; no sum carries into the
+/// next byte (each stays below 0x100). A byte is plain when all three are
+/// set, or when its own high bit is.
 fn escaped_bytes(w: u64) -> u64 {
-    let control = !(((w & LOW7) + ONES * 0x60) | w) & HIGH;
-    control | zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\\')))
+    let t = w & LOW7;
+    let printable = t + ONES * 0x60;
+    let not_quote = (t ^ (ONES * u64::from(b'"'))) + LOW7;
+    let not_backslash = (t ^ (ONES * u64::from(b'\\'))) + LOW7;
+    !((printable & not_quote & not_backslash) | w) & HIGH
 }
 
 fn is_escaped(c: u8) -> bool {
@@ -133,6 +134,14 @@ fn is_escaped(c: u8) -> bool {
 
 /// The first byte at or after `i` that JSON escapes.
 fn next_escaped(b: &[u8], mut i: usize) -> Option<usize> {
+    let word = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("a chunk of 8 bytes"));
+    // Two words a step while both are plain (most of a transcript's text).
+    while let Some(chunk) = b.get(i..i + 16) {
+        if escaped_bytes(word(&chunk[..8])) | escaped_bytes(word(&chunk[8..])) != 0 {
+            break;
+        }
+        i += 16;
+    }
     while let Some(chunk) = b.get(i..i + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("a chunk of 8 bytes"));
         let m = escaped_bytes(w);
