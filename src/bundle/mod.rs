@@ -445,45 +445,30 @@ impl Bundle {
     /// bundle with itself matches one entry per key and never reports a
     /// change. Returns how many entries were dropped.
     pub fn drop_duplicate_keys(&mut self, file: &str) -> usize {
-        use std::collections::BTreeSet;
         let mut dups: Vec<String> = Vec::new();
-        let mut seen = BTreeSet::new();
-        self.topology.links.retain(|l| {
-            let key = if l.a <= l.b {
-                (l.a.clone(), l.b.clone())
+        let links = &mut self.topology.links;
+        let keep = first_of_each(links, |l| {
+            if l.a <= l.b {
+                (l.a.as_str(), l.b.as_str())
             } else {
-                (l.b.clone(), l.a.clone())
-            };
-            let fresh = seen.insert(key);
-            if !fresh {
-                dups.push(format!("topology pair {}-{}", l.a, l.b));
+                (l.b.as_str(), l.a.as_str())
             }
-            fresh
         });
-        let mut seen = BTreeSet::new();
-        self.pcie.retain(|p| {
-            let fresh = seen.insert(p.address.clone());
-            if !fresh {
-                dups.push(format!("PCIe address {}", p.address));
-            }
-            fresh
+        keep_flagged(links, &keep, |l| {
+            dups.push(format!("topology pair {}-{}", l.a, l.b))
         });
-        let mut seen = BTreeSet::new();
-        self.rdma.retain(|d| {
-            let fresh = seen.insert(d.name.clone());
-            if !fresh {
-                dups.push(format!("RDMA device {}", d.name));
-            }
-            fresh
+        let keep = first_of_each(&self.pcie, |p| p.address.as_str());
+        keep_flagged(&mut self.pcie, &keep, |p| {
+            dups.push(format!("PCIe address {}", p.address))
+        });
+        let keep = first_of_each(&self.rdma, |d| d.name.as_str());
+        keep_flagged(&mut self.rdma, &keep, |d| {
+            dups.push(format!("RDMA device {}", d.name))
         });
         for d in &mut self.rdma {
-            let mut seen = BTreeSet::new();
-            d.ports.retain(|p| {
-                let fresh = seen.insert(p.port);
-                if !fresh {
-                    dups.push(format!("port {} of {}", p.port, d.name));
-                }
-                fresh
+            let keep = first_of_each(&d.ports, |p| p.port);
+            keep_flagged(&mut d.ports, &keep, |p| {
+                dups.push(format!("port {} of {}", p.port, d.name))
             });
         }
         if let Some(first) = dups.first() {
@@ -501,6 +486,26 @@ impl Bundle {
         }
         dups.len()
     }
+}
+
+/// For each of `items`, whether it is the first with its key. Keys are
+/// borrowed: nothing is copied to compare them.
+fn first_of_each<'a, T, K: Ord>(items: &'a [T], key: impl Fn(&'a T) -> K) -> Vec<bool> {
+    let mut seen = std::collections::BTreeSet::new();
+    items.iter().map(|t| seen.insert(key(t))).collect()
+}
+
+/// Keeps the entries of `items` flagged in `keep` (one flag each), in
+/// order; `dropped` is told of each other one first.
+fn keep_flagged<T>(items: &mut Vec<T>, keep: &[bool], mut dropped: impl FnMut(&T)) {
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    for (t, _) in items.iter().zip(keep).filter(|(_, k)| !**k) {
+        dropped(t);
+    }
+    let mut flags = keep.iter();
+    items.retain(|_| *flags.next().expect("one flag per entry"));
 }
 
 /// Bandwidths a machine can show, bytes/s: above 1 byte/s (a tool prints
@@ -581,6 +586,60 @@ mod tests {
         });
         let back = Bundle::from_json(&b.to_json(), Path::new("b.json")).unwrap();
         assert_eq!(back, b);
+    }
+
+    #[test]
+    fn repeated_keys_keep_the_first_entry_and_become_one_problem() {
+        let nodes = crate::inputs::ingest(&["captures".into()]).unwrap();
+        let with_ports = |b: &&Bundle| b.rdma.iter().any(|d| !d.ports.is_empty());
+        let rdma = (nodes.iter().map(|n| &n.bundle).find(with_ports))
+            .expect("a capture with RDMA ports")
+            .rdma
+            .clone();
+        let mut b = (nodes.into_iter().map(|n| n.bundle))
+            .find(|b| b.topology.links.len() >= 2)
+            .expect("a capture with links");
+        b.rdma = rdma;
+        b.pcie = vec![
+            crate::evidence::pcie::PcieLink {
+                address: "01:00.0".into(),
+                ..Default::default()
+            },
+            crate::evidence::pcie::PcieLink {
+                address: "02:00.0".into(),
+                ..Default::default()
+            },
+        ];
+        let before = b.clone();
+        let mut swapped = b.topology.links[0].clone();
+        std::mem::swap(&mut swapped.a, &mut swapped.b);
+        swapped.code = Some("SYS".into());
+        b.topology.links.insert(1, swapped);
+        b.topology.links.push(b.topology.links[2].clone());
+        let mut pcie = b.pcie[1].clone();
+        pcie.name = Some("other".into());
+        b.pcie.push(pcie);
+        let d = b.rdma.iter().position(|d| !d.ports.is_empty()).unwrap();
+        let port = b.rdma[d].ports[0].clone();
+        b.rdma[d].ports.push(port);
+        b.rdma.push(b.rdma[0].clone());
+        let problems = b.problems.len();
+        assert_eq!(b.drop_duplicate_keys("n/"), 5);
+        assert_eq!(b.topology.links, before.topology.links);
+        assert_eq!(b.pcie, before.pcie);
+        assert_eq!(b.rdma, before.rdma);
+        assert_eq!(b.problems.len(), problems + 1);
+        let l = &before.topology.links[0];
+        let p = b.problems.last().unwrap();
+        assert_eq!(p.file, "n/");
+        assert_eq!(
+            p.message,
+            format!(
+                "5 entries repeat a key already present (topology pair {}-{} and 4 more); the first of each is kept, the repeats are dropped",
+                l.b, l.a
+            )
+        );
+        assert_eq!(b.drop_duplicate_keys("n/"), 0);
     }
 
     #[test]

@@ -1,0 +1,270 @@
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use serde::Serialize;
+
+use super::*;
+
+/// What [`write`] writes, as text.
+fn ours<T: ?Sized + Serialize>(v: &T) -> serde_json::Result<String> {
+    let mut out = b"kept ".to_vec();
+    write(v, &mut out)?;
+    let text = String::from_utf8(out).expect("UTF-8");
+    Ok(text
+        .strip_prefix("kept ")
+        .expect("the start is kept")
+        .to_string())
+}
+
+/// What the compact writer alone writes, or why it declined.
+fn compact_only<T: ?Sized + Serialize>(v: &T) -> Result<String, Declined> {
+    let mut out = Vec::new();
+    v.serialize(&mut Compact { out: &mut out })?;
+    Ok(String::from_utf8(out).expect("UTF-8"))
+}
+
+fn same<T: ?Sized + Serialize>(v: &T) {
+    let theirs = serde_json::to_string(v).unwrap();
+    assert_eq!(compact_only(v).unwrap(), theirs);
+    assert_eq!(ours(v).unwrap(), theirs);
+}
+
+#[test]
+fn every_ascii_byte_at_every_offset_of_a_word_is_escaped_as_serde_json_does() {
+    for c in 0u8..=0x7f {
+        for len in 0..24 {
+            for at in 0..len {
+                let mut s = vec![b'a'; len];
+                s[at] = c;
+                same(std::str::from_utf8(&s).unwrap());
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_byte_characters_are_never_escaped() {
+    for s in [
+        "é\"\\\u{7f}\u{80}€\n",
+        "🦀🦀🦀🦀\u{1}",
+        "µs ± 0.5 → GPU0 ⇄ GPU1\t\r\u{8}\u{c}",
+        "\u{2028}\u{2029}\u{feff}",
+        "",
+    ] {
+        same(s);
+        same(&s.repeat(5));
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_string_is_written_as_serde_json_writes_it(s in ".*", t in "[\\x00-\\x7f]{0,40}") {
+        prop_assert_eq!(compact_only(&s).unwrap(), serde_json::to_string(&s).unwrap());
+        prop_assert_eq!(compact_only(&t).unwrap(), serde_json::to_string(&t).unwrap());
+    }
+}
+
+#[derive(Serialize)]
+enum Shape {
+    Unit,
+    Newtype(u32),
+    Tuple(i8, String),
+    EmptyTuple(),
+    Struct {
+        a: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        b: Option<u64>,
+    },
+    EmptyStruct {},
+}
+
+#[derive(Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+enum Tagged {
+    Checked { errors: u64 },
+    NotVerified,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Untagged {
+    A(u8),
+    B { x: String },
+}
+
+#[derive(Serialize)]
+struct Newtype(String);
+
+#[derive(Serialize)]
+struct Everything {
+    shapes: Vec<Shape>,
+    tagged: Vec<Tagged>,
+    untagged: Vec<Untagged>,
+    floats: Vec<f64>,
+    f32s: Vec<f32>,
+    ints: (i8, i16, i32, i64, i128, u8, u16, u32, u64, u128),
+    chars: Vec<char>,
+    #[serde(with = "serde_bytes_like")]
+    bytes: Vec<u8>,
+    empty: Vec<u8>,
+    unit: (),
+    nothing: Option<u8>,
+    by_name: BTreeMap<String, Vec<u32>>,
+    by_variant: BTreeMap<Tagless, u8>,
+    by_newtype: BTreeMap<&'static str, Newtype>,
+    empty_map: BTreeMap<String, u8>,
+    bools: [bool; 2],
+    #[serde(rename = "we\"ird\\key\n")]
+    weird: u8,
+    a_field_named_past_sixteen_bytes: u8,
+}
+
+#[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
+enum Tagless {
+    One,
+    Two,
+}
+
+mod serde_bytes_like {
+    pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+}
+
+#[test]
+fn every_shape_serde_makes_is_written_as_serde_json_writes_it() {
+    let v = Everything {
+        shapes: vec![
+            Shape::Unit,
+            Shape::Newtype(7),
+            Shape::Tuple(-3, "x\"y".into()),
+            Shape::EmptyTuple(),
+            Shape::Struct {
+                a: Some(f64::NAN),
+                b: None,
+            },
+            Shape::Struct {
+                a: None,
+                b: Some(u64::MAX),
+            },
+            Shape::EmptyStruct {},
+        ],
+        tagged: vec![Tagged::Checked { errors: 3 }, Tagged::NotVerified],
+        untagged: vec![Untagged::A(1), Untagged::B { x: "\u{1}".into() }],
+        floats: vec![
+            0.0,
+            -0.0,
+            1.5e-320,
+            18_170_000_000.0,
+            0.1 + 0.2,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e21,
+            123456789.0,
+        ],
+        f32s: vec![0.1, f32::NAN, 3.0e38],
+        ints: (
+            i8::MIN,
+            i16::MIN,
+            i32::MIN,
+            i64::MIN,
+            i128::MIN,
+            u8::MAX,
+            u16::MAX,
+            u32::MAX,
+            u64::MAX,
+            u128::MAX,
+        ),
+        chars: vec!['a', '"', '\n', '\u{0}', 'é', '🦀'],
+        bytes: vec![0, 1, 255],
+        empty: vec![],
+        unit: (),
+        nothing: None,
+        by_name: [("a\\b".to_string(), vec![1, 2]), (String::new(), vec![])]
+            .into_iter()
+            .collect(),
+        by_variant: [(Tagless::One, 1), (Tagless::Two, 2)].into_iter().collect(),
+        by_newtype: [("k", Newtype("v".into()))].into_iter().collect(),
+        empty_map: BTreeMap::new(),
+        bools: [true, false],
+        weird: 1,
+        a_field_named_past_sixteen_bytes: 2,
+    };
+    same(&v);
+}
+
+#[test]
+fn a_key_serde_json_quotes_or_refuses_is_left_to_serde_json() {
+    let numbers: BTreeMap<u32, u8> = [(1, 2), (30, 4)].into_iter().collect();
+    assert!(compact_only(&numbers).is_err());
+    assert_eq!(ours(&numbers).unwrap(), r#"{"1":2,"30":4}"#);
+    let bools: BTreeMap<bool, u8> = [(true, 1)].into_iter().collect();
+    assert!(compact_only(&bools).is_err());
+    assert_eq!(
+        ours(&bools).unwrap(),
+        serde_json::to_string(&bools).unwrap()
+    );
+    let optional: BTreeMap<Option<&str>, u8> = [(Some("a"), 1)].into_iter().collect();
+    assert!(compact_only(&optional).is_err());
+    assert_eq!(ours(&optional).ok(), serde_json::to_string(&optional).ok());
+    // What serde_json refuses, `write` refuses too.
+    let lists: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
+    assert!(compact_only(&lists).is_err());
+    assert!(ours(&lists).is_err());
+    assert!(serde_json::to_string(&lists).is_err());
+}
+
+/// [`crate::bundle::wire::write`] (this writer, cells field by field) and
+/// serde_json agree on `b`.
+fn written_as_serde_json_writes(b: &crate::bundle::Bundle) {
+    let mut theirs = serde_json::to_vec(b).unwrap();
+    theirs.push(b'\n');
+    let mine = crate::bundle::wire::write(b);
+    assert!(mine == theirs, "{}: the writers differ", b.host.name);
+    assert_eq!(
+        compact_only(b).unwrap().as_bytes(),
+        &theirs[..theirs.len() - 1]
+    );
+}
+
+#[test]
+fn every_capture_bundle_is_written_as_serde_json_writes_it() {
+    let nodes = crate::inputs::ingest(&["captures".into()]).unwrap();
+    assert!(nodes.len() > 50);
+    for n in &nodes {
+        written_as_serde_json_writes(&n.bundle);
+    }
+}
+
+#[test]
+fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them() {
+    use crate::evidence::measurement::{Kind, Measurement, Statistic};
+    let mut b = crate::bundle::Bundle::new(crate::bundle::Host {
+        name: "n".into(),
+        origin: crate::bundle::Origin::Ingested,
+    });
+    let odd = [
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        1e-320,
+        1e300,
+        18.17e9,
+        0.1,
+    ];
+    for (i, v) in odd.iter().enumerate() {
+        let mut m = Measurement::new("t", i * 1_000_003, Kind::P2pCopy, "x", Statistic::Avg);
+        m.source.file = "a/\"b\".txt".into();
+        m.src = Some("GPU\u{1}0".into());
+        m.dst = (i % 2 == 0).then(|| "GPU1 → é".into());
+        m.size_bytes = [Some(0), Some(9), Some(10), Some(u64::MAX), None][i % 5];
+        m.bandwidth_bytes_per_s = Some(*v);
+        m.latency_s = (i % 3 == 0).then_some(-*v);
+        m.as_printed = format!("{v} \"GB/s\"\t");
+        b.measurements.push(m);
+    }
+    written_as_serde_json_writes(&b);
+    written_as_serde_json_writes(&crate::bundle::Bundle::new(b.host.clone()));
+}
