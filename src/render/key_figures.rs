@@ -49,8 +49,8 @@ impl KeyFigure<'_> {
         }
     }
 
-    /// `, GPU buffers (DMA-BUF)`, `, host buffers`..., or nothing when
-    /// the transcript does not say.
+    /// `, GPU buffers (DMA-BUF)`, `, host buffers`..., or `, buffers not
+    /// stated` when the transcript does not say.
     pub fn buffers_words(&self) -> String {
         let how = self
             .registration
@@ -63,7 +63,7 @@ impl KeyFigure<'_> {
             Buffers::HostPageable => ", pageable host buffers".into(),
             Buffers::Host => ", host buffers".into(),
             Buffers::Mixed => ", host and GPU buffers".into(),
-            Buffers::Unknown => String::new(),
+            Buffers::Unknown => ", buffers not stated".into(),
         }
     }
 }
