@@ -275,6 +275,7 @@ fn rdma(t: &str) -> Option<Path> {
         mtu: None,
         gpu_memory: None,
         gpu: None,
+        registration: Default::default(),
     };
     if rest != "; device not printed (header not captured)" {
         for part in rest.strip_prefix(", ")?.split(", ") {

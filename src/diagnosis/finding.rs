@@ -149,6 +149,13 @@ pub enum Finding {
         size_bytes: u64,
         gpu_bytes_per_s: f64,
         host_bytes_per_s: f64,
+        /// How the GPU buffer reached the adapter (DMA-BUF or the
+        /// peer-memory module), as the GPU-buffer run shows it.
+        #[serde(
+            default,
+            skip_serializing_if = "crate::evidence::answers::GpuRegistration::is_not_stated"
+        )]
+        registration: crate::evidence::answers::GpuRegistration,
     },
     /// A process bound to CPUs or memory away from the NUMA node of GPUs
     /// (or adapters) it used: every staged byte and host buffer crosses

@@ -143,6 +143,10 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
                 size_bytes: size,
                 gpu_bytes_per_s: g,
                 host_bytes_per_s: h,
+                registration: match &gpu.questions.path {
+                    crate::evidence::answers::Path::Rdma(r) => r.registration,
+                    _ => Default::default(),
+                },
             },
             vec![gpu.source.clone(), host.source.clone()],
         );

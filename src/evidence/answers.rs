@@ -255,6 +255,55 @@ pub struct RdmaPath {
     pub gpu_memory: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<Text>,
+    /// How the adapter was given the GPU buffer: DMA-BUF or the
+    /// peer-memory module; not stated for host buffers and old bundles.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub registration: GpuRegistration,
+}
+
+/// How a GPU buffer was registered with the RDMA adapter, as the
+/// transcript shows it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuRegistration {
+    #[default]
+    NotStated,
+    /// `ibv_reg_dmabuf_mr` on a DMA-BUF the GPU driver exported
+    /// (perftest `--use_cuda_dmabuf`, "using DMA-BUF for GPU buffer"):
+    /// no peer-memory module involved.
+    DmaBuf,
+    /// `ibv_reg_mr` on GPU memory: perftest allocated a device buffer
+    /// without DMA-BUF, so the kernel's peer-memory module
+    /// (`nvidia_peermem`) resolved it.
+    PeerMemory,
+}
+
+impl GpuRegistration {
+    pub fn is_not_stated(&self) -> bool {
+        *self == GpuRegistration::NotStated
+    }
+
+    /// `DMA-BUF`, `peer-memory module`, or nothing.
+    pub fn words(self) -> Option<&'static str> {
+        match self {
+            GpuRegistration::NotStated => None,
+            GpuRegistration::DmaBuf => Some("DMA-BUF"),
+            GpuRegistration::PeerMemory => Some("peer-memory module"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

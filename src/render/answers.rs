@@ -290,9 +290,14 @@ fn rdma(r: &RdmaPath) -> String {
     if let Some(mtu) = &r.mtu {
         s.push_str(&format!(", MTU {mtu}"));
     }
+    let how = r
+        .registration
+        .words()
+        .map(|w| format!(", registered through {w}"))
+        .unwrap_or_default();
     match (&r.gpu_memory, &r.gpu) {
-        (Some(k), Some(g)) => s.push_str(&format!("; buffers in GPU memory ({k}, {g})")),
-        (Some(k), None) => s.push_str(&format!("; buffers in GPU memory ({k})")),
+        (Some(k), Some(g)) => s.push_str(&format!("; buffers in GPU memory ({k}, {g}{how})")),
+        (Some(k), None) => s.push_str(&format!("; buffers in GPU memory ({k}{how})")),
         (None, _) => s.push_str(
             "; buffer location not printed (host memory unless --use_cuda/--use_rocm was given)",
         ),

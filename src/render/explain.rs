@@ -436,11 +436,16 @@ fn host_side_summary(f: &Finding) -> String {
             size_bytes,
             gpu_bytes_per_s: g,
             host_bytes_per_s: h,
+            registration,
         } => format!(
-            "{test}{}: with GPU buffers {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
+            "{test}{}: with GPU buffers{} {} against {} with host buffers at {} (measured, same adapter and message size): {:.0}% of it.",
             device
                 .as_deref()
                 .map(|d| format!(" on {d}"))
+                .unwrap_or_default(),
+            registration
+                .words()
+                .map(|w| format!(" (registered through {w})"))
                 .unwrap_or_default(),
             gbs(*g),
             gbs(*h),
@@ -626,6 +631,12 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::ProcessFarFromGpu { .. } => {
             include_str!("../../templates/explain/process-far-from-gpu.md")
+        }
+        Finding::GpuBuffersBelowHost {
+            registration: crate::evidence::answers::GpuRegistration::DmaBuf,
+            ..
+        } => {
+            include_str!("../../templates/explain/gpu-buffers-below-host-dmabuf.md")
         }
         Finding::GpuBuffersBelowHost { .. } => {
             include_str!("../../templates/explain/gpu-buffers-below-host.md")

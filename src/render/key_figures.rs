@@ -1,5 +1,6 @@
-//! A node's key figures: per tool, kind, direction, statistic and peer
-//! access, the best and the worst figure — bandwidth at the largest
+//! A node's key figures: per tool, kind, direction, statistic, peer
+//! access and buffers (host or GPU memory, and how a GPU buffer reached
+//! the adapter: never one figure over both), the best and the worst figure — bandwidth at the largest
 //! message (where a link shows its rate), latency at the smallest (where
 //! it shows its overhead). The markdown summary and the node page both
 //! show them; each writes its own words.
@@ -7,7 +8,8 @@
 use std::collections::BTreeMap;
 
 use crate::bundle::Bundle;
-use crate::evidence::measurement::{Direction, Measurement, P2p, Statistic};
+use crate::evidence::answers::{GpuRegistration, Path};
+use crate::evidence::measurement::{Buffers, Direction, Measurement, P2p, Statistic};
 
 /// One group of figures and its best and worst.
 pub struct KeyFigure<'a> {
@@ -19,6 +21,9 @@ pub struct KeyFigure<'a> {
     /// Latency figures (lower is better) rather than bandwidth.
     pub latency: bool,
     pub p2p: P2p,
+    /// Where the buffers were, and how GPU ones were registered.
+    pub buffers: Buffers,
+    pub registration: GpuRegistration,
     pub best: &'a Measurement,
     pub worst: &'a Measurement,
     /// How many figures were compared at that size.
@@ -43,12 +48,47 @@ impl KeyFigure<'_> {
             P2p::Unknown => "",
         }
     }
+
+    /// `, GPU buffers (DMA-BUF)`, `, host buffers`..., or `, buffers not
+    /// stated` when the transcript does not say.
+    pub fn buffers_words(&self) -> String {
+        let how = self
+            .registration
+            .words()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        match self.buffers {
+            Buffers::Device => format!(", GPU buffers{how}"),
+            Buffers::HostPinned => ", pinned host buffers".into(),
+            Buffers::HostPageable => ", pageable host buffers".into(),
+            Buffers::Host => ", host buffers".into(),
+            Buffers::Mixed => ", host and GPU buffers".into(),
+            Buffers::Unknown => ", buffers not stated".into(),
+        }
+    }
+}
+
+/// How the GPU buffer of an RDMA run was registered.
+fn registration(m: &Measurement) -> GpuRegistration {
+    match &m.questions.path {
+        Path::Rdma(r) => r.registration,
+        _ => GpuRegistration::NotStated,
+    }
 }
 
 /// The key figures of `b`, in a stable order. Local copies (a device to
 /// itself) and statistics that are not a central value are left out.
 pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
-    type Key = (String, &'static str, Direction, String, bool, P2p);
+    type Key = (
+        String,
+        &'static str,
+        Direction,
+        String,
+        bool,
+        P2p,
+        Buffers,
+        GpuRegistration,
+    );
     let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
     for m in &b.measurements {
         if (m.src.is_some() && m.src == m.dst)
@@ -76,12 +116,14 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
                 stat,
                 latency,
                 m.p2p,
+                m.buffers,
+                registration(m),
             ))
             .or_default()
             .push(m);
     }
     let mut out = Vec::new();
-    for ((tool, kind, direction, statistic, latency, p2p), ms) in groups {
+    for ((tool, kind, direction, statistic, latency, p2p, buffers, registration), ms) in groups {
         let value = |m: &Measurement| {
             if latency {
                 -m.latency_s.unwrap_or(f64::INFINITY)
@@ -107,6 +149,8 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
             statistic,
             latency,
             p2p,
+            buffers,
+            registration,
             best,
             worst,
             count: ms.len(),

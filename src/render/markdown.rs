@@ -68,7 +68,7 @@ fn origin(b: &Bundle) -> String {
     }
 }
 
-/// The best and the worst figure of each (tool, kind, direction,
+/// The best and the worst figure of each (tool, kind, direction, buffers,
 /// statistic), bandwidth and latency, with what they were measured at.
 fn key_figures(b: &Bundle) -> Vec<String> {
     let mut rows = Vec::new();
@@ -104,12 +104,13 @@ fn key_figures(b: &Bundle) -> Vec<String> {
             "(one figure)".into()
         };
         rows.push(format!(
-            "| {} {} {what}, {}, {}{} | {} | {} | {} |",
+            "| {} {} {what}, {}, {}{}{} | {} | {} | {} |",
             escape(&k.tool),
             k.kind,
             k.statistic,
             k.direction_words(),
             k.p2p_words(),
+            k.buffers_words(),
             show(k.best),
             worst_cell,
             k.count
@@ -177,7 +178,7 @@ pub fn node_markdown(node: &crate::render::Analysed<'_>) -> String {
     }
     let rows = key_figures(b);
     if !rows.is_empty() {
-        s.push_str("**Key figures** (best and worst of each kind: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
+        s.push_str("**Key figures** (best and worst of each kind, host and GPU buffers apart: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
         s.push_str("| figure | best | worst | figures |\n|---|---|---|---|\n");
         for r in rows.iter().take(MAX_FIGURES) {
             s.push_str(r);

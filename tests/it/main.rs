@@ -12,6 +12,7 @@ mod diagnosis;
 mod fake_cuda;
 mod fleet;
 mod fragments;
+mod gpu_buffers;
 mod hostile;
 mod live;
 mod measurements;

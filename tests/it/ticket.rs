@@ -92,7 +92,7 @@ fn key_figures_are_whole_table_rows_with_unit_size_and_source() {
     assert!(rows.iter().all(|r| r.len() == 4), "{rows:?}");
     let write = rows
         .iter()
-        .find(|r| r[0] == "perftest rdma-write bandwidth, avg, one direction")
+        .find(|r| r[0] == "perftest rdma-write bandwidth, avg, one direction, buffers not stated")
         .unwrap();
     // 3665.25 MB/sec (perftest MB = 2^20 bytes) at 8 MiB = 3.843 GB/s.
     assert!(
@@ -102,7 +102,7 @@ fn key_figures_are_whole_table_rows_with_unit_size_and_source() {
     assert!(write[1].ends_with("perftest-bw-004-ib-write-bw-a-cx3-qdr-mbsec-client.txt:40)"));
     let lat = rows
         .iter()
-        .find(|r| r[0] == "perftest rdma-write latency, avg, one direction")
+        .find(|r| r[0] == "perftest rdma-write latency, avg, one direction, buffers not stated")
         .unwrap();
     assert!(lat[1].starts_with("1.030 us mlx4_0 at 2 B"), "{lat:?}");
 }

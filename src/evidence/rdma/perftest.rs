@@ -2,7 +2,9 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, RdmaPath, Side, Unit};
+use crate::evidence::answers::{
+    Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
+};
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     crate::evidence::numbered(lines).any(|(_, l)| {
@@ -11,6 +13,42 @@ pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
             || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
                 && text.contains("Connection type"))
     })
+}
+
+/// Added to a `Failed status 10` error right after 64 KiB. perftest sizes
+/// its buffers for `-s` (`DEF_SIZE_BW`, 65536, unless given) or, with
+/// `-a`, for `MAX_SIZE` (8 MiB) (`perftest_parameters.c`: `if
+/// (user_param->test_method == RUN_ALL) user_param->size = MAX_SIZE;`,
+/// then `alloc_ctx`'s `BUFF_SIZE(ctx->size, ...)`); status 10 is
+/// `IBV_WC_REM_ACCESS_ERR` in libibverbs' `enum ibv_wc_status`.
+const STATUS_10_AFTER_DEFAULT: &str = "; status 10 is a remote access error, right after 64 KiB \
+    (perftest's default size): with -a on the client only, the server's buffer is sized for \
+    the default message; start the server with -a too";
+
+/// A pasted perftest command line (`root@host:/# ib_write_bw -a ...`):
+/// whether it asks for GPU buffers, and for DMA-BUF registration.
+fn command_line(t: &str) -> Option<(bool, bool)> {
+    let toks: Vec<&str> = t.split_whitespace().collect();
+    let at = toks.iter().take(3).position(|x| {
+        let name = x.rsplit('/').next().unwrap_or(x);
+        name.starts_with("ib_")
+            && (name.ends_with("_bw") || name.ends_with("_lat"))
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+    })?;
+    let args = &toks[at + 1..];
+    const GPU: [&str; 6] = [
+        "--use_cuda",
+        "--use_rocm",
+        "--use_neuron",
+        "--use_hl",
+        "--use_mlu",
+        "--use_opencl",
+    ];
+    let gpu = args.iter().any(|a| GPU.iter().any(|g| a.starts_with(g)));
+    let dmabuf = args
+        .iter()
+        .any(|a| a.starts_with("--use_") && a.contains("dmabuf"));
+    Some((gpu, dmabuf))
 }
 
 /// What the header block of one perftest run said.
@@ -23,6 +61,14 @@ struct PerftestRun {
     gpu_kind: Option<&'static str>,
     cpu_freq_warning: bool,
     no_peak: bool,
+    /// How the GPU buffer was registered (DMA-BUF or peer memory).
+    registration: GpuRegistration,
+    /// `CUDA device integrated: 1`: the "GPU buffer" is host memory
+    /// (`cuMemAllocHost`), registered like any other.
+    integrated_gpu: bool,
+    /// The run's command line, when pasted: whether it asked for GPU
+    /// buffers (`--use_cuda`, `--use_rocm`...).
+    command_gpu: Option<bool>,
 }
 
 impl PerftestRun {
@@ -110,9 +156,14 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 .filter(|l| l.starts_with("Failed"))
                 .collect();
             let mut message = format!("perftest: {t}");
-            for d in detail {
+            for d in &detail {
                 message.push_str("; ");
                 message.push_str(d);
+            }
+            let last_size = out.measurements.last().and_then(|m| m.size_bytes);
+            if detail.iter().any(|d| d.starts_with("Failed status 10:")) && last_size == Some(65536)
+            {
+                message.push_str(STATUS_10_AFTER_DEFAULT);
             }
             out.tool_error(lines[i].0, message);
         } else if t.contains("BW peak won't be measured") {
@@ -125,6 +176,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 no_peak: run.no_peak,
                 gpu: run.gpu.take(),
                 gpu_kind: run.gpu_kind.take(),
+                registration: std::mem::take(&mut run.registration),
+                integrated_gpu: run.integrated_gpu,
+                command_gpu: run.command_gpu.take(),
                 ..PerftestRun::default()
             };
             waiting = false;
@@ -136,6 +190,21 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             run.gpu_kind = Some("CUDA");
         } else if t == "initializing CUDA" {
             run.gpu_kind = Some("CUDA");
+        } else if t == "CUDA device integrated: 1" {
+            run.integrated_gpu = true;
+        } else if t.starts_with("using DMA-BUF") || t.contains("ibv_reg_dmabuf_mr") {
+            run.registration = GpuRegistration::DmaBuf;
+        } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
+            // perftest prints `using DMA-BUF ...` before this line when it
+            // exports one; without it the buffer goes to `ibv_reg_mr`.
+            if run.registration == GpuRegistration::NotStated && !run.integrated_gpu {
+                run.registration = GpuRegistration::PeerMemory;
+            }
+        } else if let Some(gpu) = command_line(t) {
+            run.command_gpu = Some(gpu.0);
+            if gpu.1 {
+                run.registration = GpuRegistration::DmaBuf;
+            }
         } else if t.starts_with("initializing ROCm") || t.contains("ROCm device") {
             run.gpu_kind = Some("ROCm");
         } else if t.contains(" : ") || t.contains("\t: ") || t.contains("\t : ") {
@@ -148,6 +217,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             let next = perftest_table(&lines, i, &run, &mut out)?;
             i = next;
             run.no_peak = false;
+            run.registration = GpuRegistration::NotStated;
+            run.integrated_gpu = false;
+            run.command_gpu = None;
             continue;
         }
         i += 1;
@@ -455,10 +527,12 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Op
     };
     m.qps = run.get("Number of qps").and_then(|v| v.parse().ok());
     m.queue_depth = run.get("TX depth").and_then(|v| v.parse().ok());
-    m.buffers = if run.gpu_kind.is_some() {
-        Buffers::Device
-    } else {
-        Buffers::Unknown
+    m.buffers = match (run.gpu_kind, run.command_gpu) {
+        (Some(_), _) | (None, Some(true)) => Buffers::Device,
+        // The pasted command line asked for no GPU memory: perftest's
+        // buffers are host memory.
+        (None, Some(false)) => Buffers::Host,
+        (None, None) => Buffers::Unknown,
     };
     m.p2p = P2p::Unknown;
     m.copy_engine = CopyEngine::Unknown;
@@ -488,6 +562,7 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Op
         mtu: run.get("Mtu").map(|v| Text::from(v.to_string())),
         gpu_memory: run.gpu_kind.map(Text::from),
         gpu: run.gpu.clone().map(Text::from),
+        registration: run.registration,
     }));
 }
 
@@ -547,7 +622,42 @@ scnt=128, ccnt=0
         assert_eq!(errors[0].line, 5);
         assert_eq!(
             errors[0].message,
-            "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88; Failed to complete run_iter_bw function successfully"
+            format!(
+                "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88; Failed to complete run_iter_bw function successfully{STATUS_10_AFTER_DEFAULT}"
+            )
         );
+        // Stopped after another size (synthetic: the rows cut at 32 KiB):
+        // no word about the default size.
+        let cut = text.replace(
+            " 65536      5000             381.50             381.41               0.727473\n",
+            "",
+        );
+        let p = parse_perftest(&cut).unwrap();
+        let e = p
+            .issues
+            .iter()
+            .find(|x| x.kind == crate::evidence::IssueKind::ToolError);
+        assert!(!e.unwrap().message.contains("default"), "{e:?}");
+    }
+
+    #[test]
+    fn command_lines_say_whether_gpu_buffers_were_asked_for() {
+        assert_eq!(
+            command_line("root@rdma-perftest-1:/# ib_write_bw 10.0.4.7 -a --report_gbits"),
+            Some((false, false))
+        );
+        assert_eq!(
+            command_line("ib_write_bw -d mlx5_3 --use_cuda=0 -a 10.0.4.8 --use_cuda_dmabuf"),
+            Some((true, true))
+        );
+        assert_eq!(
+            command_line("$ /usr/bin/ib_read_lat --use_rocm=1"),
+            Some((true, false))
+        );
+        assert_eq!(
+            command_line(" Failed to complete run_iter_bw function successfully"),
+            None
+        );
+        assert_eq!(command_line("RDMA_Write BW Test"), None);
     }
 }

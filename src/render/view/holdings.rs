@@ -443,7 +443,7 @@ fn amd_links(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
 }
 
 /// The key figures, as the markdown summary has them: per tool, kind,
-/// direction and statistic, the best and the worst figure (bandwidth at
+/// direction, statistic and buffers, the best and the worst figure (bandwidth at
 /// the largest message, latency at the smallest), each with its pair, size
 /// and line.
 fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
@@ -470,11 +470,11 @@ fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
             format!("{v}{pair}{size} ({line}:{})", m.source.line)
         };
         let (tool, kind, stat) = (&k.tool, k.kind, &k.statistic);
-        let (dir, p2p) = (k.direction_words(), k.p2p_words());
+        let (dir, p2p, buf) = (k.direction_words(), k.p2p_words(), k.buffers_words());
         let (best, worst) = (k.best, k.worst);
         let what = if latency { "latency" } else { "bandwidth" };
         rows.push(vec![
-            format!("{tool} {kind} {what}, {stat}, {dir}{p2p}"),
+            format!("{tool} {kind} {what}, {stat}, {dir}{p2p}{buf}"),
             show(best),
             if k.count > 1 {
                 show(worst)
@@ -491,7 +491,7 @@ fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
     Some(TableView {
         title: "Key figures".into(),
         note: "Measured or ingested, as the markdown summary gives them: per tool, kind, \
-               direction and statistic, the best and worst figure (bandwidth at the largest \
+               direction, statistic and buffers (host and GPU never in one figure), the best and worst figure (bandwidth at the largest \
                message, latency at the smallest), with pair, size and transcript line. GB/s = \
                1e9 bytes/s."
             .into(),
