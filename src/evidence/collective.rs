@@ -15,10 +15,14 @@ use super::measurement::{
 use super::{ParseError, Parsed, Source, numbered_lines};
 
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
-        let t = strip_mpi_prefix(l).trim();
-        t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
-    }) || text.contains("# nThread ")
+    // Whole-text searches first: the line pass runs only where they match.
+    text.contains("algbw")
+        && text.contains("busbw")
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            let t = strip_mpi_prefix(l).trim();
+            t.starts_with('#') && t.contains("algbw") && t.contains("busbw")
+        })
+        || text.contains("# nThread ")
         || (text.contains("Avg bus bandwidth") && looks_like_headless_rows(lines))
 }
 

@@ -13,8 +13,10 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, numbered_lines};
 
-pub fn looks_like_osu(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
+pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
+    // Either line below holds `# OSU MPI` or `# Size`: no line pass without.
+    (text.contains("# OSU MPI") || text.contains("# Size"))
+        && crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim_start();
         t.starts_with("# OSU MPI")
             // A table pasted without its title line.

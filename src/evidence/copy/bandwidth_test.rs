@@ -20,10 +20,11 @@ const MB_1024: f64 = 1.024e6;
 
 pub fn looks_like_bandwidth_test(text: &str, lines: &[&str]) -> bool {
     text.contains("[CUDA Bandwidth Test]")
-        || lines.iter().any(|l| {
-            let t = l.trim();
-            t.starts_with("Transfer Size (Bytes)") && t.contains("Bandwidth(")
-        })
+        || text.contains("Transfer Size (Bytes)")
+            && lines.iter().any(|l| {
+                let t = l.trim();
+                t.starts_with("Transfer Size (Bytes)") && t.contains("Bandwidth(")
+            })
 }
 
 /// What the lines before a table said.

@@ -5,10 +5,11 @@ use super::*;
 
 pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
     text.contains("nvbandwidth Version:")
-        || crate::evidence::numbered(lines).any(|(_, l)| {
-            let t = l.trim();
-            (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
-        })
+        || text.contains("(row)")
+            && crate::evidence::numbered(lines).any(|(_, l)| {
+                let t = l.trim();
+                (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
+            })
 }
 
 pub fn looks_like_nvbandwidth_json(text: &str, _lines: &[&str]) -> bool {

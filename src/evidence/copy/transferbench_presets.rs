@@ -24,16 +24,19 @@ use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use crate::evidence::{IssueKind, Parsed, numbered_lines};
 
 pub fn is_scaling(text: &str) -> bool {
+    // The whole-text searches first: a line pass only where they match.
     text.contains("GPU-GFX Scaling benchmark:")
-        || text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
-            && text.contains("- Copying ")
+        || text.contains("- Copying ")
+            && text.contains("NumCUs ")
+            && text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
 }
 
 pub fn is_p2p(text: &str) -> bool {
     text.contains("copy peak bandwidth GB/s [")
-        || text
-            .lines()
-            .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))
+        || text.contains("SRC+EXE\\DST")
+            && text
+                .lines()
+                .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))
 }
 
 /// `CPU00`, `GPU 03` -> `CPU0`, `GPU3`.

@@ -5,12 +5,14 @@ use super::*;
 use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, RdmaPath, Side, Unit};
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
-        let t = l.trim();
-        (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
-            || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
-                && text.contains("Connection type"))
-    })
+    // A `#bytes` line or a title beside `Connection type`: no line pass without.
+    (text.contains("#bytes") || text.contains("Connection type"))
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            let t = l.trim();
+            (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
+                || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
+                    && text.contains("Connection type"))
+        })
 }
 
 /// What the header block of one perftest run said.
