@@ -133,10 +133,13 @@ pub fn scan(text: &str) -> Scan<'_> {
     let outer = common_indent(text.lines());
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
-        let raw = raw
-            .get(outer..)
-            .filter(|_| !raw.trim().is_empty())
-            .unwrap_or(raw);
+        let raw = match outer {
+            0 => raw,
+            _ => raw
+                .get(outer..)
+                .filter(|_| !raw.trim().is_empty())
+                .unwrap_or(raw),
+        };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
         if line.len() != raw.len() || outer > 0 {
             changed = true;
@@ -257,6 +260,11 @@ fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
 /// a Slurm `srun -l` task label (`12: `).
 pub fn strip_prefixes(mut line: &str) -> &str {
     loop {
+        // Every prefix below starts with one of these bytes (a month's
+        // initial for journald): most lines end here.
+        if !line.as_bytes().first().is_some_and(|b| opens_prefix(*b)) {
+            return line;
+        }
         let before = line.len();
         line = strip_rank(line);
         line = strip_mpi_tag(line);
@@ -268,6 +276,16 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             return line;
         }
     }
+}
+
+/// Whether a prefix [`strip_prefixes`] takes off can start with `b`.
+fn opens_prefix(b: u8) -> bool {
+    matches!(b, b'[' | b'>' | b' ' | b'0'..=b'9') || is_month_initial(b)
+}
+
+/// The first letter of a month's short name (`Jan` ... `Dec`).
+fn is_month_initial(b: u8) -> bool {
+    matches!(b, b'A' | b'D' | b'F' | b'J' | b'M' | b'N' | b'O' | b'S')
 }
 
 /// `[rank 12] ` or `[rank12]: `.
@@ -362,7 +380,11 @@ fn strip_journald(line: &str) -> &str {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let b = line.as_bytes();
-    if b.len() < 16 || !MONTHS.iter().any(|m| line.starts_with(m)) || b[3] != b' ' {
+    if b.len() < 16
+        || !is_month_initial(b[0])
+        || !MONTHS.iter().any(|m| line.starts_with(m))
+        || b[3] != b' '
+    {
         return line;
     }
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
@@ -476,7 +498,9 @@ pub fn prompt_command(t: &str) -> Option<&str> {
         return Some("");
     }
     // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
-    if let Some((head, rest)) = t.split_once(' ')
+    // (Every such shell's name starts with one of these bytes.)
+    if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
+        && let Some((head, rest)) = t.split_once(' ')
         && is_shell_prompt(head)
     {
         return Some(rest.trim());
@@ -529,14 +553,33 @@ fn after_prompt(t: &str) -> Option<&str> {
     }
 }
 
+/// The first word of `t` as `split_whitespace` finds it, and the text
+/// after it; `None` when `t` is blank. A plain ASCII word is found byte by
+/// byte, anything else by `split_whitespace` itself.
+fn first_word(t: &str) -> Option<(&str, &str)> {
+    let b = t.as_bytes();
+    let end = b
+        .iter()
+        .position(|c| matches!(c, b'\t'..=b'\r' | b' ') || !c.is_ascii())
+        .unwrap_or(b.len());
+    if end > 0 && b.get(end).is_none_or(|c| c.is_ascii()) {
+        return Some((&t[..end], &t[end..]));
+    }
+    let rest = t.trim_start();
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    (end > 0).then(|| rest.split_at(end))
+}
+
 /// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
 /// followed by nothing, a flag or a subcommand word.
 fn is_command(t: &str) -> bool {
-    let mut words = t.split_whitespace();
-    let Some(first) = words.next() else {
+    let Some((first, after)) = first_word(t) else {
         return false;
     };
-    let prog = first.rsplit('/').next().unwrap_or(first);
+    let prog = match first.bytes().rposition(|b| b == b'/') {
+        Some(i) => &first[i + 1..],
+        None => first,
+    };
     let known = PROGRAMS.contains(&prog)
         || prog.ends_with("_perf")
         || prog.starts_with("osu_")
@@ -545,7 +588,7 @@ fn is_command(t: &str) -> bool {
     if !known {
         return false;
     }
-    match words.next() {
+    match after.split_whitespace().next() {
         None => true,
         Some(w) => {
             w.starts_with('-')
@@ -669,6 +712,28 @@ mod tests {
             "Dec 01 was a Monday: x",
         ] {
             assert_eq!(strip_prefixes(l), l);
+        }
+    }
+
+    #[test]
+    fn first_word_agrees_with_split_whitespace() {
+        for t in [
+            "",
+            "   ",
+            "ibstat",
+            "ibstat -v",
+            "./bandwidthTest\t--memory=pinned",
+            "  lspci -vvv",
+            "nvidia-smi\u{a0}topo -m",
+            "\u{3000}ibstat x",
+            "caf\u{e9} au lait",
+            "osu_bw\u{2003}-m 8",
+            "x\u{b}y",
+        ] {
+            let first = first_word(t).map(|(w, _)| w);
+            assert_eq!(first, t.split_whitespace().next(), "{t:?}");
+            let second = first_word(t).and_then(|(_, a)| a.split_whitespace().next());
+            assert_eq!(second, t.split_whitespace().nth(1), "{t:?}");
         }
     }
 

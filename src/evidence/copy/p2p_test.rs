@@ -4,12 +4,14 @@
 use super::*;
 
 pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
-    text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+    // Every signature below holds `P2P`: one short search rules most out.
+    text.contains("P2P")
+        && (text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
         || text.contains("P2P Connectivity Matrix")
         || (text.contains("P2P=Disabled") && text.contains("Matrix ("))
         // One matrix pasted on its own: `Bidirectional P2P=Enabled
         // Bandwidth Matrix (GB/s)` over a `D\D` header.
-        || (text.contains("P2P=Enabled") && text.contains("Matrix (") && text.contains("D\\D"))
+        || (text.contains("P2P=Enabled") && text.contains("Matrix (") && text.contains("D\\D")))
 }
 
 /// Some captures carry an editor's line numbers (` 1 `, ` 2 `...) in front of

@@ -6,9 +6,11 @@ use super::*;
 pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
     text.contains("RocmBandwidthTest Version")
         || text.contains("Inter-Device Access")
-        || text.contains("Unidirectional Benchmark Result")
-        || text.contains("Bidirectional Benchmark Result")
-        || text.contains("Bdirectional Benchmark Result")
+        // All three end so: one search rules them out.
+        || text.contains("irectional Benchmark Result")
+            && (text.contains("Unidirectional Benchmark Result")
+                || text.contains("Bidirectional Benchmark Result")
+                || text.contains("Bdirectional Benchmark Result"))
 }
 
 /// The agents of the device list, and what the access matrix says of them.
