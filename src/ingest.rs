@@ -218,7 +218,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         all: evidence::Parsed::default(),
         blocks: Vec::new(),
         problems: Vec::new(),
-        uses: vec![Use::Unset; text.lines().count()],
+        uses: vec![Use::Unset; scan.blank.len()],
     };
     for s in &scan.skipped {
         b.set(s.line, Use::Skipped(s.reason.as_str()));
@@ -273,7 +273,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
             ..Reading::default()
         };
     }
-    let account = line_account(&b.uses, text);
+    let account = line_account(&b.uses, &scan.blank);
     let mut r = read_parsed(path, bytes, text, b.blocks[0].tool, b.all);
     b.problems.append(&mut r.problems);
     r.problems = b.problems;
@@ -314,12 +314,13 @@ fn groups(tools: &[Option<Tool>]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Counts the lines' uses; an unassigned line is blank or not understood.
-fn line_account(uses: &[Use], text: &str) -> LineAccount {
+/// Counts the lines' uses; an unassigned line is blank or not understood
+/// (`blank[i]`: line `i + 1` is blank).
+fn line_account(uses: &[Use], blank: &[bool]) -> LineAccount {
     let mut a = LineAccount::default();
-    for (i, (u, l)) in uses.iter().zip(text.lines()).enumerate() {
+    for (i, (u, blank)) in uses.iter().zip(blank).enumerate() {
         let u = match *u {
-            Use::Unset if l.trim().is_empty() => Use::Skipped("blank"),
+            Use::Unset if *blank => Use::Skipped("blank"),
             Use::Unset => Use::NotUnderstood,
             u => u,
         };

@@ -119,6 +119,9 @@ impl<'a> Segment<'a> {
 pub struct Scan<'a> {
     pub segments: Vec<Segment<'a>>,
     pub skipped: Vec<Skip>,
+    /// `blank[i]`: whether line `i + 1` of the text is blank (whitespace
+    /// only, as pasted); one entry per line of the text.
+    pub blank: Vec<bool>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
@@ -133,6 +136,7 @@ pub fn scan(text: &str) -> Scan<'_> {
     let outer = common_indent(text.lines());
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
+        out.blank.push(raw.trim().is_empty());
         let raw = match outer {
             0 => raw,
             _ => raw

@@ -28,56 +28,39 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     ) {
         return None;
     }
-    let tool = if line.starts_with("CA '") || line.starts_with("CA: '") {
-        Tool::Ibstat
-    } else if line.starts_with("Infiniband device '") {
-        Tool::Ibstatus
-    } else if line.starts_with("hca_id:") {
-        Tool::IbvDevinfo
-    } else if t.starts_with("device") && t.contains("node GUID") {
-        Tool::IbvDevices
-    } else if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") {
-        Tool::ShowGids
-    } else if t.starts_with("GPU0") && t.contains("CPU Affinity") {
-        Tool::NvidiaSmiTopo
-    } else if t.starts_with("PPU0") && t.contains("CPU Affinity") {
-        Tool::PpuSmiTopo
-    } else if is_nvlink_gpu_line(t) {
-        Tool::NvidiaSmiNvlink
-    } else if t.starts_with('=') && t.contains("ROCm System Management Interface") {
-        Tool::RocmSmiTopo
-    } else if t == "ACCESS TABLE:" {
-        Tool::AmdSmiTopology
-    } else if t.starts_with('=') && t.contains("NVSMI LOG") {
-        Tool::NvidiaSmiQ
-    } else if t.starts_with("nvbandwidth Version:") {
-        Tool::Nvbandwidth
-    } else if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {
-        Tool::P2pBandwidthLatencyTest
-    } else if t.starts_with("[CUDA Bandwidth Test]") {
-        Tool::BandwidthTest
-    } else if t.starts_with("RocmBandwidthTest Version:") {
-        Tool::RocmBandwidthTest
-    } else if t.starts_with("TransferBench v")
-        || t == "GPU-GFX Scaling benchmark:"
-        || t.starts_with("Bytes Per Direction ")
-    {
-        Tool::Transferbench
-    } else if t.starts_with("# nThread ")
-        || t.starts_with("# Collective test starting:")
-        || t.starts_with("rccl-tests: Version")
-    {
-        Tool::NcclTests
-    } else if t.starts_with("# OSU MPI") {
-        Tool::Osu
-    } else if is_perftest_title(t) {
-        Tool::Perftest
-    } else if is_lspci_device(line) {
-        Tool::Lspci
-    } else if t == "|  NvLink Link Status  |" {
-        Tool::DcgmiNvlink
-    } else {
-        return None;
+    // Each signature is tried only where the line starts with its first
+    // byte, in this order; lspci's address may start with any of them.
+    let tool = match first {
+        b'C' if line.starts_with("CA '") || line.starts_with("CA: '") => Tool::Ibstat,
+        b'I' if line.starts_with("Infiniband device '") => Tool::Ibstatus,
+        b'h' if line.starts_with("hca_id:") => Tool::IbvDevinfo,
+        b'd' if t.starts_with("device") && t.contains("node GUID") => Tool::IbvDevices,
+        b'D' if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") => Tool::ShowGids,
+        b'G' if t.starts_with("GPU0") && t.contains("CPU Affinity") => Tool::NvidiaSmiTopo,
+        b'P' if t.starts_with("PPU0") && t.contains("CPU Affinity") => Tool::PpuSmiTopo,
+        b'G' if is_nvlink_gpu_line(t) => Tool::NvidiaSmiNvlink,
+        b'=' if t.contains("ROCm System Management Interface") => Tool::RocmSmiTopo,
+        b'A' if t == "ACCESS TABLE:" => Tool::AmdSmiTopology,
+        b'=' if t.contains("NVSMI LOG") => Tool::NvidiaSmiQ,
+        b'n' if t.starts_with("nvbandwidth Version:") => Tool::Nvbandwidth,
+        b'[' if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") => {
+            Tool::P2pBandwidthLatencyTest
+        }
+        b'[' if t.starts_with("[CUDA Bandwidth Test]") => Tool::BandwidthTest,
+        b'R' if t.starts_with("RocmBandwidthTest Version:") => Tool::RocmBandwidthTest,
+        // (`Bytes Per Direction ` is a TransferBench title too, but `B`
+        // does not pass the filter above.)
+        b'T' if t.starts_with("TransferBench v") => Tool::Transferbench,
+        b'G' if t == "GPU-GFX Scaling benchmark:" => Tool::Transferbench,
+        b'#' if t.starts_with("# nThread ") || t.starts_with("# Collective test starting:") => {
+            Tool::NcclTests
+        }
+        b'r' if t.starts_with("rccl-tests: Version") => Tool::NcclTests,
+        b'#' if t.starts_with("# OSU MPI") => Tool::Osu,
+        b'R' | b'S' | b'A' if is_perftest_title(t) => Tool::Perftest,
+        _ if is_lspci_device(line) => Tool::Lspci,
+        b'|' if t == "|  NvLink Link Status  |" => Tool::DcgmiNvlink,
+        _ => return None,
     };
     Some(tool)
 }
@@ -99,6 +82,11 @@ fn is_perftest_title(t: &str) -> bool {
 
 /// `01:00.0 VGA compatible controller: ...` (optionally with a domain).
 fn is_lspci_device(line: &str) -> bool {
+    // The `:` after the bus, with or without a domain: most lines end here.
+    let b = line.as_bytes();
+    if b.get(2) != Some(&b':') && b.get(7) != Some(&b':') {
+        return false;
+    }
     let Some((addr, rest)) = line.split_once(' ') else {
         return false;
     };
