@@ -241,7 +241,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
-        if (t.contains(" INFO ") || t.contains(" WARN ")) && t.contains("CCL ") {
+        if t.contains("CCL ") && (t.contains(" INFO ") || t.contains(" WARN ")) {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {

@@ -475,6 +475,18 @@ const PROGRAMS: &[&str] = &[
     "cat",
 ];
 
+/// `PROGRAM_INITIALS[b]`: whether some entry of [`PROGRAMS`] starts with
+/// the byte `b` (a quick test before the list is searched).
+const PROGRAM_INITIALS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < PROGRAMS.len() {
+        t[PROGRAMS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// If `t` (a trimmed line) is a shell prompt or a bare command line, the
 /// command (possibly empty).
 pub fn prompt_command(t: &str) -> Option<&str> {
@@ -584,7 +596,8 @@ fn is_command(t: &str) -> bool {
         Some(i) => &first[i + 1..],
         None => first,
     };
-    let known = PROGRAMS.contains(&prog)
+    let initial = prog.as_bytes().first().map_or(0, |b| usize::from(*b));
+    let known = (PROGRAM_INITIALS[initial] && PROGRAMS.contains(&prog))
         || prog.ends_with("_perf")
         || prog.starts_with("osu_")
         || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
