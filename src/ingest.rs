@@ -208,11 +208,14 @@ impl Blocks<'_> {
 /// block, each segment is read alone and the rest is not understood.
 fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     let mut scan = scan::scan(text);
-    // Two tools pasted back to back without a command line are two blocks.
-    scan.segments = std::mem::take(&mut scan.segments)
-        .into_iter()
-        .flat_map(evidence::split::split_at_headers)
-        .collect();
+    // Two tools pasted back to back without a command line are two blocks;
+    // each block's tool is recognised as it is split off.
+    let mut detected = Vec::with_capacity(scan.segments.len());
+    for seg in std::mem::take(&mut scan.segments) {
+        evidence::split::split_and_detect(seg, &mut detected);
+    }
+    let (segments, tools): (Vec<scan::Segment>, Vec<Option<Tool>>) = detected.into_iter().unzip();
+    scan.segments = segments;
     let mut b = Blocks {
         path,
         all: evidence::Parsed::default(),
@@ -223,11 +226,6 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     for s in &scan.skipped {
         b.set(s.line, Use::Skipped(s.reason.as_str()));
     }
-    let tools: Vec<Option<Tool>> = scan
-        .segments
-        .iter()
-        .map(|s| evidence::detect(&s.text))
-        .collect();
     for group in groups(&tools) {
         let tool = group.iter().find_map(|&i| tools[i]);
         let Some(tool) = tool else {

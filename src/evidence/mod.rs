@@ -332,9 +332,15 @@ pub fn detect(text: &str) -> Option<Tool> {
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
+    detect_in(text, &lines)
+}
+
+/// [`detect`] given `text` already split into `lines` (each without a
+/// trailing `\r`, as `detect` splits it).
+pub(crate) fn detect_in(text: &str, lines: &[&str]) -> Option<Tool> {
     TOOLS
         .iter()
-        .find(|s| (s.detect)(text, &lines))
+        .find(|s| (s.detect)(text, lines))
         .map(|s| s.tool)
 }
 

@@ -124,10 +124,40 @@ fn opens_title(tool: Tool, t: &str) -> bool {
 /// `seg` cut before every header line whose tool is not the one the text
 /// before it already is; `seg` itself when there is no such line.
 pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    split_and_detect(seg, &mut out);
+    out.into_iter().map(|(s, _)| s).collect()
+}
+
+/// [`split_at_headers`], each part pushed onto `out` with the tool
+/// [`detect`](super::detect) finds in it; a segment that is not cut is
+/// split into lines once for both.
+pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
     let lines: Vec<&str> = seg.text.lines().collect();
-    if lines.len() != seg.lines.len() {
-        return vec![seg];
+    let cuts = if lines.len() == seg.lines.len() {
+        header_cuts(&lines)
+    } else {
+        Vec::new()
+    };
+    if cuts.is_empty() {
+        let tool = if lines.iter().any(|l| l.ends_with('\r')) {
+            super::detect(&seg.text)
+        } else {
+            super::detect_in(&seg.text, &lines)
+        };
+        drop(lines);
+        out.push((seg, tool));
+        return;
     }
+    for part in cut_at(&seg, &lines, &cuts) {
+        let tool = super::detect(&part.text);
+        out.push((part, tool));
+    }
+}
+
+/// Where [`split_at_headers`] cuts `lines` (a segment's, one per line
+/// number): before each header line whose tool the text before it is not.
+fn header_cuts(lines: &[&str]) -> Vec<usize> {
     let mut cuts: Vec<usize> = Vec::new();
     let mut start = 0;
     let mut own: Option<Tool> = None;
@@ -155,12 +185,15 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
         start = cut;
         own = Some(tool);
     }
-    if cuts.is_empty() {
-        return vec![seg];
-    }
+    cuts
+}
+
+/// `seg` (split into `lines`) cut at `cuts`; parts that are all blank are
+/// left out.
+fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<'a>> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut bounds = vec![0];
-    bounds.extend(&cuts);
+    bounds.extend(cuts);
     bounds.push(lines.len());
     for (k, w) in bounds.windows(2).enumerate() {
         let (a, b) = (w[0], w[1]);
