@@ -104,7 +104,6 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
 }
 
 pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
-    // Both kinds of link line hold `Link `; the cheaper pass goes first.
     text.contains("Link ")
         && text.contains("GPU ")
         && crate::evidence::numbered(lines).any(|(_, l)| {
