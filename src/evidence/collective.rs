@@ -474,7 +474,7 @@ impl RowCells {
                 };
                 let mut m = mk(stat);
                 m.bandwidth_bytes_per_s = Some(value * GB);
-                m.as_printed = format!("{v} GB/s");
+                m.as_printed = crate::evidence::printed(v, "GB/s");
                 cells.push(m);
             }
             let Some(us) = out.row(
@@ -487,7 +487,7 @@ impl RowCells {
             };
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
-            m.as_printed = format!("{time} us");
+            m.as_printed = crate::evidence::printed(time, "us");
             cells.push(m);
         }
         cells
@@ -566,7 +566,7 @@ fn push_avg_busbw(
         Statistic::Busbw,
     );
     m.bandwidth_bytes_per_s = Some(value * GB);
-    m.as_printed = format!("{v} GB/s");
+    m.as_printed = crate::evidence::printed(&v, "GB/s");
     m.iterations = h.iters;
     m.warmup_iterations = h.warmup;
     m.buffers = Buffers::Device;

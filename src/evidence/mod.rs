@@ -358,6 +358,16 @@ pub(crate) fn is_glued(t: &str) -> bool {
         && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
 }
 
+/// A value and its unit as the cell shows them (`12.5 GB/s`): what
+/// `format!("{value} {unit}")` makes, without the formatter (one per cell).
+pub(crate) fn printed(value: &str, unit: &str) -> String {
+    let mut s = String::with_capacity(value.len() + 1 + unit.len());
+    s.push_str(value);
+    s.push(' ');
+    s.push_str(unit);
+    s
+}
+
 /// Already-split lines with their 1-based numbers.
 pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
     lines.iter().enumerate().map(|(i, l)| (i + 1, *l))

@@ -244,10 +244,10 @@ fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
     m.p2p = P2p::Unknown;
     if bw {
         m.bandwidth_bytes_per_s = Some(row.value * MB_DECIMAL);
-        m.as_printed = format!("{} MB/s", row.printed);
+        m.as_printed = crate::evidence::printed(row.printed, "MB/s");
     } else {
         m.latency_s = Some(row.value * 1e-6);
-        m.as_printed = format!("{} us", row.printed);
+        m.as_printed = crate::evidence::printed(row.printed, "us");
     }
     m.verification = match row.validation {
         Some("Pass") => Verification::Checked { errors: 0 },

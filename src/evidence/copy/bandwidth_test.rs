@@ -186,7 +186,7 @@ fn cell(
     m.direction = Direction::Uni;
     m.size_bytes = Some(size);
     m.bandwidth_bytes_per_s = Some(value * factor);
-    m.as_printed = format!("{printed} {unit}");
+    m.as_printed = crate::evidence::printed(printed, unit);
     m.buffers = match (kind, s.pageable) {
         (Kind::D2d, _) => Buffers::Device,
         (_, Some(true)) => Buffers::HostPageable,

@@ -396,10 +396,10 @@ fn statistic_of(text: &str) -> Statistic {
 fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, printed: &str) {
     if latency_ns {
         m.latency_s = Some(value * 1e-9);
-        m.as_printed = format!("{printed} ns");
+        m.as_printed = crate::evidence::printed(printed, "ns");
     } else {
         m.bandwidth_bytes_per_s = Some(value * GB);
-        m.as_printed = format!("{printed} GB/s");
+        m.as_printed = crate::evidence::printed(printed, "GB/s");
     }
     m.buffers = match m.kind {
         Kind::H2d | Kind::D2h => Buffers::Mixed,

@@ -274,10 +274,10 @@ fn matrix_row(
         m.buffers = Buffers::Device;
         if head.latency {
             m.latency_s = Some(value * 1e-6);
-            m.as_printed = format!("{v} us");
+            m.as_printed = crate::evidence::printed(v, "us");
         } else {
             m.bandwidth_bytes_per_s = Some(value * GB);
-            m.as_printed = format!("{v} GB/s");
+            m.as_printed = crate::evidence::printed(v, "GB/s");
         }
         let can = access.get(&(row, col)).copied();
         p2p_questions(&mut m, head.latency, block, can);

@@ -159,7 +159,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
             m.dst = Some(dst.clone().into());
             m.size_bytes = bytes;
             m.bandwidth_bytes_per_s = Some(bw * GB);
-            m.as_printed = format!("{v} GB/s");
+            m.as_printed = crate::evidence::printed(v, "GB/s");
             m.buffers = buffers(&src, dst);
             m.copy_engine = CopyEngine::Sm;
             let q = &mut m.questions;
@@ -356,7 +356,7 @@ fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measuremen
     m.dst = Some(dst.to_string().into());
     m.size_bytes = at.bytes;
     m.bandwidth_bytes_per_s = Some(bw * GB);
-    m.as_printed = format!("{v} GB/s");
+    m.as_printed = crate::evidence::printed(v, "GB/s");
     m.buffers = buffers(src, dst);
     // The executor: the copy's source (local read) or destination
     // (remote read); a CPU executes with threads, a GPU as the

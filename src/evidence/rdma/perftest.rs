@@ -402,10 +402,10 @@ fn table_cells(
                 continue;
             };
             m.bandwidth_bytes_per_s = Some(value * f);
-            m.as_printed = format!("{v} {unit}");
+            m.as_printed = crate::evidence::printed(v, unit);
         } else {
             m.latency_s = Some(value * 1e-6);
-            m.as_printed = format!("{v} usec");
+            m.as_printed = crate::evidence::printed(v, "usec");
         }
         cells.push(m);
     }
