@@ -342,7 +342,7 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
 
 pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
     let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
-    matches!(it.next(), Some((_, l)) if { let t: Vec<&str> = l.split_whitespace().collect(); t == ["device", "node", "GUID"] })
+    matches!(it.next(), Some((_, l)) if l.split_whitespace().eq(["device", "node", "GUID"]))
 }
 
 /// Parses `ibv_devices`: a header, a dashes line, then `<name> <node GUID>`.
