@@ -109,6 +109,9 @@ enum Use {
 /// The blocks of one file as they are read: facts, problems, lines.
 struct Blocks<'p> {
     path: &'p str,
+    /// Whether each line of the file is blank as a segment holds it
+    /// ([`scan::Scan::blank_kept`]).
+    blank_kept: &'p [bool],
     all: evidence::Parsed,
     blocks: Vec<Block>,
     problems: Vec<Problem>,
@@ -120,6 +123,15 @@ impl Blocks<'_> {
         if let Some(x) = line.checked_sub(1).and_then(|i| self.uses.get_mut(i)) {
             *x = u;
         }
+    }
+
+    /// Whether line `n` of the file is blank in the segment that holds it
+    /// (a segment's text has one line per entry of its `lines`).
+    fn blank_kept(&self, n: usize) -> bool {
+        n.checked_sub(1)
+            .and_then(|i| self.blank_kept.get(i))
+            .copied()
+            .unwrap_or(true)
     }
 
     /// A block its tool's parser read (or rejected).
@@ -149,9 +161,8 @@ impl Blocks<'_> {
         evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
         p.map_lines(|l| seg.original(l));
         // A line a fact cites is read, even when a note is attached to it.
-        for (i, l) in seg.text.lines().enumerate() {
-            let n = seg.lines.get(i).copied().unwrap_or(0);
-            let u = if l.trim().is_empty() {
+        for &n in &seg.lines {
+            let u = if self.blank_kept(n) {
                 Use::Skipped("blank")
             } else {
                 Use::Read
@@ -189,9 +200,8 @@ impl Blocks<'_> {
 
     /// Lines no parser read: not understood, unless already accounted.
     fn unread(&mut self, seg: &scan::Segment) {
-        for (i, l) in seg.text.lines().enumerate() {
-            let n = seg.lines.get(i).copied().unwrap_or(0);
-            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !l.trim().is_empty() {
+        for &n in &seg.lines {
+            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !self.blank_kept(n) {
                 self.set(n, Use::NotUnderstood);
             }
         }
@@ -218,6 +228,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     scan.segments = segments;
     let mut b = Blocks {
         path,
+        blank_kept: &scan.blank_kept,
         all: evidence::Parsed::default(),
         blocks: Vec::new(),
         problems: Vec::new(),

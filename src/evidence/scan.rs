@@ -122,6 +122,9 @@ pub struct Scan<'a> {
     /// `blank[i]`: whether line `i + 1` of the text is blank (whitespace
     /// only, as pasted); one entry per line of the text.
     pub blank: Vec<bool>,
+    /// `blank_kept[i]`: whether line `i + 1` is blank once its prefixes
+    /// and `\r` are off, as a segment holds it (one entry per line).
+    pub blank_kept: Vec<bool>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
@@ -149,6 +152,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
         }
         let t = line.trim();
+        out.blank_kept.push(t.is_empty());
         if t.starts_with("```") || t.starts_with("~~~") {
             out.skipped.push(Skip {
                 line: n,
