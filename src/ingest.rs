@@ -171,12 +171,15 @@ impl Blocks<'_> {
         }
         // Lines the parser noted and passed over are skipped, unless a
         // fact cites them (a note may sit on a row that was read).
-        let mut cited = vec![false; self.uses.len()];
-        p.for_each_source(|s| {
-            if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
-                *c = true;
-            }
-        });
+        let mut cited = Vec::new();
+        if !p.notes.is_empty() {
+            cited = vec![false; self.uses.len()];
+            p.for_each_source(|s| {
+                if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
+                    *c = true;
+                }
+            });
+        }
         for note in &p.notes {
             let i = note.line.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {

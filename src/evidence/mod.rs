@@ -233,13 +233,18 @@ impl Parsed {
     /// "`Attached GPUs : 2` (line 8)") is renumbered too.
     pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
         self.for_each_source(|s| s.line = map(s.line));
+        // A text that names no line stays as it is (no copy).
         for n in &mut self.notes {
             n.line = map(n.line);
-            n.text = map_line_refs(&n.text, &map);
+            if n.text.contains("line") {
+                n.text = map_line_refs(&n.text, &map);
+            }
         }
         for i in &mut self.issues {
             i.line = map(i.line);
-            i.message = map_line_refs(&i.message, &map);
+            if i.message.contains("line") {
+                i.message = map_line_refs(&i.message, &map);
+            }
         }
     }
 
