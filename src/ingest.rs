@@ -109,6 +109,9 @@ enum Use {
 /// The blocks of one file as they are read: facts, problems, lines.
 struct Blocks<'p> {
     path: &'p str,
+    /// Whether each line of the file is blank as a segment holds it
+    /// ([`scan::Scan::blank_kept`]).
+    blank_kept: &'p [bool],
     all: evidence::Parsed,
     blocks: Vec<Block>,
     problems: Vec<Problem>,
@@ -120,6 +123,15 @@ impl Blocks<'_> {
         if let Some(x) = line.checked_sub(1).and_then(|i| self.uses.get_mut(i)) {
             *x = u;
         }
+    }
+
+    /// Whether line `n` of the file is blank in the segment that holds it
+    /// (a segment's text has one line per entry of its `lines`).
+    fn blank_kept(&self, n: usize) -> bool {
+        n.checked_sub(1)
+            .and_then(|i| self.blank_kept.get(i))
+            .copied()
+            .unwrap_or(true)
     }
 
     /// A block its tool's parser read (or rejected).
@@ -149,9 +161,8 @@ impl Blocks<'_> {
         evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
         p.map_lines(|l| seg.original(l));
         // A line a fact cites is read, even when a note is attached to it.
-        for (i, l) in seg.text.lines().enumerate() {
-            let n = seg.lines.get(i).copied().unwrap_or(0);
-            let u = if l.trim().is_empty() {
+        for &n in &seg.lines {
+            let u = if self.blank_kept(n) {
                 Use::Skipped("blank")
             } else {
                 Use::Read
@@ -160,12 +171,15 @@ impl Blocks<'_> {
         }
         // Lines the parser noted and passed over are skipped, unless a
         // fact cites them (a note may sit on a row that was read).
-        let mut cited = vec![false; self.uses.len()];
-        p.for_each_source(|s| {
-            if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
-                *c = true;
-            }
-        });
+        let mut cited = Vec::new();
+        if !p.notes.is_empty() {
+            cited = vec![false; self.uses.len()];
+            p.for_each_source(|s| {
+                if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
+                    *c = true;
+                }
+            });
+        }
         for note in &p.notes {
             let i = note.line.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
@@ -189,9 +203,8 @@ impl Blocks<'_> {
 
     /// Lines no parser read: not understood, unless already accounted.
     fn unread(&mut self, seg: &scan::Segment) {
-        for (i, l) in seg.text.lines().enumerate() {
-            let n = seg.lines.get(i).copied().unwrap_or(0);
-            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !l.trim().is_empty() {
+        for &n in &seg.lines {
+            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !self.blank_kept(n) {
                 self.set(n, Use::NotUnderstood);
             }
         }
@@ -208,26 +221,25 @@ impl Blocks<'_> {
 /// block, each segment is read alone and the rest is not understood.
 fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     let mut scan = scan::scan(text);
-    // Two tools pasted back to back without a command line are two blocks.
-    scan.segments = std::mem::take(&mut scan.segments)
-        .into_iter()
-        .flat_map(evidence::split::split_at_headers)
-        .collect();
+    // Two tools pasted back to back without a command line are two blocks;
+    // each block's tool is recognised as it is split off.
+    let mut detected = Vec::with_capacity(scan.segments.len());
+    for seg in std::mem::take(&mut scan.segments) {
+        evidence::split::split_and_detect(seg, &mut detected);
+    }
+    let (segments, tools): (Vec<scan::Segment>, Vec<Option<Tool>>) = detected.into_iter().unzip();
+    scan.segments = segments;
     let mut b = Blocks {
         path,
+        blank_kept: &scan.blank_kept,
         all: evidence::Parsed::default(),
         blocks: Vec::new(),
         problems: Vec::new(),
-        uses: vec![Use::Unset; text.lines().count()],
+        uses: vec![Use::Unset; scan.blank.len()],
     };
     for s in &scan.skipped {
         b.set(s.line, Use::Skipped(s.reason.as_str()));
     }
-    let tools: Vec<Option<Tool>> = scan
-        .segments
-        .iter()
-        .map(|s| evidence::detect(&s.text))
-        .collect();
     for group in groups(&tools) {
         let tool = group.iter().find_map(|&i| tools[i]);
         let Some(tool) = tool else {
@@ -273,7 +285,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
             ..Reading::default()
         };
     }
-    let account = line_account(&b.uses, text);
+    let account = line_account(&b.uses, &scan.blank);
     let mut r = read_parsed(path, bytes, text, b.blocks[0].tool, b.all);
     b.problems.append(&mut r.problems);
     r.problems = b.problems;
@@ -314,12 +326,13 @@ fn groups(tools: &[Option<Tool>]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Counts the lines' uses; an unassigned line is blank or not understood.
-fn line_account(uses: &[Use], text: &str) -> LineAccount {
+/// Counts the lines' uses; an unassigned line is blank or not understood
+/// (`blank[i]`: line `i + 1` is blank).
+fn line_account(uses: &[Use], blank: &[bool]) -> LineAccount {
     let mut a = LineAccount::default();
-    for (i, (u, l)) in uses.iter().zip(text.lines()).enumerate() {
+    for (i, (u, blank)) in uses.iter().zip(blank).enumerate() {
         let u = match *u {
-            Use::Unset if l.trim().is_empty() => Use::Skipped("blank"),
+            Use::Unset if *blank => Use::Skipped("blank"),
             Use::Unset => Use::NotUnderstood,
             u => u,
         };

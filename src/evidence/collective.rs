@@ -264,7 +264,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
-        if (t.contains(" INFO ") || t.contains(" WARN ")) && t.contains("CCL ") {
+        if t.contains("CCL ") && (t.contains(" INFO ") || t.contains(" WARN ")) {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {
@@ -500,7 +500,7 @@ impl RowCells {
                 };
                 let mut m = mk(stat);
                 m.bandwidth_bytes_per_s = Some(value * GB);
-                m.as_printed = format!("{v} GB/s");
+                m.as_printed = crate::evidence::printed(v, "GB/s");
                 cells.push(m);
             }
             let Some(us) = out.row(
@@ -513,7 +513,7 @@ impl RowCells {
             };
             let mut m = mk(Statistic::Avg);
             m.latency_s = Some(us * 1e-6);
-            m.as_printed = format!("{time} us");
+            m.as_printed = crate::evidence::printed(time, "us");
             cells.push(m);
         }
         cells
@@ -604,7 +604,7 @@ fn push_avg_busbw(
         Statistic::Busbw,
     );
     m.bandwidth_bytes_per_s = Some(value * GB);
-    m.as_printed = format!("{v} GB/s");
+    m.as_printed = crate::evidence::printed(&v, "GB/s");
     m.iterations = h.iters;
     m.warmup_iterations = h.warmup;
     m.buffers = Buffers::Device;

@@ -48,7 +48,9 @@ fn nccl(command: Option<&str>, text: &str, p: &mut Parsed) {
             named = Some((k, format!("`{t}` (line {})", i + 1)));
         }
         // nccl-tests' own failure report: `Test NCCL failure common.cu:392 '...'`.
-        if t.contains("Test NCCL failure") || t.contains("Test CUDA failure") {
+        if t.contains("Test ")
+            && (t.contains("Test NCCL failure") || t.contains("Test CUDA failure"))
+        {
             p.tool_error(i + 1, format!("nccl-tests failed: {t}"));
         }
     }

@@ -125,8 +125,8 @@ fn per_queue(name: &str) -> bool {
         .any(|p| digits_after(p))
 }
 
-pub fn looks_like_ethtool_stats(_text: &str, lines: &[&str]) -> bool {
-    if lines.iter().any(|l| l.trim() == "NIC statistics:") {
+pub fn looks_like_ethtool_stats(text: &str, lines: &[&str]) -> bool {
+    if text.contains("NIC statistics:") && lines.iter().any(|l| l.trim() == "NIC statistics:") {
         return true;
     }
     // `ethtool -S eth0 | grep pause` keeps only rows: every one a

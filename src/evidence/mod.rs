@@ -234,13 +234,18 @@ impl Parsed {
     /// "`Attached GPUs : 2` (line 8)") is renumbered too.
     pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
         self.for_each_source(|s| s.line = map(s.line));
+        // A text that names no line stays as it is (no copy).
         for n in &mut self.notes {
             n.line = map(n.line);
-            n.text = map_line_refs(&n.text, &map);
+            if n.text.contains("line") {
+                n.text = map_line_refs(&n.text, &map);
+            }
         }
         for i in &mut self.issues {
             i.line = map(i.line);
-            i.message = map_line_refs(&i.message, &map);
+            if i.message.contains("line") {
+                i.message = map_line_refs(&i.message, &map);
+            }
         }
     }
 
@@ -333,9 +338,15 @@ pub fn detect(text: &str) -> Option<Tool> {
         .lines()
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
+    detect_in(text, &lines)
+}
+
+/// [`detect`] given `text` already split into `lines` (each without a
+/// trailing `\r`, as `detect` splits it).
+pub(crate) fn detect_in(text: &str, lines: &[&str]) -> Option<Tool> {
     TOOLS
         .iter()
-        .find(|s| (s.detect)(text, &lines))
+        .find(|s| (s.detect)(text, lines))
         .map(|s| s.tool)
 }
 
@@ -351,6 +362,16 @@ pub fn parse(tool: Tool, text: &str) -> Result<Parsed, ParseError> {
 pub(crate) fn is_glued(t: &str) -> bool {
     t.bytes().filter(|b| *b == b'.').count() >= 2
         && t.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+/// A value and its unit as the cell shows them (`12.5 GB/s`): what
+/// `format!("{value} {unit}")` makes, without the formatter (one per cell).
+pub(crate) fn printed(value: &str, unit: &str) -> String {
+    let mut s = String::with_capacity(value.len() + 1 + unit.len());
+    s.push_str(value);
+    s.push(' ');
+    s.push_str(unit);
+    s
 }
 
 /// Already-split lines with their 1-based numbers.

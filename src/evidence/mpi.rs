@@ -13,8 +13,10 @@ use super::measurement::{
 };
 use super::{ParseError, Parsed, numbered_lines};
 
-pub fn looks_like_osu(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
+pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
+    // Either line below holds `# OSU MPI` or `# Size`: no line pass without.
+    (text.contains("# OSU MPI") || text.contains("# Size"))
+        && crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim_start();
         t.starts_with("# OSU MPI")
             // A table pasted without its title line.
@@ -242,10 +244,10 @@ fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
     m.p2p = P2p::Unknown;
     if bw {
         m.bandwidth_bytes_per_s = Some(row.value * MB_DECIMAL);
-        m.as_printed = format!("{} MB/s", row.printed);
+        m.as_printed = crate::evidence::printed(row.printed, "MB/s");
     } else {
         m.latency_s = Some(row.value * 1e-6);
-        m.as_printed = format!("{} us", row.printed);
+        m.as_printed = crate::evidence::printed(row.printed, "us");
     }
     m.verification = match row.validation {
         Some("Pass") => Verification::Checked { errors: 0 },

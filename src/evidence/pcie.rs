@@ -287,7 +287,10 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
 
 pub fn looks_like_nvidia_smi_q(text: &str, lines: &[&str]) -> bool {
     text.contains("==============NVSMI LOG==============")
-        || (crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("Link Width"))
+        || (text.contains("Link Width")
+            && text.contains("Replays")
+            && crate::evidence::numbered(lines)
+                .any(|(_, l)| l.trim_start().starts_with("Link Width"))
             && crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("Replays")))
 }
 

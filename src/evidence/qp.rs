@@ -188,7 +188,21 @@ impl Decoded {
             }))
             .collect();
         skipped.sort_by_key(|s| s.line);
-        Scan { segments, skipped }
+        // Blank flags per original line: a decoded line's flag lands on the
+        // line it starts on; a joined line keeps its own.
+        let blank: Vec<bool> = orig.iter().map(|l| l.trim().is_empty()).collect();
+        let mut blank_kept = blank.clone();
+        for (i, &b) in inner.blank_kept.iter().enumerate() {
+            if let Some(x) = at(i + 1).checked_sub(1).and_then(|o| blank_kept.get_mut(o)) {
+                *x = b;
+            }
+        }
+        Scan {
+            segments,
+            skipped,
+            blank,
+            blank_kept,
+        }
     }
 }
 

@@ -125,6 +125,12 @@ impl<'a> Segment<'a> {
 pub struct Scan<'a> {
     pub segments: Vec<Segment<'a>>,
     pub skipped: Vec<Skip>,
+    /// `blank[i]`: whether line `i + 1` of the text is blank (whitespace
+    /// only, as pasted); one entry per line of the text.
+    pub blank: Vec<bool>,
+    /// `blank_kept[i]`: whether line `i + 1` is blank once its prefixes
+    /// and `\r` are off, as a segment holds it (one entry per line).
+    pub blank_kept: Vec<bool>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
@@ -143,15 +149,20 @@ pub fn scan(text: &str) -> Scan<'_> {
     let outer = common_indent(text.lines());
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
-        let raw = raw
-            .get(outer..)
-            .filter(|_| !raw.trim().is_empty())
-            .unwrap_or(raw);
+        out.blank.push(raw.trim().is_empty());
+        let raw = match outer {
+            0 => raw,
+            _ => raw
+                .get(outer..)
+                .filter(|_| !raw.trim().is_empty())
+                .unwrap_or(raw),
+        };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
         if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
         let t = line.trim();
+        out.blank_kept.push(t.is_empty());
         if t.starts_with("```") || t.starts_with("~~~") {
             out.skipped.push(Skip {
                 line: n,
@@ -267,6 +278,11 @@ pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
 /// a Slurm `srun -l` task label (`12: `).
 pub fn strip_prefixes(mut line: &str) -> &str {
     loop {
+        // Every prefix below starts with one of these bytes (a month's
+        // initial for journald): most lines end here.
+        if !line.as_bytes().first().is_some_and(|b| opens_prefix(*b)) {
+            return line;
+        }
         let before = line.len();
         line = strip_rank(line);
         line = strip_mpi_tag(line);
@@ -278,6 +294,16 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             return line;
         }
     }
+}
+
+/// Whether a prefix [`strip_prefixes`] takes off can start with `b`.
+fn opens_prefix(b: u8) -> bool {
+    matches!(b, b'[' | b'>' | b' ' | b'0'..=b'9') || is_month_initial(b)
+}
+
+/// The first letter of a month's short name (`Jan` ... `Dec`).
+fn is_month_initial(b: u8) -> bool {
+    matches!(b, b'A' | b'D' | b'F' | b'J' | b'M' | b'N' | b'O' | b'S')
 }
 
 /// `[rank 12] ` or `[rank12]: `.
@@ -372,7 +398,11 @@ fn strip_journald(line: &str) -> &str {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let b = line.as_bytes();
-    if b.len() < 16 || !MONTHS.iter().any(|m| line.starts_with(m)) || b[3] != b' ' {
+    if b.len() < 16
+        || !is_month_initial(b[0])
+        || !MONTHS.iter().any(|m| line.starts_with(m))
+        || b[3] != b' '
+    {
         return line;
     }
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
@@ -459,6 +489,18 @@ const PROGRAMS: &[&str] = &[
     "cat",
 ];
 
+/// `PROGRAM_INITIALS[b]`: whether some entry of [`PROGRAMS`] starts with
+/// the byte `b` (a quick test before the list is searched).
+const PROGRAM_INITIALS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < PROGRAMS.len() {
+        t[PROGRAMS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// If `t` (a trimmed line) is a shell prompt or a bare command line, the
 /// command (possibly empty).
 pub fn prompt_command(t: &str) -> Option<&str> {
@@ -492,7 +534,9 @@ pub fn prompt_command(t: &str) -> Option<&str> {
         return Some("");
     }
     // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
-    if let Some((head, rest)) = t.split_once(' ')
+    // (Every such shell's name starts with one of these bytes.)
+    if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
+        && let Some((head, rest)) = t.split_once(' ')
         && is_shell_prompt(head)
     {
         return Some(rest.trim());
@@ -545,15 +589,35 @@ fn after_prompt(t: &str) -> Option<&str> {
     }
 }
 
+/// The first word of `t` as `split_whitespace` finds it, and the text
+/// after it; `None` when `t` is blank. A plain ASCII word is found byte by
+/// byte, anything else by `split_whitespace` itself.
+fn first_word(t: &str) -> Option<(&str, &str)> {
+    let b = t.as_bytes();
+    let end = b
+        .iter()
+        .position(|c| matches!(c, b'\t'..=b'\r' | b' ') || !c.is_ascii())
+        .unwrap_or(b.len());
+    if end > 0 && b.get(end).is_none_or(|c| c.is_ascii()) {
+        return Some((&t[..end], &t[end..]));
+    }
+    let rest = t.trim_start();
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    (end > 0).then(|| rest.split_at(end))
+}
+
 /// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
 /// followed by nothing, a flag or a subcommand word.
 fn is_command(t: &str) -> bool {
-    let mut words = t.split_whitespace();
-    let Some(first) = words.next() else {
+    let Some((first, after)) = first_word(t) else {
         return false;
     };
-    let prog = first.rsplit('/').next().unwrap_or(first);
-    let known = PROGRAMS.contains(&prog)
+    let prog = match first.bytes().rposition(|b| b == b'/') {
+        Some(i) => &first[i + 1..],
+        None => first,
+    };
+    let initial = prog.as_bytes().first().map_or(0, |b| usize::from(*b));
+    let known = (PROGRAM_INITIALS[initial] && PROGRAMS.contains(&prog))
         || prog.ends_with("_perf")
         || prog.starts_with("osu_")
         || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
@@ -561,7 +625,7 @@ fn is_command(t: &str) -> bool {
     if !known {
         return false;
     }
-    match words.next() {
+    match after.split_whitespace().next() {
         None => true,
         Some(w) => {
             w.starts_with('-')
@@ -578,128 +642,4 @@ fn is_command(t: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn plain_text_is_one_borrowed_segment() {
-        let s = scan("a\nb\n");
-        assert_eq!(s.segments.len(), 1);
-        assert!(matches!(s.segments[0].text, Cow::Borrowed(_)));
-        assert_eq!(s.segments[0].lines, vec![1, 2]);
-    }
-
-    #[test]
-    fn prompts_split_segments_and_keep_commands() {
-        let s = scan(
-            "harry@foo:~$ sudo ibstat\nCA 'mlx5_0'\n[root@pit101 release]# ./bandwidthTest --memory=pageable\nX\n",
-        );
-        assert_eq!(s.segments.len(), 2);
-        assert_eq!(s.segments[0].command.as_deref(), Some("sudo ibstat"));
-        assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
-        assert_eq!(s.segments[0].lines, vec![2]);
-        assert_eq!(
-            s.segments[1].command.as_deref(),
-            Some("./bandwidthTest --memory=pageable")
-        );
-        assert_eq!(s.segments[1].lines, vec![4]);
-        assert_eq!(s.skipped.len(), 2);
-    }
-
-    #[test]
-    fn a_segment_before_a_command_holds_only_its_lines() {
-        let s = scan("export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
-        assert_eq!(s.segments[0].text, "export A=1\n");
-        assert_eq!(s.segments[1].text, "# OSU\n");
-        let j = s.segments[1].after(&s.segments[0]);
-        assert_eq!(j.text, "export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
-        assert_eq!(j.lines, vec![1, 2, 3]);
-    }
-
-    #[test]
-    fn prefixes_quotes_fences_and_indent_come_off() {
-        let s = scan("```\r\n> [rank 0]     a  b\r\n> [rank 0]       c\r\n```\r\n");
-        assert_eq!(s.segments.len(), 1);
-        assert_eq!(s.segments[0].text, "a  b\n  c\n");
-        assert_eq!(s.segments[0].lines, vec![2, 3]);
-        assert_eq!(s.segments[0].original(2), 3);
-    }
-
-    #[test]
-    fn tool_comment_lines_are_not_prompts() {
-        for l in [
-            "# OSU MPI Bandwidth Test v5.6",
-            "#  Rank  0 Group  0 Pid 1 on host device  0 [0x07] NVIDIA",
-            "#bytes #iterations",
-            "nvbandwidth Version: v0.4",
-            "# Collective test starting: all_reduce_perf",
-        ] {
-            assert_eq!(prompt_command(l), None, "{l}");
-        }
-        assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
-        // Markdown inline code around a command (byteps #179).
-        assert_eq!(
-            prompt_command("`ethtool -S enp178s0f0 |grep prio`"),
-            Some("ethtool -S enp178s0f0 |grep prio")
-        );
-        assert_eq!(prompt_command("`rx_prio0_bytes`"), None);
-        assert_eq!(prompt_command("``"), None);
-        assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
-        assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
-        assert_eq!(prompt_command("shell-5# x"), None);
-        assert_eq!(
-            prompt_command("Apptainer> python3 -m sglang.check_env"),
-            Some("python3 -m sglang.check_env")
-        );
-        assert_eq!(
-            prompt_command("$ nvidia-smi topo -m"),
-            Some("nvidia-smi topo -m")
-        );
-        assert_eq!(
-            prompt_command("nvidia-smi nvlink -R"),
-            Some("nvidia-smi nvlink -R")
-        );
-    }
-
-    #[test]
-    fn launcher_prefixes() {
-        assert_eq!(strip_prefixes("[1,0]<stdout>:# nThread 1"), "# nThread 1");
-        assert_eq!(
-            strip_prefixes("2024-05-01T12:00:00.123456789Z   8  2  float"),
-            "  8  2  float"
-        );
-        assert_eq!(strip_prefixes("[rank12]: x"), "x");
-        assert_eq!(strip_prefixes("[0x07] x"), "[0x07] x");
-    }
-
-    #[test]
-    fn journald_and_srun_label_prefixes() {
-        assert_eq!(
-            strip_prefixes("Dec 01 10:00:00 gpu01 kernel: mlx5_core 0000:0c:00.0: x"),
-            "mlx5_core 0000:0c:00.0: x"
-        );
-        assert_eq!(
-            strip_prefixes("Dec  1 10:00:00 gpu01 ibstat[123]:    Port 1:"),
-            "   Port 1:"
-        );
-        assert_eq!(strip_prefixes("12:    Rate: 400"), "   Rate: 400");
-        assert_eq!(strip_prefixes(" 3: GPU0\tX"), "GPU0\tX");
-        // Not labels: a BDF, a clock, a number in a table.
-        for l in [
-            "00:01.0 PCI bridge",
-            "10:00:00 start",
-            "     0   1.23: x",
-            "Dec 01 was a Monday: x",
-        ] {
-            assert_eq!(strip_prefixes(l), l);
-        }
-    }
-
-    #[test]
-    fn srun_messages_are_skipped_as_launcher_lines() {
-        let s = scan("srun: job 12 queued and waiting for resources\n0: CA 'mlx5_0'\n");
-        assert_eq!(s.skipped[0].reason, SkipReason::Launcher);
-        assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
-        assert_eq!(s.segments[0].lines, vec![2]);
-    }
-}
+mod tests;

@@ -28,56 +28,39 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     ) {
         return None;
     }
-    let tool = if line.starts_with("CA '") || line.starts_with("CA: '") {
-        Tool::Ibstat
-    } else if line.starts_with("Infiniband device '") {
-        Tool::Ibstatus
-    } else if line.starts_with("hca_id:") {
-        Tool::IbvDevinfo
-    } else if t.starts_with("device") && t.contains("node GUID") {
-        Tool::IbvDevices
-    } else if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") {
-        Tool::ShowGids
-    } else if t.starts_with("GPU0") && t.contains("CPU Affinity") {
-        Tool::NvidiaSmiTopo
-    } else if t.starts_with("PPU0") && t.contains("CPU Affinity") {
-        Tool::PpuSmiTopo
-    } else if is_nvlink_gpu_line(t) {
-        Tool::NvidiaSmiNvlink
-    } else if t.starts_with('=') && t.contains("ROCm System Management Interface") {
-        Tool::RocmSmiTopo
-    } else if t == "ACCESS TABLE:" {
-        Tool::AmdSmiTopology
-    } else if t.starts_with('=') && t.contains("NVSMI LOG") {
-        Tool::NvidiaSmiQ
-    } else if t.starts_with("nvbandwidth Version:") {
-        Tool::Nvbandwidth
-    } else if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") {
-        Tool::P2pBandwidthLatencyTest
-    } else if t.starts_with("[CUDA Bandwidth Test]") {
-        Tool::BandwidthTest
-    } else if t.starts_with("RocmBandwidthTest Version:") {
-        Tool::RocmBandwidthTest
-    } else if t.starts_with("TransferBench v")
-        || t == "GPU-GFX Scaling benchmark:"
-        || t.starts_with("Bytes Per Direction ")
-    {
-        Tool::Transferbench
-    } else if t.starts_with("# nThread ")
-        || t.starts_with("# Collective test starting:")
-        || t.starts_with("rccl-tests: Version")
-    {
-        Tool::NcclTests
-    } else if t.starts_with("# OSU MPI") {
-        Tool::Osu
-    } else if is_perftest_title(t) {
-        Tool::Perftest
-    } else if is_lspci_device(line) {
-        Tool::Lspci
-    } else if t == "|  NvLink Link Status  |" {
-        Tool::DcgmiNvlink
-    } else {
-        return None;
+    // Each signature is tried only where the line starts with its first
+    // byte, in this order; lspci's address may start with any of them.
+    let tool = match first {
+        b'C' if line.starts_with("CA '") || line.starts_with("CA: '") => Tool::Ibstat,
+        b'I' if line.starts_with("Infiniband device '") => Tool::Ibstatus,
+        b'h' if line.starts_with("hca_id:") => Tool::IbvDevinfo,
+        b'd' if t.starts_with("device") && t.contains("node GUID") => Tool::IbvDevices,
+        b'D' if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") => Tool::ShowGids,
+        b'G' if t.starts_with("GPU0") && t.contains("CPU Affinity") => Tool::NvidiaSmiTopo,
+        b'P' if t.starts_with("PPU0") && t.contains("CPU Affinity") => Tool::PpuSmiTopo,
+        b'G' if is_nvlink_gpu_line(t) => Tool::NvidiaSmiNvlink,
+        b'=' if t.contains("ROCm System Management Interface") => Tool::RocmSmiTopo,
+        b'A' if t == "ACCESS TABLE:" => Tool::AmdSmiTopology,
+        b'=' if t.contains("NVSMI LOG") => Tool::NvidiaSmiQ,
+        b'n' if t.starts_with("nvbandwidth Version:") => Tool::Nvbandwidth,
+        b'[' if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") => {
+            Tool::P2pBandwidthLatencyTest
+        }
+        b'[' if t.starts_with("[CUDA Bandwidth Test]") => Tool::BandwidthTest,
+        b'R' if t.starts_with("RocmBandwidthTest Version:") => Tool::RocmBandwidthTest,
+        // (`Bytes Per Direction ` is a TransferBench title too, but `B`
+        // does not pass the filter above.)
+        b'T' if t.starts_with("TransferBench v") => Tool::Transferbench,
+        b'G' if t == "GPU-GFX Scaling benchmark:" => Tool::Transferbench,
+        b'#' if t.starts_with("# nThread ") || t.starts_with("# Collective test starting:") => {
+            Tool::NcclTests
+        }
+        b'r' if t.starts_with("rccl-tests: Version") => Tool::NcclTests,
+        b'#' if t.starts_with("# OSU MPI") => Tool::Osu,
+        b'R' | b'S' | b'A' if is_perftest_title(t) => Tool::Perftest,
+        _ if is_lspci_device(line) => Tool::Lspci,
+        b'|' if t == "|  NvLink Link Status  |" => Tool::DcgmiNvlink,
+        _ => return None,
     };
     Some(tool)
 }
@@ -99,6 +82,11 @@ fn is_perftest_title(t: &str) -> bool {
 
 /// `01:00.0 VGA compatible controller: ...` (optionally with a domain).
 fn is_lspci_device(line: &str) -> bool {
+    // The `:` after the bus, with or without a domain: most lines end here.
+    let b = line.as_bytes();
+    if b.get(2) != Some(&b':') && b.get(7) != Some(&b':') {
+        return false;
+    }
     let Some((addr, rest)) = line.split_once(' ') else {
         return false;
     };
@@ -136,10 +124,40 @@ fn opens_title(tool: Tool, t: &str) -> bool {
 /// `seg` cut before every header line whose tool is not the one the text
 /// before it already is; `seg` itself when there is no such line.
 pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
+    let mut out = Vec::new();
+    split_and_detect(seg, &mut out);
+    out.into_iter().map(|(s, _)| s).collect()
+}
+
+/// [`split_at_headers`], each part pushed onto `out` with the tool
+/// [`detect`](super::detect) finds in it; a segment that is not cut is
+/// split into lines once for both.
+pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
     let lines: Vec<&str> = seg.text.lines().collect();
-    if lines.len() != seg.lines.len() {
-        return vec![seg];
+    let cuts = if lines.len() == seg.lines.len() {
+        header_cuts(&lines)
+    } else {
+        Vec::new()
+    };
+    if cuts.is_empty() {
+        let tool = if lines.iter().any(|l| l.ends_with('\r')) {
+            super::detect(&seg.text)
+        } else {
+            super::detect_in(&seg.text, &lines)
+        };
+        drop(lines);
+        out.push((seg, tool));
+        return;
     }
+    for part in cut_at(&seg, &lines, &cuts) {
+        let tool = super::detect(&part.text);
+        out.push((part, tool));
+    }
+}
+
+/// Where [`split_at_headers`] cuts `lines` (a segment's, one per line
+/// number): before each header line whose tool the text before it is not.
+fn header_cuts(lines: &[&str]) -> Vec<usize> {
     let mut cuts: Vec<usize> = Vec::new();
     let mut start = 0;
     let mut own: Option<Tool> = None;
@@ -167,12 +185,15 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
         start = cut;
         own = Some(tool);
     }
-    if cuts.is_empty() {
-        return vec![seg];
-    }
+    cuts
+}
+
+/// `seg` (split into `lines`) cut at `cuts`; parts that are all blank are
+/// left out.
+fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<'a>> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut bounds = vec![0];
-    bounds.extend(&cuts);
+    bounds.extend(cuts);
     bounds.push(lines.len());
     for (k, w) in bounds.windows(2).enumerate() {
         let (a, b) = (w[0], w[1]);

@@ -20,10 +20,11 @@ const MB_1024: f64 = 1.024e6;
 
 pub fn looks_like_bandwidth_test(text: &str, lines: &[&str]) -> bool {
     text.contains("[CUDA Bandwidth Test]")
-        || lines.iter().any(|l| {
-            let t = l.trim();
-            t.starts_with("Transfer Size (Bytes)") && t.contains("Bandwidth(")
-        })
+        || text.contains("Transfer Size (Bytes)")
+            && lines.iter().any(|l| {
+                let t = l.trim();
+                t.starts_with("Transfer Size (Bytes)") && t.contains("Bandwidth(")
+            })
 }
 
 /// What the lines before a table said.
@@ -193,7 +194,7 @@ fn cell(
     m.direction = Direction::Uni;
     m.size_bytes = Some(size);
     m.bandwidth_bytes_per_s = Some(value * factor);
-    m.as_printed = format!("{printed} {unit}");
+    m.as_printed = crate::evidence::printed(printed, unit);
     m.buffers = match (kind, s.pageable) {
         (Kind::D2d, _) => Buffers::Device,
         (_, Some(true)) => Buffers::HostPageable,

@@ -5,10 +5,11 @@ use super::*;
 
 pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
     text.contains("nvbandwidth Version:")
-        || crate::evidence::numbered(lines).any(|(_, l)| {
-            let t = l.trim();
-            (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
-        })
+        || text.contains("(row)")
+            && crate::evidence::numbered(lines).any(|(_, l)| {
+                let t = l.trim();
+                (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")
+            })
 }
 
 pub fn looks_like_nvbandwidth_json(text: &str, _lines: &[&str]) -> bool {
@@ -395,10 +396,10 @@ fn statistic_of(text: &str) -> Statistic {
 fn nvb_fill(m: &mut Measurement, test: &str, latency_ns: bool, value: f64, printed: &str) {
     if latency_ns {
         m.latency_s = Some(value * 1e-9);
-        m.as_printed = format!("{printed} ns");
+        m.as_printed = crate::evidence::printed(printed, "ns");
     } else {
         m.bandwidth_bytes_per_s = Some(value * GB);
-        m.as_printed = format!("{printed} GB/s");
+        m.as_printed = crate::evidence::printed(printed, "GB/s");
     }
     m.buffers = match m.kind {
         Kind::H2d | Kind::D2h => Buffers::Mixed,

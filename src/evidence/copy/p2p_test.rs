@@ -4,12 +4,14 @@
 use super::*;
 
 pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
-    text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+    // Every signature below holds `P2P`: one short search rules most out.
+    text.contains("P2P")
+        && (text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
         || text.contains("P2P Connectivity Matrix")
         || (text.contains("P2P=Disabled") && text.contains("Matrix ("))
         // One matrix pasted on its own: `Bidirectional P2P=Enabled
         // Bandwidth Matrix (GB/s)` over a `D\D` header.
-        || (text.contains("P2P=Enabled") && text.contains("Matrix (") && text.contains("D\\D"))
+        || (text.contains("P2P=Enabled") && text.contains("Matrix (") && text.contains("D\\D")))
 }
 
 /// Some captures carry an editor's line numbers (` 1 `, ` 2 `...) in front of
@@ -272,10 +274,10 @@ fn matrix_row(
         m.buffers = Buffers::Device;
         if head.latency {
             m.latency_s = Some(value * 1e-6);
-            m.as_printed = format!("{v} us");
+            m.as_printed = crate::evidence::printed(v, "us");
         } else {
             m.bandwidth_bytes_per_s = Some(value * GB);
-            m.as_printed = format!("{v} GB/s");
+            m.as_printed = crate::evidence::printed(v, "GB/s");
         }
         let can = access.get(&(row, col)).copied();
         p2p_questions(&mut m, head.latency, block, can);

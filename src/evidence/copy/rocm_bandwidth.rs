@@ -6,9 +6,11 @@ use super::*;
 pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
     text.contains("RocmBandwidthTest Version")
         || text.contains("Inter-Device Access")
-        || text.contains("Unidirectional Benchmark Result")
-        || text.contains("Bidirectional Benchmark Result")
-        || text.contains("Bdirectional Benchmark Result")
+        // All three end so: one search rules them out.
+        || text.contains("irectional Benchmark Result")
+            && (text.contains("Unidirectional Benchmark Result")
+                || text.contains("Bidirectional Benchmark Result")
+                || text.contains("Bdirectional Benchmark Result"))
 }
 
 /// The agents of the device list, and what the access matrix says of them.
@@ -175,7 +177,7 @@ fn peak_row(
         let (src, dst) = (agent(&agents.ids, row), agent(&agents.ids, col));
         let mut m = rbt_cell(rn, title, &src, &dst, dir, Statistic::Peak);
         m.bandwidth_bytes_per_s = Some(value * GB);
-        m.as_printed = format!("{v} GB/s");
+        m.as_printed = crate::evidence::printed(v, "GB/s");
         if let (Some(false), Path::GpuToGpu { access } | Path::HostGpu { access }) =
             (agents.access.get(&(row, col)), &mut m.questions.path)
         {
@@ -298,7 +300,7 @@ fn size_row(
         let mut m = rbt_cell(rn, &test, &src, &dst, dir, stat);
         m.size_bytes = Some(size);
         m.bandwidth_bytes_per_s = Some(bw * GB);
-        m.as_printed = format!("{printed} GB/s");
+        m.as_printed = crate::evidence::printed(printed, "GB/s");
         cells.push(m);
     }
     for (stat, us, printed) in [
@@ -308,7 +310,7 @@ fn size_row(
         let mut m = rbt_cell(rn, &test, &src, &dst, dir, stat);
         m.size_bytes = Some(size);
         m.latency_s = Some(us * 1e-6);
-        m.as_printed = format!("{printed} us");
+        m.as_printed = crate::evidence::printed(printed, "us");
         m.questions.unit = Unit::Microseconds;
         cells.push(m);
     }

@@ -163,7 +163,7 @@ fn transfer_cell(
     m.dst = Some(d.into());
     m.size_bytes = Some(bytes);
     m.bandwidth_bytes_per_s = Some(bw * GB);
-    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+    m.as_printed = crate::evidence::printed(fields[1].trim_end_matches("GB/s").trim(), "GB/s");
     m.buffers = if sb == db { sb } else { Buffers::Mixed };
     m.copy_engine = if exe.starts_with('D') {
         CopyEngine::Ce
@@ -202,7 +202,7 @@ fn iteration_cell(n: usize, key: &str, fields: &[&str], base: &Measurement) -> O
     m.statistic = Statistic::Single;
     m.test = format!("{} {key}", base.test).into();
     m.bandwidth_bytes_per_s = Some(bw * GB);
-    m.as_printed = format!("{} GB/s", fields[1].trim_end_matches("GB/s").trim());
+    m.as_printed = crate::evidence::printed(fields[1].trim_end_matches("GB/s").trim(), "GB/s");
     Some(m)
 }
 
@@ -273,7 +273,7 @@ fn read_a2a(
             m.dst = Some(format!("GPU{c}").into());
             m.size_bytes = bytes;
             m.bandwidth_bytes_per_s = Some(value * GB);
-            m.as_printed = format!("{v} GB/s");
+            m.as_printed = crate::evidence::printed(v, "GB/s");
             m.buffers = Buffers::Device;
             m.copy_engine = CopyEngine::Sm;
             let q = &mut m.questions;

@@ -24,16 +24,19 @@ use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use crate::evidence::{IssueKind, Parsed, numbered_lines};
 
 pub fn is_scaling(text: &str) -> bool {
+    // The whole-text searches first: a line pass only where they match.
     text.contains("GPU-GFX Scaling benchmark:")
-        || text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
-            && text.contains("- Copying ")
+        || text.contains("- Copying ")
+            && text.contains("NumCUs ")
+            && text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
 }
 
 pub fn is_p2p(text: &str) -> bool {
     text.contains("copy peak bandwidth GB/s [")
-        || text
-            .lines()
-            .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))
+        || text.contains("SRC+EXE\\DST")
+            && text
+                .lines()
+                .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))
 }
 
 /// `CPU00`, `GPU 03` -> `CPU0`, `GPU3`.
@@ -156,7 +159,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
             m.dst = Some(dst.clone().into());
             m.size_bytes = bytes;
             m.bandwidth_bytes_per_s = Some(bw * GB);
-            m.as_printed = format!("{v} GB/s");
+            m.as_printed = crate::evidence::printed(v, "GB/s");
             m.buffers = buffers(&src, dst);
             m.copy_engine = CopyEngine::Sm;
             let q = &mut m.questions;
@@ -353,7 +356,7 @@ fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measuremen
     m.dst = Some(dst.to_string().into());
     m.size_bytes = at.bytes;
     m.bandwidth_bytes_per_s = Some(bw * GB);
-    m.as_printed = format!("{v} GB/s");
+    m.as_printed = crate::evidence::printed(v, "GB/s");
     m.buffers = buffers(src, dst);
     // The executor: the copy's source (local read) or destination
     // (remote read); a CPU executes with threads, a GPU as the

@@ -7,12 +7,14 @@ use crate::evidence::answers::{
 };
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
-        let t = l.trim();
-        (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
-            || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
-                && text.contains("Connection type"))
-    })
+    // A `#bytes` line or a title beside `Connection type`: no line pass without.
+    (text.contains("#bytes") || text.contains("Connection type"))
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            let t = l.trim();
+            (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
+                || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
+                    && text.contains("Connection type"))
+        })
 }
 
 /// Added to a `Failed status 10` error right after 64 KiB. perftest sizes
@@ -488,10 +490,10 @@ fn table_cells(
                 continue;
             };
             m.bandwidth_bytes_per_s = Some(value * f);
-            m.as_printed = format!("{v} {unit}");
+            m.as_printed = crate::evidence::printed(v, unit);
         } else {
             m.latency_s = Some(value * 1e-6);
-            m.as_printed = format!("{v} usec");
+            m.as_printed = crate::evidence::printed(v, "usec");
         }
         cells.push(m);
     }

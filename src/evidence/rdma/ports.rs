@@ -4,10 +4,13 @@
 use super::*;
 
 pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
-    lines.iter().any(|l| {
-        let t = l.trim_start_matches(['│', '┃', '|']).trim();
-        (t.starts_with("CA '") || t.starts_with("CA: '")) && t.ends_with('\'')
-    }) && text.contains("State:")
+    // Whole-text searches first: the line pass runs only where they match.
+    text.contains("State:")
+        && (text.contains("CA '") || text.contains("CA: '"))
+        && lines.iter().any(|l| {
+            let t = l.trim_start_matches(['│', '┃', '|']).trim();
+            (t.starts_with("CA '") || t.starts_with("CA: '")) && t.ends_with('\'')
+        })
 }
 
 /// Parses `ibstat` (all adapters, or `ibstat <ca> <port>` with its
@@ -120,9 +123,10 @@ fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
     }
 }
 
-pub fn looks_like_ibstatus(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines)
-        .any(|(_, l)| l.starts_with("Infiniband device '") && l.contains(" port "))
+pub fn looks_like_ibstatus(text: &str, lines: &[&str]) -> bool {
+    text.contains("Infiniband device '")
+        && crate::evidence::numbered(lines)
+            .any(|(_, l)| l.starts_with("Infiniband device '") && l.contains(" port "))
 }
 
 /// Parses `ibstatus`: `Infiniband device '<ca>' port <n> status:` blocks.
@@ -204,8 +208,9 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
     Ok(out)
 }
 
-pub fn looks_like_ibv_devinfo(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
+pub fn looks_like_ibv_devinfo(text: &str, lines: &[&str]) -> bool {
+    text.contains("hca_id:")
+        && crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
         || lines
             .iter()
             .find(|l| !l.trim().is_empty())
@@ -337,7 +342,7 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
 
 pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
     let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
-    matches!(it.next(), Some((_, l)) if { let t: Vec<&str> = l.split_whitespace().collect(); t == ["device", "node", "GUID"] })
+    matches!(it.next(), Some((_, l)) if l.split_whitespace().eq(["device", "node", "GUID"]))
 }
 
 /// Parses `ibv_devices`: a header, a dashes line, then `<name> <node GUID>`.
@@ -368,14 +373,15 @@ pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
     Ok(out)
 }
 
-pub fn looks_like_show_gids(_text: &str, lines: &[&str]) -> bool {
-    lines.iter().any(|l| {
-        let mut t = l.split_whitespace();
-        t.next() == Some("DEV")
-            && t.next() == Some("PORT")
-            && t.next() == Some("INDEX")
-            && t.next() == Some("GID")
-    })
+pub fn looks_like_show_gids(text: &str, lines: &[&str]) -> bool {
+    text.contains("INDEX")
+        && lines.iter().any(|l| {
+            let mut t = l.split_whitespace();
+            t.next() == Some("DEV")
+                && t.next() == Some("PORT")
+                && t.next() == Some("INDEX")
+                && t.next() == Some("GID")
+        })
 }
 
 /// Parses `show_gids`: `DEV PORT INDEX GID [IPv4] VER [DEV]` rows and the

@@ -65,21 +65,24 @@ pub fn amd_class(
 
 pub fn looks_like_rocm_smi(text: &str, lines: &[&str]) -> bool {
     text.contains("ROCm System Management Interface")
-        || crate::evidence::numbered(lines).any(|(_, l)| {
-            banner(l).is_some_and(|b| {
-                b.ends_with("between two GPUs") || b == "Numa Nodes" || b == "Bandwidth"
+        || text.contains("==")
+            && crate::evidence::numbered(lines).any(|(_, l)| {
+                banner(l).is_some_and(|b| {
+                    b.ends_with("between two GPUs") || b == "Numa Nodes" || b == "Bandwidth"
+                })
             })
-        })
 }
 
-pub fn looks_like_amd_smi(_text: &str, lines: &[&str]) -> bool {
-    crate::evidence::numbered(lines).any(|(_, l)| {
-        let t = l.trim();
-        matches!(
-            t,
-            "ACCESS TABLE:" | "WEIGHT TABLE:" | "HOPS TABLE:" | "LINK TYPE TABLE:"
-        )
-    })
+pub fn looks_like_amd_smi(text: &str, lines: &[&str]) -> bool {
+    // Each of the titles below ends so: no line pass without it.
+    text.contains(" TABLE:")
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            let t = l.trim();
+            matches!(
+                t,
+                "ACCESS TABLE:" | "WEIGHT TABLE:" | "HOPS TABLE:" | "LINK TYPE TABLE:"
+            )
+        })
 }
 
 /// `===== Weight between two GPUs =====` -> `Weight between two GPUs`.

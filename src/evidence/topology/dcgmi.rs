@@ -24,8 +24,9 @@
 use super::{Device, DeviceKind, NvlinkPort, Topology};
 use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 
-pub fn looks_like_dcgmi_nvlink(_text: &str, lines: &[&str]) -> bool {
-    lines.iter().any(|l| l.trim() == "|  NvLink Link Status  |")
+pub fn looks_like_dcgmi_nvlink(text: &str, lines: &[&str]) -> bool {
+    text.contains("|  NvLink Link Status  |")
+        && lines.iter().any(|l| l.trim() == "|  NvLink Link Status  |")
 }
 
 /// `gpuId 3:` -> 3.

@@ -375,19 +375,34 @@ impl Topology {
     /// and cells by device order. Keeps output deterministic.
     pub fn sort(&mut self) {
         self.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
-        let order: std::collections::HashMap<String, usize> = self
+        // Each id's place (the last device of that id), by binary search.
+        let mut order: Vec<(&str, usize)> = self
             .devices
             .iter()
             .enumerate()
-            .map(|(i, d)| (d.id.clone(), i))
+            .map(|(i, d)| (d.id.as_str(), i))
             .collect();
-        let pos = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
-        for l in &mut self.links {
-            if pos(&l.b) < pos(&l.a) {
-                std::mem::swap(&mut l.a, &mut l.b);
-            }
-        }
-        self.links.sort_by_cached_key(|l| (pos(&l.a), pos(&l.b)));
+        order.sort_unstable_by(|x, y| x.0.cmp(y.0).then(y.1.cmp(&x.1)));
+        order.dedup_by(|later, first| later.0 == first.0);
+        let pos = |id: &str| {
+            order
+                .binary_search_by(|(k, _)| (*k).cmp(id))
+                .map_or(usize::MAX, |j| order[j].1)
+        };
+        // Each link from its earlier device, ordered by the pair's places
+        // (looked up once per link; the sort is stable).
+        let mut keyed: Vec<((usize, usize), Link)> = std::mem::take(&mut self.links)
+            .into_iter()
+            .map(|mut l| {
+                let (a, b) = (pos(&l.a), pos(&l.b));
+                if b < a {
+                    std::mem::swap(&mut l.a, &mut l.b);
+                }
+                ((a.min(b), a.max(b)), l)
+            })
+            .collect();
+        keyed.sort_by_key(|(k, _)| *k);
+        self.links = keyed.into_iter().map(|(_, l)| l).collect();
         self.p2p.sort_by_cached_key(|p| (pos(&p.src), pos(&p.dst)));
         self.nvlink
             .sort_by_cached_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
@@ -604,6 +619,46 @@ mod tests {
         assert_eq!(parse_cpu_list("0-45,40-50"), None);
         assert_eq!(parse_cpu_list("N/A"), None);
         assert_eq!(parse_cpu_list(""), None);
+    }
+
+    #[test]
+    fn sort_orders_devices_then_links_from_the_earlier_device() {
+        let mut t = Topology::default();
+        for id in ["NIC0", "GPU10", "GPU2"] {
+            let kind = if id.starts_with("GPU") {
+                DeviceKind::Gpu
+            } else {
+                DeviceKind::Nic
+            };
+            t.devices.push(Device::new(id, kind, Source::line(1)));
+        }
+        for (a, b) in [
+            ("NIC0", "GPU2"),
+            ("GPU10", "GPU2"),
+            ("GPU2", "X"),
+            ("GPU2", "GPU10"),
+        ] {
+            t.links
+                .push(Link::new(a, b, LinkClass::Unknown, Source::line(2)));
+        }
+        t.sort();
+        let ids: Vec<&str> = t.devices.iter().map(|d| d.id.as_str()).collect();
+        assert_eq!(ids, ["GPU2", "GPU10", "NIC0"]);
+        let pairs: Vec<(&str, &str)> = t
+            .links
+            .iter()
+            .map(|l| (l.a.as_str(), l.b.as_str()))
+            .collect();
+        // Equal pairs keep their order; an unknown device goes last.
+        assert_eq!(
+            pairs,
+            [
+                ("GPU2", "GPU10"),
+                ("GPU2", "GPU10"),
+                ("GPU2", "NIC0"),
+                ("GPU2", "X")
+            ]
+        );
     }
 
     #[test]

@@ -107,13 +107,14 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
     })
 }
 
-pub fn looks_like_nvlink_status(_text: &str, lines: &[&str]) -> bool {
-    let gpu_line = crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_line(l).is_some());
-    let link_line = crate::evidence::numbered(lines).any(|(_, l)| {
-        l.trim_start().starts_with("Link ") && l.contains(':')
-            || l.contains("Unable to retrieve NVLink information")
-    });
-    gpu_line && link_line
+pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
+    text.contains("Link ")
+        && text.contains("GPU ")
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            l.trim_start().starts_with("Link ") && l.contains(':')
+                || l.contains("Unable to retrieve NVLink information")
+        })
+        && crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_line(l).is_some())
 }
 
 /// Trailing columns of `nvidia-smi topo -m`, in the order drivers print them.

@@ -21,8 +21,8 @@ fn is_header(t: &str) -> bool {
     t.split_whitespace().next().and_then(ppu_index).is_some() && t.contains("CPU Affinity")
 }
 
-pub fn looks_like_ppu_smi(_text: &str, lines: &[&str]) -> bool {
-    lines.iter().any(|l| is_header(l.trim()))
+pub fn looks_like_ppu_smi(text: &str, lines: &[&str]) -> bool {
+    text.contains("CPU Affinity") && lines.iter().any(|l| is_header(l.trim()))
 }
 
 pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {

@@ -1,0 +1,145 @@
+use super::*;
+
+#[test]
+fn plain_text_is_one_borrowed_segment() {
+    let s = scan("a\nb\n");
+    assert_eq!(s.segments.len(), 1);
+    assert!(matches!(s.segments[0].text, Cow::Borrowed(_)));
+    assert_eq!(s.segments[0].lines, vec![1, 2]);
+}
+
+#[test]
+fn prompts_split_segments_and_keep_commands() {
+    let s = scan(
+        "harry@foo:~$ sudo ibstat\nCA 'mlx5_0'\n[root@pit101 release]# ./bandwidthTest --memory=pageable\nX\n",
+    );
+    assert_eq!(s.segments.len(), 2);
+    assert_eq!(s.segments[0].command.as_deref(), Some("sudo ibstat"));
+    assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
+    assert_eq!(s.segments[0].lines, vec![2]);
+    assert_eq!(
+        s.segments[1].command.as_deref(),
+        Some("./bandwidthTest --memory=pageable")
+    );
+    assert_eq!(s.segments[1].lines, vec![4]);
+    assert_eq!(s.skipped.len(), 2);
+}
+
+#[test]
+fn a_segment_before_a_command_holds_only_its_lines() {
+    let s = scan("export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
+    assert_eq!(s.segments[0].text, "export A=1\n");
+    assert_eq!(s.segments[1].text, "# OSU\n");
+    let j = s.segments[1].after(&s.segments[0]);
+    assert_eq!(j.text, "export A=1\nmpirun -n 2 osu_bw\n# OSU\n");
+    assert_eq!(j.lines, vec![1, 2, 3]);
+}
+
+#[test]
+fn prefixes_quotes_fences_and_indent_come_off() {
+    let s = scan("```\r\n> [rank 0]     a  b\r\n> [rank 0]       c\r\n```\r\n");
+    assert_eq!(s.segments.len(), 1);
+    assert_eq!(s.segments[0].text, "a  b\n  c\n");
+    assert_eq!(s.segments[0].lines, vec![2, 3]);
+    assert_eq!(s.segments[0].original(2), 3);
+}
+
+#[test]
+fn tool_comment_lines_are_not_prompts() {
+    for l in [
+        "# OSU MPI Bandwidth Test v5.6",
+        "#  Rank  0 Group  0 Pid 1 on host device  0 [0x07] NVIDIA",
+        "#bytes #iterations",
+        "nvbandwidth Version: v0.4",
+        "# Collective test starting: all_reduce_perf",
+    ] {
+        assert_eq!(prompt_command(l), None, "{l}");
+    }
+    assert_eq!(prompt_command("# ./bandwidthTest"), Some("./bandwidthTest"));
+    // Markdown inline code around a command (byteps #179).
+    assert_eq!(
+        prompt_command("`ethtool -S enp178s0f0 |grep prio`"),
+        Some("ethtool -S enp178s0f0 |grep prio")
+    );
+    assert_eq!(prompt_command("`rx_prio0_bytes`"), None);
+    assert_eq!(prompt_command("``"), None);
+    assert_eq!(prompt_command("sh-5.1# lspci -vvv"), Some("lspci -vvv"));
+    assert_eq!(prompt_command("bash-4.2$ ibstat"), Some("ibstat"));
+    assert_eq!(prompt_command("shell-5# x"), None);
+    assert_eq!(
+        prompt_command("Apptainer> python3 -m sglang.check_env"),
+        Some("python3 -m sglang.check_env")
+    );
+    assert_eq!(
+        prompt_command("$ nvidia-smi topo -m"),
+        Some("nvidia-smi topo -m")
+    );
+    assert_eq!(
+        prompt_command("nvidia-smi nvlink -R"),
+        Some("nvidia-smi nvlink -R")
+    );
+}
+
+#[test]
+fn launcher_prefixes() {
+    assert_eq!(strip_prefixes("[1,0]<stdout>:# nThread 1"), "# nThread 1");
+    assert_eq!(
+        strip_prefixes("2024-05-01T12:00:00.123456789Z   8  2  float"),
+        "  8  2  float"
+    );
+    assert_eq!(strip_prefixes("[rank12]: x"), "x");
+    assert_eq!(strip_prefixes("[0x07] x"), "[0x07] x");
+}
+
+#[test]
+fn journald_and_srun_label_prefixes() {
+    assert_eq!(
+        strip_prefixes("Dec 01 10:00:00 gpu01 kernel: mlx5_core 0000:0c:00.0: x"),
+        "mlx5_core 0000:0c:00.0: x"
+    );
+    assert_eq!(
+        strip_prefixes("Dec  1 10:00:00 gpu01 ibstat[123]:    Port 1:"),
+        "   Port 1:"
+    );
+    assert_eq!(strip_prefixes("12:    Rate: 400"), "   Rate: 400");
+    assert_eq!(strip_prefixes(" 3: GPU0\tX"), "GPU0\tX");
+    // Not labels: a BDF, a clock, a number in a table.
+    for l in [
+        "00:01.0 PCI bridge",
+        "10:00:00 start",
+        "     0   1.23: x",
+        "Dec 01 was a Monday: x",
+    ] {
+        assert_eq!(strip_prefixes(l), l);
+    }
+}
+
+#[test]
+fn first_word_agrees_with_split_whitespace() {
+    for t in [
+        "",
+        "   ",
+        "ibstat",
+        "ibstat -v",
+        "./bandwidthTest\t--memory=pinned",
+        "  lspci -vvv",
+        "nvidia-smi\u{a0}topo -m",
+        "\u{3000}ibstat x",
+        "caf\u{e9} au lait",
+        "osu_bw\u{2003}-m 8",
+        "x\u{b}y",
+    ] {
+        let first = first_word(t).map(|(w, _)| w);
+        assert_eq!(first, t.split_whitespace().next(), "{t:?}");
+        let second = first_word(t).and_then(|(_, a)| a.split_whitespace().next());
+        assert_eq!(second, t.split_whitespace().nth(1), "{t:?}");
+    }
+}
+
+#[test]
+fn srun_messages_are_skipped_as_launcher_lines() {
+    let s = scan("srun: job 12 queued and waiting for resources\n0: CA 'mlx5_0'\n");
+    assert_eq!(s.skipped[0].reason, SkipReason::Launcher);
+    assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
+    assert_eq!(s.segments[0].lines, vec![2]);
+}
