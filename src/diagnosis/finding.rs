@@ -271,7 +271,10 @@ pub enum Finding {
     WrongResults {
         tool: String,
         what: String,
+        /// Wrong values the tool counted.
         errors: u64,
+        /// Printed rows whose check failed without a count.
+        failed_rows: u64,
     },
     /// A copy tool's own data check failed: the bytes that arrived were
     /// not the bytes sent. A possible hardware fault, not a flaky run.

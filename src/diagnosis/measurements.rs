@@ -127,26 +127,35 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
 }
 
 pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
-    let mut per: BTreeMap<(String, String), (u64, Source)> = BTreeMap::new();
+    // Per tool and test: values counted wrong, rows failed without a count.
+    let mut per: BTreeMap<(String, String), (u64, u64, Source)> = BTreeMap::new();
     // The cells of one printed half-row (time, algbw, busbw) share its
     // `#wrong`: count it once per file, line and test.
     let mut counted: std::collections::BTreeSet<(String, usize, String)> = Default::default();
     for m in &b.measurements {
-        if let Verification::Checked { errors } = m.verification
-            && errors > 0
-            && counted.insert((m.source.file.to_string(), m.source.line, m.test.to_string()))
-        {
+        let (errors, failed) = match m.verification {
+            Verification::Checked { errors } if errors > 0 => (errors, 0),
+            Verification::Failed => (0, 1),
+            _ => continue,
+        };
+        if counted.insert((m.source.file.to_string(), m.source.line, m.test.to_string())) {
             let e = per
                 .entry((m.tool.to_string(), m.test.to_string()))
-                .or_insert((0, m.source.clone()));
+                .or_insert((0, 0, m.source.clone()));
             e.0 += errors;
+            e.1 += failed;
         }
     }
-    for ((tool, what), (errors, src)) in per {
+    for ((tool, what), (errors, failed_rows, src)) in per {
         push(
             out,
             Severity::Critical,
-            Finding::WrongResults { tool, what, errors },
+            Finding::WrongResults {
+                tool,
+                what,
+                errors,
+                failed_rows,
+            },
             vec![src],
         );
     }

@@ -161,6 +161,40 @@ fn wrong_values_are_critical() {
 }
 
 #[test]
+fn a_failed_check_without_a_count_is_critical_and_claims_no_count() {
+    // Old nccl-tests print the largest deviation, not a count: two printed
+    // rows over tolerance are two failed rows, not "2 wrong values".
+    let mut b = bundle();
+    for line in [30, 31] {
+        let mut m = Measurement::new(
+            "nccl-tests",
+            line,
+            Kind::Allgather,
+            "allgather out-of-place",
+            Statistic::Avg,
+        );
+        m.verification = Verification::Failed;
+        b.measurements.push(m);
+    }
+    let d = diagnose(&b);
+    assert_eq!(kinds(&b), [(Severity::Critical, "wrong-results")]);
+    assert!(matches!(
+        d[0].finding,
+        Finding::WrongResults {
+            errors: 0,
+            failed_rows: 2,
+            ..
+        }
+    ));
+    let s = crate::render::explain::summary(&d[0].finding);
+    assert!(
+        s.contains("failed its own data check on 2 printed row(s)"),
+        "{s}"
+    );
+    assert!(!s.contains("wrong value(s)"), "{s}");
+}
+
+#[test]
 fn far_below_the_ports_data_rate() {
     // 4X QDR (40 Gb/s nominal, 4.0 GB/s of data): 0.9 GB/s is 22%.
     let mut b = bundle();

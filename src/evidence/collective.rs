@@ -529,9 +529,8 @@ fn verification(wrong: &str, dtype: &str, validation: Option<bool>) -> Verificat
         // Old format: the largest deviation from the expected values; one
         // clearly over the tool's tolerance is a wrong result.
         (Err(_), _) => match over_tolerance(wrong, dtype) {
-            Some(over) => Verification::Checked {
-                errors: u64::from(over),
-            },
+            Some(true) => Verification::Failed,
+            Some(false) => Verification::Checked { errors: 0 },
             None => Verification::Unknown,
         },
     }

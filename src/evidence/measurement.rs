@@ -213,6 +213,9 @@ pub enum CopyEngine {
 pub enum Verification {
     /// The tool compared the data; `errors` is what it counted.
     Checked { errors: u64 },
+    /// The tool's check failed but it printed no count of wrong values
+    /// (old nccl-tests' `error` column over its tolerance, OSU's `Fail`).
+    Failed,
     /// The tool says it did not check (nccl-tests `validation: 0`).
     NotVerified,
     /// The transcript does not say.

@@ -251,7 +251,7 @@ fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
     }
     m.verification = match row.validation {
         Some("Pass") => Verification::Checked { errors: 0 },
-        Some(_) => Verification::Checked { errors: 1 },
+        Some(_) => Verification::Failed,
         None => Verification::Unknown,
     };
     osu_questions(&mut m, r, bw);

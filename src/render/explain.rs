@@ -571,8 +571,14 @@ pub fn summary(f: &Finding) -> String {
         | Finding::RdmaPortBelowRate { .. }
         | Finding::PortErrorsGrew { .. }
         | Finding::CongestionSignals { .. } => link_summary(f),
-        Finding::WrongResults { tool, what, errors } => format!(
-            "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
+        Finding::WrongResults {
+            tool,
+            what,
+            errors,
+            failed_rows,
+        } => format!(
+            "{tool} `{what}` {}: its bandwidth figures describe a run that corrupted data.",
+            wrong_counts(*errors, *failed_rows)
         ),
         Finding::DataCheckFailed { tool, test, .. } => format!(
             "{tool} `{test}`: the tool's own check found bytes that differ from those sent. A possible hardware fault (memory, link or copy engine), not a run to repeat and forget."
@@ -680,3 +686,16 @@ use affinity::process_far;
 
 #[cfg(test)]
 mod tests;
+
+/// What a tool said was wrong: the values it counted, and the rows whose
+/// check failed where it printed no count (never a count it did not print).
+fn wrong_counts(errors: u64, failed_rows: u64) -> String {
+    let rows = format!(
+        "failed its own data check on {failed_rows} printed row(s) (the tool prints no count of wrong values there)"
+    );
+    match (errors, failed_rows) {
+        (e, 0) => format!("reported {e} wrong value(s)"),
+        (0, _) => rows,
+        (e, _) => format!("reported {e} wrong value(s) and {rows}"),
+    }
+}

@@ -319,10 +319,7 @@ fn old_error_column_clearly_over_the_tolerance_is_a_wrong_result() {
         .collect();
     let r = read_transcript(K80, edited.as_bytes());
     let v: Vec<Verification> = cells_at(&r, 13).into_iter().map(|c| c.2).collect();
-    let (over, fine) = (
-        Verification::Checked { errors: 1 },
-        Verification::Checked { errors: 0 },
-    );
+    let (over, fine) = (Verification::Failed, Verification::Checked { errors: 0 });
     assert_eq!(
         v,
         [
@@ -372,7 +369,7 @@ fn old_nccl_tests_pasted_without_its_hash_prefixes_is_read() {
     );
     // Named by the command line; wrong both ways.
     assert_eq!(c[0].0, "allgather out-of-place");
-    assert!(c.iter().all(|c| c.2 == Verification::Checked { errors: 1 }));
+    assert!(c.iter().all(|c| c.2 == Verification::Failed));
     let m = r.measurements.iter().find(|m| m.source.line == 5).unwrap();
     assert_eq!(m.size_bytes, Some(4294967296));
     let avg = r.measurements.iter().find(|m| m.source.line == 7).unwrap();
