@@ -475,6 +475,42 @@ fn host_side_summary(f: &Finding) -> String {
     }
 }
 
+/// A finding about a tool's own output (its checks, errors, units, a cut paste), not the machine.
+fn tool_output_summary(f: &Finding) -> String {
+    match f {
+        Finding::WrongResults { tool, what, errors } => format!(
+            "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
+        ),
+        Finding::DataCheckFailed { tool, test, .. } => format!(
+            "{tool} `{test}`: the tool's own check found bytes that differ from those sent. A possible hardware fault (memory, link or copy engine), not a run to repeat and forget."
+        ),
+        Finding::ToolFailed {
+            tool,
+            message,
+            capture_defect,
+        } => tool_failed(tool, message, *capture_defect),
+        Finding::BitsNotBytes {
+            tool,
+            example_as_printed,
+            example_bytes_per_s,
+        } => format!(
+            "{tool} reports bits: {example_as_printed} is {} (bytes). Compare like with like.",
+            gbs(*example_bytes_per_s)
+        ),
+        Finding::BidirectionalSum {
+            test,
+            example_bytes_per_s,
+            ..
+        } => format!(
+            "`{test}` figures are bidirectional (up to {} here): the sum of both directions, twice what one direction carries.",
+            gbs(*example_bytes_per_s)
+        ),
+        Finding::Truncated { file, message } => format!("{}: {message}", short(file)),
+        // Not a tool-output kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -571,34 +607,12 @@ pub fn summary(f: &Finding) -> String {
         | Finding::RdmaPortBelowRate { .. }
         | Finding::PortErrorsGrew { .. }
         | Finding::CongestionSignals { .. } => link_summary(f),
-        Finding::WrongResults { tool, what, errors } => format!(
-            "{tool} `{what}` reported {errors} wrong value(s): its bandwidth figures describe a run that corrupted data."
-        ),
-        Finding::DataCheckFailed { tool, test, .. } => format!(
-            "{tool} `{test}`: the tool's own check found bytes that differ from those sent. A possible hardware fault (memory, link or copy engine), not a run to repeat and forget."
-        ),
-        Finding::ToolFailed {
-            tool,
-            message,
-            capture_defect,
-        } => tool_failed(tool, message, *capture_defect),
-        Finding::BitsNotBytes {
-            tool,
-            example_as_printed,
-            example_bytes_per_s,
-        } => format!(
-            "{tool} reports bits: {example_as_printed} is {} (bytes). Compare like with like.",
-            gbs(*example_bytes_per_s)
-        ),
-        Finding::BidirectionalSum {
-            test,
-            example_bytes_per_s,
-            ..
-        } => format!(
-            "`{test}` figures are bidirectional (up to {} here): the sum of both directions, twice what one direction carries.",
-            gbs(*example_bytes_per_s)
-        ),
-        Finding::Truncated { file, message } => format!("{}: {message}", short(file)),
+        Finding::WrongResults { .. }
+        | Finding::DataCheckFailed { .. }
+        | Finding::ToolFailed { .. }
+        | Finding::BitsNotBytes { .. }
+        | Finding::BidirectionalSum { .. }
+        | Finding::Truncated { .. } => tool_output_summary(f),
     }
 }
 
