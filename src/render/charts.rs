@@ -294,43 +294,7 @@ fn size_chart(
                     PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
                 });
         }
-        let mut knees: Vec<(i32, i32, i32)> = Vec::new();
-        for (fi, f) in fits.iter().enumerate() {
-            let mut pts = Vec::new();
-            let mut m = f.from_bytes.max(x0);
-            while m <= f.to_bytes.min(x1) * 1.0001 {
-                pts.push((m, m / (f.alpha_s + m / f.beta_bytes_per_s) / unit));
-                m *= 1.25;
-            }
-            let fit_colour = RGBColor(200, 30, 30);
-            let drawn =
-                chart.draw_series(DashedLineSeries::new(pts, 7, 4, fit_colour.stroke_width(2)))?;
-            if fi == 0 {
-                drawn
-                    .label("alpha-beta fit, one line per segment (MODEL)")
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], fit_colour.stroke_width(2))
-                    });
-            }
-            let mstar = f.alpha_s * f.beta_bytes_per_s;
-            if mstar > x0 && mstar < x1 {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(mstar, y0), (mstar, y1)],
-                    RGBColor(120, 120, 120),
-                )))?;
-                let text = format!("m* {}", size_short(mstar));
-                let (x, y) = chart.backend_coord(&(mstar, y1 / 1.6));
-                let w = super::ladder_chart::text_px(&text, 14.0 / 1.24) as i32 + 4;
-                let row = knee_row(&mut knees, x, x + w);
-                let (x, y) = (x, y + 14 * row);
-                let under = WHITE.mix(0.85).filled();
-                root.draw(&Rectangle::new(
-                    [(x - 2, y - 1), (x + w - 2, y + 13)],
-                    under,
-                ))?;
-                root.draw(&Text::new(text, (x, y), ("sans-serif", 14)))?;
-            }
-        }
+        draw_fits(&mut chart, root, fits, (x0, x1, y0, y1), unit)?;
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
@@ -345,6 +309,58 @@ fn size_chart(
             .draw()?;
         Ok(())
     })
+}
+
+/// Each fit's dashed curve and labelled knee m*; apart, so `size_chart` reads layer by layer.
+fn draw_fits<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    fits: &[FitLine],
+    (x0, x1, y0, y1): (f64, f64, f64, f64),
+    unit: f64,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let mut knees: Vec<(i32, i32, i32)> = Vec::new();
+    for (fi, f) in fits.iter().enumerate() {
+        let mut pts = Vec::new();
+        let mut m = f.from_bytes.max(x0);
+        while m <= f.to_bytes.min(x1) * 1.0001 {
+            pts.push((m, m / (f.alpha_s + m / f.beta_bytes_per_s) / unit));
+            m *= 1.25;
+        }
+        let fit_colour = RGBColor(200, 30, 30);
+        let drawn =
+            chart.draw_series(DashedLineSeries::new(pts, 7, 4, fit_colour.stroke_width(2)))?;
+        if fi == 0 {
+            drawn
+                .label("alpha-beta fit, one line per segment (MODEL)")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], fit_colour.stroke_width(2))
+                });
+        }
+        let mstar = f.alpha_s * f.beta_bytes_per_s;
+        if mstar > x0 && mstar < x1 {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(mstar, y0), (mstar, y1)],
+                RGBColor(120, 120, 120),
+            )))?;
+            let text = format!("m* {}", size_short(mstar));
+            let (x, y) = chart.backend_coord(&(mstar, y1 / 1.6));
+            let w = super::ladder_chart::text_px(&text, 14.0 / 1.24) as i32 + 4;
+            let row = knee_row(&mut knees, x, x + w);
+            let (x, y) = (x, y + 14 * row);
+            let under = WHITE.mix(0.85).filled();
+            root.draw(&Rectangle::new(
+                [(x - 2, y - 1), (x + w - 2, y + 13)],
+                under,
+            ))?;
+            root.draw(&Text::new(text, (x, y), ("sans-serif", 14)))?;
+        }
+    }
+    Ok(())
 }
 
 /// Per-GPU injection share against adapters per node, with the scale-up

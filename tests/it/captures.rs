@@ -50,14 +50,14 @@ fn every_topology_capture_parses_with_no_problem() {
         // The captures-wild pastes are cut and damaged on purpose; their
         // problems are listed in `captures_wild_read_as_checked`.
         // A capture cut short is flagged, and only that (see
-        // `recovery::cut_captures_are_flagged_as_cut`).
+        // `cut_captures::cut_captures_are_flagged_as_cut`).
         let problems: Vec<_> = n
             .bundle
             .problems
             .iter()
             .filter(|p| !wild.contains(&p.file))
             .filter(|p| {
-                !(p.kind == ProblemKind::Truncated && crate::recovery::is_cut_capture(&p.file))
+                !(p.kind == ProblemKind::Truncated && crate::cut_captures::is_cut_capture(&p.file))
             })
             .collect();
         assert!(

@@ -570,8 +570,8 @@ fn only_the_known_problems() {
             if wild.contains(&p.file) {
                 continue; // captures::captures_wild_read_as_checked
             }
-            if p.kind == ProblemKind::Truncated && crate::recovery::is_cut_capture(&p.file) {
-                continue; // recovery::cut_captures_are_flagged_as_cut
+            if p.kind == ProblemKind::Truncated && crate::cut_captures::is_cut_capture(&p.file) {
+                continue; // cut_captures::cut_captures_are_flagged_as_cut
             }
             found.push((p.file, p.line.unwrap_or(0), p.kind));
         }
