@@ -340,11 +340,10 @@ mod tests {
         assert_eq!(physical_gpu("GPU0", uuids.as_deref()), None);
     }
 
-    #[test]
-    fn a_node_binding_against_a_cpu_affinity_takes_cpu_0_to_be_on_node_0() {
+    /// Two GPUs with a CPU affinity each (0-5, 6-11) and no NUMA node.
+    fn two_gpus_by_cpu_affinity() -> Bundle {
         use crate::bundle::{Host, Origin};
         use crate::evidence::topology::Device;
-        // Synthetic, shaped like gearshifft #82: `CPU Affinity` only.
         let mut b = Bundle::new(Host {
             name: "n".into(),
             origin: Origin::Ingested,
@@ -354,6 +353,13 @@ mod tests {
             d.cpu_affinity = parse_cpu_list(cpus);
             b.topology.devices.push(d);
         }
+        b
+    }
+
+    #[test]
+    fn a_node_binding_against_a_cpu_affinity_takes_cpu_0_to_be_on_node_0() {
+        // Synthetic, shaped like gearshifft #82: `CPU Affinity` only.
+        let mut b = two_gpus_by_cpu_affinity();
         let on = |n: &[u32]| n.iter().copied().collect::<BTreeSet<u32>>();
         let (gpu0, gpu1) = (
             parse_cpu_list("0-5").unwrap(),
@@ -390,17 +396,7 @@ mod tests {
 
     #[test]
     fn a_device_far_only_by_the_cpu_0_assumption_is_marked_so() {
-        use crate::bundle::{Host, Origin};
-        use crate::evidence::topology::Device;
-        let mut b = Bundle::new(Host {
-            name: "n".into(),
-            origin: Origin::Ingested,
-        });
-        for (id, cpus) in [("GPU0", "0-5"), ("GPU1", "6-11")] {
-            let mut d = Device::new(id, DeviceKind::Gpu, Source::line(1));
-            d.cpu_affinity = parse_cpu_list(cpus);
-            b.topology.devices.push(d);
-        }
+        let mut b = two_gpus_by_cpu_affinity();
         let on = |cmd: &str| Binding {
             devices: vec!["GPU0".into()],
             ..of_command(cmd).unwrap()
