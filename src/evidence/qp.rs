@@ -46,8 +46,16 @@ pub fn decode(text: &str) -> Option<Decoded> {
     let outer = scan::common_indent(text.lines());
     let mut soft = Vec::new();
     let mut escapes = 0usize;
+    // Whether the line before was soft-broken, and whether the line it
+    // started on had a prefix (see [`content`]).
+    let (mut open, mut prefixed) = (false, false);
     for l in text.lines() {
-        let b = content(l, outer).1.as_bytes();
+        let (prefix, c) = content(l, outer, !open || prefixed);
+        if !open {
+            prefixed = !prefix.is_empty();
+        }
+        let b = c.as_bytes();
+        open = b.ends_with(b"=");
         let mut i = 0;
         while let Some(k) = b[i..].iter().position(|&c| c == b'=') {
             let at = i + k;
@@ -76,11 +84,17 @@ pub fn decode(text: &str) -> Option<Decoded> {
 /// A line split into what the scanner takes off its front (the paste's
 /// common indentation, `[rank 0] `, `> `, a timestamp...; added after the
 /// mail was decoded, or before it was quoted in a reply) and the encoded
-/// content after it; a trailing `\r` is dropped.
-fn content(l: &str, outer: usize) -> (&str, &str) {
+/// content after it; a trailing `\r` is dropped. Without `prefixes` only
+/// the common indentation comes off: a continuation of a line that had no
+/// prefix got none added, and what looks like one (`0: `, `> `) is text.
+fn content(l: &str, outer: usize, prefixes: bool) -> (&str, &str) {
     let l = l.strip_suffix('\r').unwrap_or(l);
     let body = l.get(outer..).filter(|_| !l.trim().is_empty()).unwrap_or(l);
-    let c = scan::strip_prefixes(body);
+    let c = if prefixes {
+        scan::strip_prefixes(body)
+    } else {
+        body
+    };
     (&l[..l.len() - c.len()], c)
 }
 
@@ -107,14 +121,15 @@ fn decode_lines(text: &str, outer: usize) -> Decoded {
         joined: Vec::new(),
     };
     let mut cur: Vec<u8> = Vec::new();
-    let mut open = false;
+    let (mut open, mut prefixed) = (false, false);
     for (i, l) in text.lines().enumerate() {
-        let (prefix, c) = content(l, outer);
+        let (prefix, c) = content(l, outer, !open || prefixed);
         let b = c.as_bytes();
         if open {
             out.joined.push(i + 1);
         } else {
             out.lines.push(i + 1);
+            prefixed = !prefix.is_empty();
             cur.extend_from_slice(prefix.as_bytes());
         }
         let (body, soft) = match b.strip_suffix(b"=") {
@@ -248,6 +263,22 @@ mod tests {
             d.text,
             "    > [rank 0] 01:00.0 VGA compatible controller: GeForce RTX 3060 x=y\n"
         );
+    }
+
+    #[test]
+    fn a_continuation_that_looks_like_a_prefix_keeps_it_when_the_mail_had_none() {
+        // Synthetic: a wrap right before `0: `, `> ` or a timestamp; the
+        // line it continues has no prefix, so none was added around the
+        // mail and the continuation is text.
+        let head = "        Region 0: Memory at fb000000 (32-bit, non-prefetchable) Region=\n";
+        for rest in ["0: x=3Dy", "> x=3Dy", "2024-05-01T12:00:00Z x=3Dy"] {
+            let d = decode(&format!("{head}{rest}\n")).unwrap();
+            let want = format!(
+                "        Region 0: Memory at fb000000 (32-bit, non-prefetchable) Region{}\n",
+                rest.replace("=3D", "=")
+            );
+            assert_eq!(d.text, want);
+        }
     }
 
     #[test]
