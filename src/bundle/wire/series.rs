@@ -74,23 +74,42 @@ impl<'a> SeriesOut<'a> {
     }
 
     /// Whether `m` (of file `file`) belongs to this series: cheap facts
-    /// first, the questions last.
+    /// first, the questions last. Taken apart whole: a field added to the
+    /// series does not compile until it is compared here too (else cells
+    /// that differ in it would share a series, and lose their own value).
     fn holds(&self, m: &Measurement, file: u32) -> bool {
-        self.file == file
-            && self.kind == m.kind
-            && self.direction == m.direction
-            && self.statistic == m.statistic
-            && self.p2p == m.p2p
-            && self.buffers == m.buffers
-            && self.copy_engine == m.copy_engine
-            && self.iterations == m.iterations
-            && self.warmup_iterations == m.warmup_iterations
-            && self.queue_depth == m.queue_depth
-            && self.qps == m.qps
-            && *self.tool == m.tool
-            && *self.test == m.test
-            && *self.verification == m.verification
-            && *self.questions == m.questions
+        let SeriesOut {
+            tool,
+            file: f,
+            kind,
+            test,
+            direction,
+            statistic,
+            p2p,
+            buffers,
+            copy_engine,
+            iterations,
+            warmup_iterations,
+            queue_depth,
+            qps,
+            verification,
+            questions,
+        } = self;
+        *f == file
+            && *kind == m.kind
+            && *direction == m.direction
+            && *statistic == m.statistic
+            && *p2p == m.p2p
+            && *buffers == m.buffers
+            && *copy_engine == m.copy_engine
+            && *iterations == m.iterations
+            && *warmup_iterations == m.warmup_iterations
+            && *queue_depth == m.queue_depth
+            && *qps == m.qps
+            && **tool == m.tool
+            && **test == m.test
+            && **verification == m.verification
+            && **questions == m.questions
     }
 
     /// The owned [`Series`] it writes as (for tests).
