@@ -121,7 +121,16 @@ pub(super) fn read_matrix<'a>(
     }
     let mut n = raw.len();
     let mut cut_row = None;
-    if head_labels.len() > n && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty()) {
+    // The next row the header names, found below a blank line (a
+    // double-spaced paste): the rows are there, not cut.
+    let resumes = head_labels.get(n).is_some_and(|next| {
+        lines[end..]
+            .iter()
+            .find(|(_, l)| !l.trim().is_empty())
+            .is_some_and(|(_, l)| l.split_whitespace().next() == Some(*next))
+    });
+    if head_labels.len() > n && !resumes && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty())
+    {
         let w = head_labels.len();
         if raw.last().is_some_and(|(_, t)| t.len() < w + 1) {
             // The last row stops mid-row (the transcript's end).
@@ -224,4 +233,21 @@ fn read_rows<'a>(
         });
     }
     (rows, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::evidence::{IssueKind, Tool, parse};
+
+    #[test]
+    fn rows_after_a_blank_line_are_not_called_cut() {
+        // Synthetic: a double-spaced paste (a blank line after every
+        // line): the rows are in the transcript, below the header.
+        let text = "\tGPU0\tGPU1\tCPU Affinity\n\nGPU0\t X \tNV12\t0-63\n\nGPU1\tNV12\t X \t0-63\n";
+        let said_cut = match parse(Tool::NvidiaSmiTopo, text) {
+            Ok(p) => p.issues.iter().any(|i| i.kind == IssueKind::Truncated),
+            Err(_) => false,
+        };
+        assert!(!said_cut, "rows GPU0 and GPU1 are there, not cut");
+    }
 }
