@@ -170,8 +170,8 @@ fn decode_lines(text: &str, outer: usize) -> Decoded {
 impl Decoded {
     /// The scan of the decoded text, every line numbered as in
     /// `original`; each line a soft break joined onto the one before is a
-    /// [`SkipReason::SoftLineBreak`]. A prompt line is kept as the
-    /// original line it starts on.
+    /// [`SkipReason::SoftLineBreak`]. A prompt line is kept decoded and
+    /// whole, numbered as the original line it starts on.
     pub fn scan<'a>(&self, original: &'a str) -> Scan<'a> {
         let at = |n: usize| self.lines.get(n.wrapping_sub(1)).copied().unwrap_or(n);
         let inner = scan::scan(&self.text);
@@ -181,11 +181,9 @@ impl Decoded {
             .into_iter()
             .map(|s| Segment {
                 command: s.command,
-                prompt_line: s.prompt_line.map(|(n, _)| {
-                    let o = at(n);
-                    let l = orig.get(o.wrapping_sub(1)).copied().unwrap_or("");
-                    (o, scan::strip_prefixes(l.strip_suffix('\r').unwrap_or(l)))
-                }),
+                prompt_line: s
+                    .prompt_line
+                    .map(|(n, l)| (at(n), Cow::Owned(l.into_owned()))),
                 text: Cow::Owned(s.text.into_owned()),
                 lines: s.lines.iter().map(|&n| at(n)).collect(),
             })
@@ -279,6 +277,21 @@ mod tests {
             );
             assert_eq!(d.text, want);
         }
+    }
+
+    #[test]
+    fn a_prompt_line_is_kept_decoded_and_whole() {
+        // Synthetic: a command line the encoder wrapped, with an escape;
+        // a segment joined to the one before reads its prompt line (perftest
+        // reads `--use_cuda_dmabuf` there).
+        let text = "$ ib_write_bw -d mlx5_0 --use_cuda=3D0 -a --report_gbits 10.0.0.2 --use_cuda=\n_dmabuf\n RDMA_Write BW Test\n";
+        let s = scan::scan(text);
+        let (n, l) = s.segments[0].prompt_line.clone().unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(
+            l,
+            "$ ib_write_bw -d mlx5_0 --use_cuda=0 -a --report_gbits 10.0.0.2 --use_cuda_dmabuf"
+        );
     }
 
     #[test]

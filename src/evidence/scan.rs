@@ -64,7 +64,7 @@ pub struct Segment<'a> {
     /// The command line that introduced it (prompt removed), if any.
     pub command: Option<String>,
     /// That line as pasted (prefixes off, prompt kept), and its number.
-    pub prompt_line: Option<(usize, &'a str)>,
+    pub prompt_line: Option<(usize, Cow<'a, str>)>,
     /// The text with prefixes, quotes, common indentation and `\r` taken
     /// off; borrowed when nothing had to change.
     pub text: Cow<'a, str>,
@@ -99,10 +99,10 @@ impl<'a> Segment<'a> {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        if let Some((n, l)) = next.prompt_line {
+        if let Some((n, l)) = &next.prompt_line {
             text.push_str(l.trim());
             text.push('\n');
-            self.lines.push(n);
+            self.lines.push(*n);
         }
         text.push_str(&next.text);
         self.lines.extend(&next.lines);
@@ -234,7 +234,7 @@ fn flush<'a>(
     };
     cur.clear();
     let (command, prompt_line) = match command {
-        Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, l))),
+        Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, Cow::Borrowed(l)))),
         None => (None, None),
     };
     out.segments.push(Segment {

@@ -207,7 +207,11 @@ fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<
         }
         out.push(Segment {
             command: if k == 0 { seg.command.clone() } else { None },
-            prompt_line: if k == 0 { seg.prompt_line } else { None },
+            prompt_line: if k == 0 {
+                seg.prompt_line.clone()
+            } else {
+                None
+            },
             text: Cow::Owned(text),
             lines: seg.lines[a..b].to_vec(),
         });
