@@ -122,12 +122,16 @@ pub(super) fn read_matrix<'a>(
     let mut n = raw.len();
     let mut cut_row = None;
     // The next row the header names, found below a blank line (a
-    // double-spaced paste): the rows are there, not cut.
+    // double-spaced paste): the rows are there, not cut. (The header of
+    // another matrix starting with that label is no row.)
     let resumes = head_labels.get(n).is_some_and(|next| {
         lines[end..]
             .iter()
             .find(|(_, l)| !l.trim().is_empty())
-            .is_some_and(|(_, l)| l.split_whitespace().next() == Some(*next))
+            .is_some_and(|(_, l)| {
+                let toks: Vec<&str> = l.split_whitespace().collect();
+                toks.first() == Some(next) && !is_header(&toks)
+            })
     });
     if head_labels.len() > n && !resumes && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty())
     {
@@ -249,5 +253,14 @@ mod tests {
             Err(_) => false,
         };
         assert!(!said_cut, "rows GPU0 and GPU1 are there, not cut");
+        // A header alone, then another matrix's header: still cut.
+        let two =
+            "\tGPU0\tGPU1\tCPU Affinity\n\n\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV12\t0-63\n";
+        let p = parse(Tool::NvidiaSmiTopo, two).unwrap();
+        assert!(
+            p.issues.iter().any(|i| i.kind == IssueKind::Truncated),
+            "{:?}",
+            p.issues
+        );
     }
 }
