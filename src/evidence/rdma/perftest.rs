@@ -142,6 +142,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut tables = 0;
     // The title line of a run whose table has not been read yet.
     let mut open_run: Option<usize> = None;
+    // Where the cells of the last table read start (a run that stops is
+    // judged by its own rows, not the run before).
+    let mut table_cells = 0;
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
@@ -162,7 +165,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 message.push_str("; ");
                 message.push_str(d);
             }
-            let last_size = out.measurements.last().and_then(|m| m.size_bytes);
+            let last_size = out.measurements[table_cells..]
+                .last()
+                .and_then(|m| m.size_bytes);
             if detail.iter().any(|d| d.starts_with("Failed status 10:")) && last_size == Some(65536)
             {
                 message.push_str(STATUS_10_AFTER_DEFAULT);
@@ -216,6 +221,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if t.starts_with("#bytes") {
             tables += 1;
             open_run = None;
+            table_cells = out.measurements.len();
             let next = perftest_table(&lines, i, &run, &mut out)?;
             i = next;
             run.no_peak = false;
@@ -635,6 +641,26 @@ scnt=128, ccnt=0
             "",
         );
         let p = parse_perftest(&cut).unwrap();
+        let e = p
+            .issues
+            .iter()
+            .find(|x| x.kind == crate::evidence::IssueKind::ToolError);
+        assert!(!e.unwrap().message.contains("default"), "{e:?}");
+    }
+
+    #[test]
+    fn a_run_stopped_at_its_first_size_gets_no_word_from_the_run_before() {
+        // Synthetic: a first run ending at 64 KiB, then a second run that
+        // stops before its first row: the hint is about the run that stopped.
+        let text = "                    RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      5000             381.50             381.41               0.727473
+                    RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ Completion with error at client
+ Failed status 10: wr_id 0 syndrom 0x88
+";
+        let p = parse_perftest(text).unwrap();
         let e = p
             .issues
             .iter()
