@@ -30,29 +30,27 @@ const STATUS_10_AFTER_DEFAULT: &str = "; status 10 is a remote access error, rig
 /// A pasted perftest command line (`root@host:/# ib_write_bw -a ...`):
 /// whether it asks for GPU buffers, and for DMA-BUF registration.
 fn command_line(t: &str) -> Option<(bool, bool)> {
-    let toks: Vec<&str> = t.split_whitespace().collect();
-    let at = toks.iter().take(3).position(|x| {
-        let name = x.rsplit('/').next().unwrap_or(x);
-        name.starts_with("ib_")
-            && (name.ends_with("_bw") || name.ends_with("_lat"))
-            && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
-    })?;
-    // Before the program only a prompt (`root@host:/#`, `$`) or `sudo`:
-    // prose naming the program (`I ran ib_write_bw ...`) is no command.
-    let prompt = |w: &&str| *w == "sudo" || w.ends_with(['#', '$', '%', '>']);
-    if !toks[..at].iter().all(prompt) {
+    // After a prompt (`[root@h ~]#`, `$`) or none, and `sudo` with its
+    // flags: prose naming the program (`I ran ib_write_bw`) is no command.
+    let cmd = crate::evidence::scan::prompt_command(t.trim()).unwrap_or(t);
+    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    let at = match toks.first() {
+        Some(&"sudo") => 1 + toks[1..].iter().take_while(|w| w.starts_with('-')).count(),
+        _ => 0,
+    };
+    let name = toks.get(at)?.rsplit('/').next()?;
+    let program = name.starts_with("ib_")
+        && (name.ends_with("_bw") || name.ends_with("_lat"))
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+    if !program {
         return None;
     }
     let args = &toks[at + 1..];
-    const GPU: [&str; 6] = [
-        "--use_cuda",
-        "--use_rocm",
-        "--use_neuron",
-        "--use_hl",
-        "--use_mlu",
-        "--use_opencl",
-    ];
-    let gpu = args.iter().any(|a| GPU.iter().any(|g| a.starts_with(g)));
+    const GPU: [&str; 6] = ["cuda", "rocm", "neuron", "hl", "mlu", "opencl"];
+    let gpu = args.iter().any(|a| {
+        a.strip_prefix("--use_")
+            .is_some_and(|r| GPU.iter().any(|g| r.starts_with(g)))
+    });
     let dmabuf = args
         .iter()
         .any(|a| a.starts_with("--use_") && a.contains("dmabuf"));
@@ -672,29 +670,31 @@ scnt=128, ccnt=0
 
     #[test]
     fn command_lines_say_whether_gpu_buffers_were_asked_for() {
-        assert_eq!(
-            command_line("root@rdma-perftest-1:/# ib_write_bw 10.0.4.7 -a --report_gbits"),
-            Some((false, false))
-        );
-        assert_eq!(
-            command_line("ib_write_bw -d mlx5_3 --use_cuda=0 -a 10.0.4.8 --use_cuda_dmabuf"),
-            Some((true, true))
-        );
-        assert_eq!(
-            command_line("$ /usr/bin/ib_read_lat --use_rocm=1"),
-            Some((true, false))
-        );
-        assert_eq!(
-            command_line(" Failed to complete run_iter_bw function successfully"),
-            None
-        );
-        assert_eq!(command_line("RDMA_Write BW Test"), None);
-        // Prose naming the program is no command line (nor a buffer fact).
-        assert_eq!(command_line("I ran ib_write_bw between the nodes"), None);
-        assert_eq!(command_line("Then ib_send_lat hangs"), None);
-        assert_eq!(
-            command_line("sudo ib_send_lat -d mlx5_0"),
-            Some((false, false))
-        );
+        let (host, gpu) = (Some((false, false)), Some((true, false)));
+        for (line, want) in [
+            (
+                "root@rdma-perftest-1:/# ib_write_bw 10.0.4.7 -a --report_gbits",
+                host,
+            ),
+            (
+                "ib_write_bw -d mlx5_3 --use_cuda=0 -a 10.0.4.8 --use_cuda_dmabuf",
+                Some((true, true)),
+            ),
+            ("$ /usr/bin/ib_read_lat --use_rocm=1", gpu),
+            ("sudo -E ib_send_lat -d mlx5_0", host),
+            (" ib_write_bw 10.0.4.8 -a --report_gbits", host),
+            ("[root@gpu1 ~]# ib_write_bw --use_cuda=0", gpu),
+            ("(base) u@h:~$ ib_write_bw --use_cuda=0", gpu),
+            (
+                " Failed to complete run_iter_bw function successfully",
+                None,
+            ),
+            ("RDMA_Write BW Test", None),
+            // Prose naming the program is no command line (nor a buffer fact).
+            ("I ran ib_write_bw between the nodes", None),
+            ("Then ib_send_lat hangs", None),
+        ] {
+            assert_eq!(command_line(line), want, "{line}");
+        }
     }
 }
