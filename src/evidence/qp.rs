@@ -50,9 +50,9 @@ pub fn decode(text: &str) -> Option<Decoded> {
     // started on had a prefix (see [`content`]).
     let (mut open, mut prefixed) = (false, false);
     for l in text.lines() {
-        let (prefix, c) = content(l, outer, !open || prefixed);
+        let (_, c, stripped) = content(l, outer, !open || prefixed);
         if !open {
-            prefixed = !prefix.is_empty();
+            prefixed = stripped;
         }
         let b = c.as_bytes();
         open = b.ends_with(b"=");
@@ -84,10 +84,11 @@ pub fn decode(text: &str) -> Option<Decoded> {
 /// A line split into what the scanner takes off its front (the paste's
 /// common indentation, `[rank 0] `, `> `, a timestamp...; added after the
 /// mail was decoded, or before it was quoted in a reply) and the encoded
-/// content after it; a trailing `\r` is dropped. Without `prefixes` only
+/// content after it, and whether a prefix beyond the indentation came off;
+/// a trailing `\r` is dropped. Without `prefixes` only
 /// the common indentation comes off: a continuation of a line that had no
 /// prefix got none added, and what looks like one (`0: `, `> `) is text.
-fn content(l: &str, outer: usize, prefixes: bool) -> (&str, &str) {
+fn content(l: &str, outer: usize, prefixes: bool) -> (&str, &str, bool) {
     let l = l.strip_suffix('\r').unwrap_or(l);
     let body = l.get(outer..).filter(|_| !l.trim().is_empty()).unwrap_or(l);
     let c = if prefixes {
@@ -95,7 +96,7 @@ fn content(l: &str, outer: usize, prefixes: bool) -> (&str, &str) {
     } else {
         body
     };
-    (&l[..l.len() - c.len()], c)
+    (&l[..l.len() - c.len()], c, c.len() < body.len())
 }
 
 fn is_upper_hex(c: &u8) -> bool {
@@ -123,13 +124,13 @@ fn decode_lines(text: &str, outer: usize) -> Decoded {
     let mut cur: Vec<u8> = Vec::new();
     let (mut open, mut prefixed) = (false, false);
     for (i, l) in text.lines().enumerate() {
-        let (prefix, c) = content(l, outer, !open || prefixed);
+        let (prefix, c, stripped) = content(l, outer, !open || prefixed);
         let b = c.as_bytes();
         if open {
             out.joined.push(i + 1);
         } else {
             out.lines.push(i + 1);
-            prefixed = !prefix.is_empty();
+            prefixed = stripped;
             cur.extend_from_slice(prefix.as_bytes());
         }
         let (body, soft) = match b.strip_suffix(b"=") {
@@ -276,6 +277,12 @@ mod tests {
                 rest.replace("=3D", "=")
             );
             assert_eq!(d.text, want);
+            // The same pasted indented: the indentation is no prefix of the mail.
+            let d = decode(&format!("    {head}    {rest}\n")).unwrap();
+            assert_eq!(
+                d.text,
+                want.replacen("        Region", "            Region", 1)
+            );
         }
     }
 
