@@ -171,3 +171,19 @@ fn status_10_after_the_default_size_says_what_to_check() {
     );
     assert_eq!(errors[0].kind, ProblemKind::ToolError);
 }
+
+#[test]
+fn a_gpu_buffer_line_says_gpu_buffers_where_the_cuda_lines_were_cut() {
+    // Synthetic: the rtx4080-gdr capture cut above its `allocated GPU
+    // buffer` line (a paste that starts there): the buffer is GPU memory.
+    let path =
+        "captures/rtx4080-gdr/perftest-bw-012-ib-write-bw-use-cuda-mibsec-rtx4080-server.txt";
+    let text = std::fs::read_to_string(path).unwrap();
+    let cut = &text[text.find("allocated GPU buffer").unwrap()..];
+    let r = wire_report::ingest::read_transcript("cut-synthetic.txt", cut.as_bytes());
+    assert!(!r.measurements.is_empty());
+    for m in &r.measurements {
+        assert_eq!(registration(m), GpuRegistration::PeerMemory);
+        assert_eq!(m.buffers, Buffers::Device, "{m:?}");
+    }
+}

@@ -146,8 +146,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut tables = 0;
     // The title line of a run whose table has not been read yet.
     let mut open_run: Option<usize> = None;
-    // Where the cells of the last table read start (a run that stops is
-    // judged by its own rows, not the run before).
+    // The first cell of the last table read: a stopped run's own rows.
     let mut table_cells = 0;
     while i < lines.len() {
         let (_, l) = lines[i];
@@ -540,9 +539,10 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Op
     m.qps = run.get("Number of qps").and_then(|v| v.parse().ok());
     m.queue_depth = run.get("TX depth").and_then(|v| v.parse().ok());
     m.buffers = match (run.gpu_kind, run.command_gpu) {
+        // A registration (DMA-BUF, peer memory) is said only of GPU memory.
+        _ if run.registration != GpuRegistration::NotStated => Buffers::Device,
         (Some(_), _) | (None, Some(true)) => Buffers::Device,
-        // The pasted command line asked for no GPU memory: perftest's
-        // buffers are host memory.
+        // No GPU memory asked for on the pasted command line: host memory.
         (None, Some(false)) => Buffers::Host,
         (None, None) => Buffers::Unknown,
     };
