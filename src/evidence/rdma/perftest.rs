@@ -147,7 +147,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     // The title line of a run whose table has not been read yet.
     let mut open_run: Option<usize> = None;
     // The first cell of the last table read: a stopped run's own rows.
-    let mut table_cells = 0;
+    let mut first_cell = 0;
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
@@ -168,7 +168,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 message.push_str("; ");
                 message.push_str(d);
             }
-            let last_size = out.measurements[table_cells..]
+            let last_size = out.measurements[first_cell..]
                 .last()
                 .and_then(|m| m.size_bytes);
             if detail.iter().any(|d| d.starts_with("Failed status 10:")) && last_size == Some(65536)
@@ -224,7 +224,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if t.starts_with("#bytes") {
             tables += 1;
             open_run = None;
-            table_cells = out.measurements.len();
+            first_cell = out.measurements.len();
             let next = perftest_table(&lines, i, &run, &mut out)?;
             i = next;
             run.no_peak = false;
