@@ -181,6 +181,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
     let need = labels_height(&labels, column) + TOP + BOTTOM_MARGIN;
     let h = need.max(420.0).ceil() as u32;
     let n = points.len();
+    let (y_lo, y_hi) = y_range(points);
     super::charts::draw(WIDTH, h, |root| {
         let body = root.titled(&format!("Tier ladder: {LABEL}"), ("sans-serif", 16))?;
         let (left, _) = body.split_horizontally(PLOT_RIGHT as u32);
@@ -188,7 +189,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
             .margin(10)
             .x_label_area_size(20)
             .y_label_area_size(PLOT_LEFT as u32 - 10)
-            .build_cartesian_2d(0f64..1.0, (1e8f64..1e14).log_scale())?;
+            .build_cartesian_2d(0f64..1.0, (y_lo..y_hi).log_scale())?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -213,7 +214,7 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
         let name_px = text_px(&"x".repeat(BAND_NAME_CHARS), FONT_PX);
         let (plot_left_px, _) = chart.backend_coord(&(0.0, 1e9));
         let strip = f64::from(plot_left_px) + 4.0 + name_px + 8.0;
-        let (plot_right_px, plot_bottom) = chart.backend_coord(&(1.0, 1e8));
+        let (plot_right_px, plot_bottom) = chart.backend_coord(&(1.0, y_lo));
         let step = (f64::from(plot_right_px) - 8.0 - strip) / n.max(1) as f64;
         let at: Vec<(i32, i32)> = points
             .iter()
@@ -242,6 +243,23 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
             }
         }
         Ok(())
+    })
+}
+
+/// The bandwidth axis: the tiers' decades (0.1 to 100,000 GB/s), widened
+/// to whole decades so that every figure of the node lies on the chart (a
+/// software RDMA run at 3 MB/s sits below the lowest band, not off it).
+fn y_range(points: &[(String, f64)]) -> (f64, f64) {
+    let shown = points
+        .iter()
+        .map(|(_, bw)| *bw)
+        .filter(|bw| bw.is_finite() && *bw > 0.0);
+    shown.fold((1e8f64, 1e14f64), |(lo, hi), bw| {
+        let decade = bw.log10();
+        (
+            lo.min(10f64.powf(decade.floor())),
+            hi.max(10f64.powf(decade.ceil())),
+        )
     })
 }
 
@@ -332,5 +350,16 @@ mod tests {
         }
         // The names' column ends before the points' strip and the plot.
         assert!(PLOT_LEFT + 4.0 + text_px(&"x".repeat(BAND_NAME_CHARS), FONT_PX) < PLOT_RIGHT);
+    }
+
+    #[test]
+    fn the_axis_widens_to_hold_every_figure() {
+        assert_eq!(y_range(&[]), (1e8, 1e14));
+        assert_eq!(y_range(&[("a".into(), 5e10)]), (1e8, 1e14));
+        let (lo, hi) = y_range(&[("rxe".into(), 3.21e6), ("hbm".into(), 3e14)]);
+        assert!(
+            (lo - 1e6).abs() < 1e-3 && (hi - 1e15).abs() < 1.0,
+            "{lo} {hi}"
+        );
     }
 }
