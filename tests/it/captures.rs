@@ -434,6 +434,95 @@ type Wild = (
     &'static [(usize, &'static str)],
 );
 
+/// What each `captures-wild/` node reads as (checked by eye against each
+/// transcript): node, tool, facts, problems (line, kind).
+const WILD_EXPECTED: &[Wild] = &[
+    // Beside the wild run (3 cells): the same comment's topology (2
+    // GPUs, 1 link) and its node-1 run (2 cells), cut at line 20.
+    (
+        "p100-pcie-gearshifft",
+        Some("bandwidth-test"),
+        8,
+        &[(20, "truncated")],
+    ),
+    ("a100-80gb-pcie-dell", Some("bandwidth-test"), 4, &[]),
+    ("cx5-rdma0-proxmox-ceph", Some("ibstat"), 1, &[]),
+    ("cx7-hdr200-one-port", Some("ibstatus"), 1, &[]),
+    ("cx4-vpi-rdma-manual", Some("ibstat"), 2, &[]),
+    ("cx6-irdma-versity-h1", Some("ibv-devinfo"), 4, &[]),
+    ("hiroce-mlx5-bond", Some("show-gids"), 2, &[]),
+    ("cx7-4nic-lnk-grep", Some("lspci"), 4, &[]),
+    (
+        "rtx5090-2gpu-nccl-failure",
+        Some("nccl-tests"),
+        0,
+        &[(16, "truncated"), (11, "tool-error")],
+    ),
+    ("rtx5090-1gpu-alltoall", Some("nccl-tests"), 7, &[]),
+    (
+        "gb200-oke-mnnvl",
+        Some("nccl-tests"),
+        199,
+        &[(2, "truncated")],
+    ),
+    (
+        "h100-8gpu-nvbandwidth-sm",
+        Some("nvbandwidth"),
+        16,
+        &[(1, "truncated"), (9, "truncated")],
+    ),
+    ("tesla-m2090", Some("nvidia-smi-q"), 1, &[]),
+    ("dgx1-v100-4nic", Some("nvidia-smi-topo"), 78, &[]),
+    ("rtx4090-8gpu-2nic", Some("nvidia-smi-topo"), 55, &[]),
+    ("nv12-8gpu-10nic-epyc", Some("nvidia-smi-topo"), 171, &[]),
+    (
+        "dgx1-v100-32gb",
+        Some("nvidia-smi-nvlink"),
+        2,
+        &[(11, "truncated")],
+    ),
+    ("a100-sxm4-80gb-azure-hc", Some("nvidia-smi-nvlink"), 1, &[]),
+    (
+        "hgx-h100-nvlink-remote",
+        Some("nvidia-smi-nvlink"),
+        2,
+        &[(24, "parse")],
+    ),
+    // Pasted without its title line: cut at the start (line 1).
+    ("osu-bw-rdma-fragment", Some("osu"), 23, &[(1, "truncated")]),
+    ("gh200-eessi-2node", Some("osu"), 46, &[]),
+    ("ppu-16-topo", Some("ppu-smi-topo"), 16, &[]),
+    // Only one matrix, without the sample's banner: cut at the start.
+    (
+        "k80-8gpu",
+        Some("p2p-bandwidth-latency-test"),
+        64,
+        &[(1, "truncated")],
+    ),
+    ("cx7-ndr-ib-read", Some("perftest"), 2, &[]),
+    ("soft-roce-rxe2-ipv6", Some("perftest"), 1, &[]),
+    (
+        "soft-roce-rxe0-two-nodes",
+        Some("perftest"),
+        11,
+        &[(26, "parse")],
+    ),
+    (
+        "radeon-pro-vii-2gpu",
+        Some("rocm-bandwidth-test"),
+        0,
+        // Line 38, the last, is row 0 cut mid-row (2 of 3 cells).
+        &[(38, "parse"), (38, "truncated")],
+    ),
+    ("mi300a-2apu-apptainer", Some("rocm-smi-topo"), 3, &[]),
+    (
+        "transferbench-scaling-preset",
+        Some("transferbench"),
+        72,
+        &[(19, "truncated")],
+    ),
+];
+
 /// Every capture from `captures-wild/` (real pastes from issues and notes):
 /// what it reads as today, and the problems it raises, per node. A file
 /// that reads as `None` is NOT read yet (a tool or variant not supported:
@@ -442,92 +531,7 @@ type Wild = (
 /// devices, links, cells, adapters and PCIe links.
 #[test]
 fn captures_wild_read_as_checked() {
-    let expected: &[Wild] = &[
-        // Beside the wild run (3 cells): the same comment's topology (2
-        // GPUs, 1 link) and its node-1 run (2 cells), cut at line 20.
-        (
-            "p100-pcie-gearshifft",
-            Some("bandwidth-test"),
-            8,
-            &[(20, "truncated")],
-        ),
-        ("a100-80gb-pcie-dell", Some("bandwidth-test"), 4, &[]),
-        ("cx5-rdma0-proxmox-ceph", Some("ibstat"), 1, &[]),
-        ("cx7-hdr200-one-port", Some("ibstatus"), 1, &[]),
-        ("cx4-vpi-rdma-manual", Some("ibstat"), 2, &[]),
-        ("cx6-irdma-versity-h1", Some("ibv-devinfo"), 4, &[]),
-        ("hiroce-mlx5-bond", Some("show-gids"), 2, &[]),
-        ("cx7-4nic-lnk-grep", Some("lspci"), 4, &[]),
-        (
-            "rtx5090-2gpu-nccl-failure",
-            Some("nccl-tests"),
-            0,
-            &[(16, "truncated"), (11, "tool-error")],
-        ),
-        ("rtx5090-1gpu-alltoall", Some("nccl-tests"), 7, &[]),
-        (
-            "gb200-oke-mnnvl",
-            Some("nccl-tests"),
-            199,
-            &[(2, "truncated")],
-        ),
-        (
-            "h100-8gpu-nvbandwidth-sm",
-            Some("nvbandwidth"),
-            16,
-            &[(1, "truncated"), (9, "truncated")],
-        ),
-        ("tesla-m2090", Some("nvidia-smi-q"), 1, &[]),
-        ("dgx1-v100-4nic", Some("nvidia-smi-topo"), 78, &[]),
-        ("rtx4090-8gpu-2nic", Some("nvidia-smi-topo"), 55, &[]),
-        ("nv12-8gpu-10nic-epyc", Some("nvidia-smi-topo"), 171, &[]),
-        (
-            "dgx1-v100-32gb",
-            Some("nvidia-smi-nvlink"),
-            2,
-            &[(11, "truncated")],
-        ),
-        ("a100-sxm4-80gb-azure-hc", Some("nvidia-smi-nvlink"), 1, &[]),
-        (
-            "hgx-h100-nvlink-remote",
-            Some("nvidia-smi-nvlink"),
-            2,
-            &[(24, "parse")],
-        ),
-        // Pasted without its title line: cut at the start (line 1).
-        ("osu-bw-rdma-fragment", Some("osu"), 23, &[(1, "truncated")]),
-        ("gh200-eessi-2node", Some("osu"), 46, &[]),
-        ("ppu-16-topo", Some("ppu-smi-topo"), 16, &[]),
-        // Only one matrix, without the sample's banner: cut at the start.
-        (
-            "k80-8gpu",
-            Some("p2p-bandwidth-latency-test"),
-            64,
-            &[(1, "truncated")],
-        ),
-        ("cx7-ndr-ib-read", Some("perftest"), 2, &[]),
-        ("soft-roce-rxe2-ipv6", Some("perftest"), 1, &[]),
-        (
-            "soft-roce-rxe0-two-nodes",
-            Some("perftest"),
-            11,
-            &[(26, "parse")],
-        ),
-        (
-            "radeon-pro-vii-2gpu",
-            Some("rocm-bandwidth-test"),
-            0,
-            // Line 38, the last, is row 0 cut mid-row (2 of 3 cells).
-            &[(38, "parse"), (38, "truncated")],
-        ),
-        ("mi300a-2apu-apptainer", Some("rocm-smi-topo"), 3, &[]),
-        (
-            "transferbench-scaling-preset",
-            Some("transferbench"),
-            72,
-            &[(19, "truncated")],
-        ),
-    ];
+    let expected = WILD_EXPECTED;
     let listed: BTreeSet<String> = wild_files()
         .iter()
         .map(|f| f.split('/').nth(1).unwrap().to_string())
