@@ -608,7 +608,7 @@ fn first_word(t: &str) -> Option<(&str, &str)> {
 
 /// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
 /// followed by nothing, a flag or a subcommand word.
-fn is_command(t: &str) -> bool {
+pub(crate) fn is_command(t: &str) -> bool {
     let Some((first, after)) = first_word(t) else {
         return false;
     };
