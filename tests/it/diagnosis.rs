@@ -131,6 +131,7 @@ const TRUTH: &[Row] = &[
         fires: &[
             "cx3-qdr-graph500",
             "cx4-vpi-rdma-manual",
+            "cx4lx-25g-ft2000-nfsordma",
             "h100-cx7-eth-polling-gpud",
             "mlx4-cx3-heioy",
         ],
@@ -143,6 +144,23 @@ const TRUTH: &[Row] = &[
         silent: (
             "cx4-vpi-rdma-manual",
             "its down port is Disabled: switched off, not a fault",
+        ),
+    },
+    Row {
+        kind: "rdma-port-below-rate",
+        severity: "warning",
+        // ibstatus on one ConnectX-4 Lx 25GbE: mlx5_0 active at
+        // 10 Gb/sec (1X QDR) beside mlx5_1 at 25 Gb/sec (1X EDR); their
+        // GIDs come from consecutive MACs (...:8f:f6, :f7), the two ports
+        // of one card, so not "another adapter". Silent, each for its
+        // reason: cx4lx-25g-ft2000-nfsordma (its other port is Disabled,
+        // no rate to compare), h20-8gpu-bf3-roce-deepep17 (a 200 Gb/s
+        // 4X HDR port, no model stated, a cloud NIC's MAC, beside 400 Gb/s
+        // BlueField-3 ports: may be another adapter).
+        fires: &["cx4lx-25g-t3640-nfsordma"],
+        silent: (
+            "h100-cx7-eth-polling-gpud",
+            "its 100 Gb/s ports are ConnectX-6 Dx (CA type MT4125) beside 400 Gb/s ConnectX-7s (MT4129): another adapter kind, built that way",
         ),
     },
     Row {
@@ -315,16 +333,6 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "switch-uplink-oversubscribed",
         "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
     ),
-    // h100-cx7-eth-polling-gpud has four 100 Gb/s ConnectX-6 Dx (MT4125)
-    // beside 400 Gb/s ConnectX-7s (MT4129): different adapters, correctly
-    // silent since the rule compares ports of one adapter kind. So is
-    // h20-8gpu-bf3-roce-deepep17 (`ibstatus`, no adapter model: a 200 Gb/s
-    // 4X HDR cloud NIC beside 400 Gb/s 4X NDR BlueField-3 ports), see
-    // `a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down`.
-    (
-        "rdma-port-below-rate",
-        "diagnosis::tests::a_slower_port_of_one_layer_is_named",
-    ),
     (
         "port-errors-grew",
         "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
@@ -336,7 +344,10 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
     // Two real readings of one interface (roce-mlx5-byteps-prio, before
     // and after a benchmark) grew only in bytes and packets: correctly
     // silent, see `two_real_readings_where_only_traffic_grew_raise_nothing`.
-    // No shipped capture has an error or congestion counter growing.
+    // No shipped capture has an error or congestion counter growing: the
+    // real readings found so far are single (cumulative since boot), two
+    // from different boots (a bpf list report, kernels 5.15 and 6.5), or
+    // excerpts where only an L4 checksum counter grew.
     (
         "port-errors-grew",
         "diagnosis::tests::interface_counters_that_grow_between_two_ethtool_readings_are_named",
@@ -509,4 +520,46 @@ fn a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down() {
     assert!(!names.contains(&"rdma-port-below-rate"), "{names:?}");
     // The cut last block is said, once.
     assert_eq!(names, ["truncated"], "{names:?}");
+}
+
+#[test]
+fn a_port_of_one_card_at_10_gbps_beside_its_25_gbps_sibling_is_trained_down() {
+    // charlie0129/blog, NFS over RDMA, the t3640 host's ibstatus: mlx5_0
+    // `rate: 10 Gb/sec (1X QDR)` (line 8) and mlx5_1 `rate: 25 Gb/sec
+    // (1X EDR)` (line 17), both `4: ACTIVE`, default GIDs ending
+    // `fed9:8ff6` (line 3) and `fed9:8ff7` (line 12): one dual-port card.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/cx4lx-25g-t3640-nfsordma")])
+        .unwrap()
+        .remove(0);
+    let below: Vec<(String, u32, f64, f64, usize)> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter_map(|d| match d.finding {
+            Finding::RdmaPortBelowRate {
+                device,
+                port,
+                rate_bytes_per_s,
+                best_bytes_per_s,
+                ..
+            } => Some((
+                device,
+                port,
+                rate_bytes_per_s,
+                best_bytes_per_s,
+                d.evidence[0].line,
+            )),
+            _ => None,
+        })
+        .collect();
+    // 10 and 25 Gb/s as bytes per second; the port's block starts on line 2.
+    assert_eq!(below, [("mlx5_0".to_string(), 1, 1.25e9, 3.125e9, 2)]);
+    // The ft2000 host (same post): mlx5_0 25 Gb/sec active, mlx5_1 `1: DOWN`
+    // / `3: Disabled` (lines 15-16): nothing below rate, one port unused.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/cx4lx-25g-ft2000-nfsordma")])
+        .unwrap()
+        .remove(0);
+    let names: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert_eq!(names, ["rdma-port-unused"]);
 }
