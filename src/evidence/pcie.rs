@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{ParseError, Parsed, Source, numbered_lines};
 
+mod tree;
+use tree::{BusRange, bus_range, chains, express_kind, role_of};
+
 /// One device's PCIe link, capable vs current.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PcieLink {
@@ -213,6 +216,10 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
         lines.push((n, l));
     }
     let mut out = Parsed::default();
+    // Each bridge's `Bus:` line: (its index in `out.pcie`, the range, line).
+    let mut buses: Vec<(usize, BusRange, usize)> = Vec::new();
+    // Each device's PCI Express port kind (`Root Port`, `Upstream Port`).
+    let mut kinds: Vec<(usize, String)> = Vec::new();
     if rejoined {
         out.note(
             1,
@@ -224,6 +231,7 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             out.pcie.push(PcieLink {
                 address: addr.to_string(),
                 name: Some(desc.trim().to_string()),
+                role: role_of(desc).map(str::to_string),
                 source: Source::line(*n),
                 ..PcieLink::default()
             });
@@ -241,6 +249,16 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
         let t = l.trim();
         if t == "Capabilities: <access denied>" {
             dev.link_hidden = true;
+        } else if let Some(v) = t.strip_prefix("Bus:") {
+            match bus_range(v) {
+                Some(r) => {
+                    let i = out.pcie.len() - 1;
+                    buses.push((i, r, *n));
+                }
+                None => out.bad_row(*n, "a `Bus: primary=.., secondary=.., subordinate=..` line"),
+            }
+        } else if let Some(k) = express_kind(t) {
+            kinds.push((out.pcie.len() - 1, k.to_string()));
         } else if let Some(v) = t.strip_prefix("NUMA node:") {
             dev.numa_node = v.trim().parse().ok();
         } else if let Some(v) = t.strip_prefix("LnkCap:") {
@@ -255,6 +273,8 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             "a device line such as `01:00.0 VGA compatible controller: ...`",
         ));
     }
+    let kinds: Vec<(usize, &str)> = kinds.iter().map(|(i, k)| (*i, k.as_str())).collect();
+    chains(&mut out, &buses, &kinds);
     let cut: Vec<(String, usize)> = out
         .pcie
         .iter()

@@ -109,8 +109,18 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "pcie-speed-down",
         severity: "info",
-        fires: &["rtx3060-mobile-laptop"],
+        fires: &["rtx3060-mobile-laptop", "supermicro-x11dpg-ot-pex8747"],
         silent: ("tesla-t4", "the link runs at its capable speed"),
+    },
+    Row {
+        kind: "switch-uplink-oversubscribed",
+        severity: "info",
+        // Two GPUs at Gen3 x16 under one PEX 8747 whose uplink is Gen3 x16.
+        fires: &["supermicro-x11dpg-ot-pex8747"],
+        silent: (
+            "tesla-t4",
+            "one GPU and no bridge in the transcript: no switch to share",
+        ),
     },
     Row {
         kind: "nvlinks-inactive",
@@ -310,11 +320,6 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
         "no-peer-memory-module",
         "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
     ),
-    (
-        // Needs a live bundle (sysfs bridge chains); none is shipped.
-        "switch-uplink-oversubscribed",
-        "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
-    ),
     // h100-cx7-eth-polling-gpud has four 100 Gb/s ConnectX-6 Dx (MT4125)
     // beside 400 Gb/s ConnectX-7s (MT4129): different adapters, correctly
     // silent since the rule compares ports of one adapter kind. So is
@@ -509,4 +514,71 @@ fn a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down() {
     assert!(!names.contains(&"rdma-port-below-rate"), "{names:?}");
     // The cut last block is said, once.
     assert_eq!(names, ["truncated"], "{names:?}");
+}
+
+#[test]
+fn two_gpus_under_one_pex8747_share_its_x16_uplink() {
+    // Supermicro X11DPG-OT (hw-probe `lspci -vvnn`, six blocks): root port
+    // 17:00.0 `Bus: primary=17, secondary=18` (line 8); PEX 8747 upstream
+    // port 18:00.0 `secondary=19` (line 75), `LnkSta: Speed 8GT/s, Width
+    // x16` (line 99); downstream ports 19:08.0 -> bus 1a (line 142) and
+    // 19:10.0 -> bus 1b (line 215); GPUs 1a:00.0 and 1b:00.0 idle at
+    // `LnkSta: Speed 2.5GT/s, Width x16` (lines 310, 375) under `LnkCap:
+    // ... Speed 8GT/s, Width x16` (lines 306, 371).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/supermicro-x11dpg-ot-pex8747")])
+            .unwrap()
+            .remove(0);
+    let read: Vec<String> = b
+        .pcie
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} up {} at {} GT/s x{}",
+                p.address,
+                p.role.as_deref().unwrap_or("-"),
+                p.upstream.len(),
+                p.current_speed_gt_per_s.unwrap(),
+                p.current_width_lanes.unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "17:00.0 bridge up 0 at 8 GT/s x16",
+            "18:00.0 bridge up 1 at 8 GT/s x16",
+            "19:08.0 bridge up 2 at 2.5 GT/s x16",
+            "19:10.0 bridge up 2 at 2.5 GT/s x16",
+            "1a:00.0 gpu up 3 at 2.5 GT/s x16",
+            "1b:00.0 gpu up 3 at 2.5 GT/s x16",
+        ]
+    );
+    let found: Vec<String> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| match &d.finding {
+            Finding::SwitchUplinkOversubscribed {
+                switch,
+                uplink_link,
+                devices,
+                sum_bytes_per_s,
+                uplink_bytes_per_s,
+            } => format!(
+                "{switch} {uplink_link} {} {:.2}",
+                devices.len(),
+                sum_bytes_per_s / uplink_bytes_per_s
+            ),
+            Finding::PcieSpeedDown { address, .. } => format!("slow {address}"),
+            other => other.name().to_string(),
+        })
+        .collect();
+    // The ports' links are the GPUs' links, judged once on the GPUs.
+    assert_eq!(
+        found,
+        [
+            "slow 1a:00.0",
+            "slow 1b:00.0",
+            "18:00.0 PCIe Gen3 x16 2 2.00"
+        ]
+    );
 }
