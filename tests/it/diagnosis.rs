@@ -118,8 +118,8 @@ const TRUTH: &[Row] = &[
         // Two GPUs at Gen3 x16 under one PEX 8747 whose uplink is Gen3 x16.
         fires: &["supermicro-x11dpg-ot-pex8747"],
         silent: (
-            "tesla-t4",
-            "one GPU and no bridge in the transcript: no switch to share",
+            "dell-xps13-9370-tb3-switch",
+            "its Thunderbolt 3 switch (uplink 02:00.0, Gen3 x4, 3.94 GB/s) has one device below it, a USB controller at Gen1 x4 (1.0 GB/s): nothing shares the uplink",
         ),
     },
     Row {
@@ -581,4 +581,23 @@ fn two_gpus_under_one_pex8747_share_its_x16_uplink() {
             "18:00.0 PCIe Gen3 x16 2 2.00"
         ]
     );
+}
+
+#[test]
+fn a_thunderbolt_switch_with_one_device_shares_nothing() {
+    // Dell XPS 13 9370 (hw-probe `lspci -vvnn`, four blocks): root port
+    // 00:1c.4 `secondary=02` (line 6); JHL6540 upstream port 02:00.0
+    // `secondary=03` (line 79) at `LnkSta: Speed 8GT/s (ok), Width x4`
+    // (line 103); downstream port 03:02.0 `secondary=38` (line 151); USB
+    // controller 38:00.0 at `Speed 2.5GT/s (ok), Width x4` (line 244).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/dell-xps13-9370-tb3-switch")])
+            .unwrap()
+            .remove(0);
+    let usb = b.pcie.iter().find(|p| p.address == "38:00.0").unwrap();
+    assert_eq!(usb.upstream, ["03:02.0", "02:00.0", "00:1c.4"]);
+    assert_eq!(usb.role, None);
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert!(facts.switches.is_empty(), "{:?}", facts.switches);
+    assert!(diagnosis::diagnose(&b).is_empty());
 }
