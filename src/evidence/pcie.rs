@@ -1,5 +1,7 @@
 //! PCIe link state: `lspci -vvv` (LnkCap vs LnkSta) and the PCI part of
-//! `nvidia-smi -q` (PCIe generation and link width, max vs current).
+//! `nvidia-smi -q` (PCIe generation and link width, max vs current). A
+//! whole-machine `lspci -vvv` also gives the tree: each device's bridge
+//! chain and role, as sysfs gives them live (see `tree`).
 //!
 //! A link below its capability may be a fault (a riser, a bad slot, a
 //! bifurcated slot) or power saving: GPUs drop to a lower generation when
@@ -52,7 +54,7 @@ pub struct PcieLink {
     #[serde(default)]
     pub link_hidden: bool,
     /// What the device is, from its PCI class (`gpu`, `nic`, `bridge`),
-    /// where sysfs was read.
+    /// where sysfs or an lspci device line stated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// `0x10de` and the like, from sysfs.
@@ -61,8 +63,9 @@ pub struct PcieLink {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_id: Option<String>,
     /// The bridges from this device up to its root port, nearest first
-    /// (sysfs); each is also a `pcie[]` entry with its own link state, so a
-    /// narrow switch uplink is visible.
+    /// (sysfs, or the `Bus:` lines of a whole-machine lspci); each is also
+    /// a `pcie[]` entry with its own link state, so a narrow switch uplink
+    /// is visible.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<String>,
     /// The root complex (`pci0000:00`), from sysfs.

@@ -181,3 +181,18 @@ fn a_transcript_pasted_twice_keeps_its_chains() {
     assert_eq!(chain_of(&p, "1b:00.0"), ["19:10.0", "18:00.0", "17:00.0"]);
     assert!(p.notes.is_empty(), "{:?}", p.notes);
 }
+
+#[test]
+fn a_bridge_that_claims_its_own_bus_ends_the_chain() {
+    // Derived from the real text: 18:00.0 says its secondary bus is 18,
+    // its own; a loop in the text must not loop the reader.
+    let text = X11DPG.replacen(
+        "primary=18, secondary=19, subordinate=1b",
+        "primary=18, secondary=18, subordinate=1b",
+        1,
+    );
+    let p = parse_lspci(&text).unwrap();
+    assert_eq!(chain_of(&p, "1a:00.0"), ["19:08.0"]);
+    // The root port and 18:00.0 both claim bus 18: its devices get none.
+    assert!(chain_of(&p, "18:00.0").is_empty());
+}
