@@ -205,15 +205,16 @@ pub enum Finding {
         current: PcieSpeed,
         max: PcieSpeed,
     },
-    /// Devices under one PCIe switch whose negotiated links together can
-    /// carry more than the switch's uplink: when they are busy at once
-    /// with traffic that leaves the switch, the uplink decides.
+    /// Devices under one PCIe switch whose links (top speed, negotiated
+    /// width) together can carry more than the switch's uplink: when they
+    /// are busy at once with traffic that leaves the switch, the uplink
+    /// decides.
     SwitchUplinkOversubscribed {
         /// The bridge whose link is the uplink (the switch's upstream port).
         switch: String,
         uplink_link: String,
         uplink_bytes_per_s: f64,
-        /// Each device under it, with its negotiated rate.
+        /// Each device under it, with its link's rate.
         devices: Vec<(String, f64)>,
         sum_bytes_per_s: f64,
     },

@@ -19,6 +19,16 @@ fn slot_lanes(b: &Bundle, p: &PcieLink) -> Option<u32> {
 
 pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for p in &b.pcie {
+        // A port and the device right below it report one link: it is
+        // judged once, on the device. (A switch's upstream port has only
+        // bridges below it, its downstream ports, and keeps its own link.)
+        // A link of width 0 is not trained (an empty slot), not a narrow one.
+        let below = |x: &PcieLink| {
+            x.upstream.first() == Some(&p.address) && x.role.as_deref() != Some("bridge")
+        };
+        if p.current_width_lanes == Some(0) || b.pcie.iter().any(below) {
+            continue;
+        }
         if let (Some(c), Some(m)) = (p.current_width_lanes, p.max_width_lanes)
             && c < m
         {

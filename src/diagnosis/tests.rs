@@ -605,6 +605,30 @@ fn a_slow_gpu_link_is_a_note_and_a_slow_adapter_link_a_warning() {
 }
 
 #[test]
+fn an_untrained_slot_and_a_port_above_a_device_raise_nothing_of_their_own() {
+    // An empty slot reads `Width x0`; a port shares its link with the
+    // device below it, which carries the finding (here an idle GPU).
+    let link = |addr: &str, up: &[&str], width: u32, role: &str| crate::evidence::pcie::PcieLink {
+        address: addr.into(),
+        current_speed_gt_per_s: Some(2.5),
+        max_speed_gt_per_s: Some(8.0),
+        current_width_lanes: Some(width),
+        max_width_lanes: Some(16),
+        role: Some(role.into()),
+        upstream: up.iter().map(|u| u.to_string()).collect(),
+        source: Source::line(1),
+        ..Default::default()
+    };
+    let mut b = bundle();
+    b.pcie = vec![
+        link("19:08.0", &[], 0, "bridge"),
+        link("19:10.0", &[], 16, "bridge"),
+        link("1b:00.0", &["19:10.0"], 16, "gpu"),
+    ];
+    assert_eq!(kinds(&b), vec![(Severity::Info, "pcie-speed-down")]);
+}
+
+#[test]
 fn pairs_of_unknown_class_are_not_counted_as_host_hops() {
     use crate::evidence::topology::{Device, DeviceKind, Link, LinkClass};
     let mut b = bundle();

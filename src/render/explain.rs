@@ -443,7 +443,7 @@ fn host_side_summary(f: &Finding) -> String {
             devices,
             sum_bytes_per_s,
         } => format!(
-            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) can carry {} per direction together (each link at its top speed and negotiated width), {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
             gbs(*uplink_bytes_per_s),
             devices.len(),
             devices

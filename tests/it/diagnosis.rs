@@ -109,8 +109,18 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "pcie-speed-down",
         severity: "info",
-        fires: &["rtx3060-mobile-laptop"],
+        fires: &["rtx3060-mobile-laptop", "supermicro-x11dpg-ot-pex8747"],
         silent: ("tesla-t4", "the link runs at its capable speed"),
+    },
+    Row {
+        kind: "switch-uplink-oversubscribed",
+        severity: "info",
+        // Two GPUs at Gen3 x16 under one PEX 8747 whose uplink is Gen3 x16.
+        fires: &["supermicro-x11dpg-ot-pex8747"],
+        silent: (
+            "dell-xps13-9370-tb3-switch",
+            "its Thunderbolt 3 switch (uplink 02:00.0, Gen3 x4, 3.94 GB/s) has one device below it, a USB controller at Gen1 x4 (1.0 GB/s): nothing shares the uplink",
+        ),
     },
     Row {
         kind: "nvlinks-inactive",
@@ -327,11 +337,6 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
     (
         "no-peer-memory-module",
         "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
-    ),
-    (
-        // Needs a live bundle (sysfs bridge chains); none is shipped.
-        "switch-uplink-oversubscribed",
-        "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
     ),
     (
         "port-errors-grew",
@@ -562,4 +567,90 @@ fn a_port_of_one_card_at_10_gbps_beside_its_25_gbps_sibling_is_trained_down() {
         .map(|d| d.finding.name())
         .collect();
     assert_eq!(names, ["rdma-port-unused"]);
+}
+
+#[test]
+fn two_gpus_under_one_pex8747_share_its_x16_uplink() {
+    // Supermicro X11DPG-OT (hw-probe `lspci -vvnn`, six blocks): root port
+    // 17:00.0 `Bus: primary=17, secondary=18` (line 8); PEX 8747 upstream
+    // port 18:00.0 `secondary=19` (line 75), `LnkSta: Speed 8GT/s, Width
+    // x16` (line 99); downstream ports 19:08.0 -> bus 1a (line 142) and
+    // 19:10.0 -> bus 1b (line 215); GPUs 1a:00.0 and 1b:00.0 idle at
+    // `LnkSta: Speed 2.5GT/s, Width x16` (lines 310, 375) under `LnkCap:
+    // ... Speed 8GT/s, Width x16` (lines 306, 371).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/supermicro-x11dpg-ot-pex8747")])
+            .unwrap()
+            .remove(0);
+    let read: Vec<String> = b
+        .pcie
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} up {} at {} GT/s x{}",
+                p.address,
+                p.role.as_deref().unwrap_or("-"),
+                p.upstream.len(),
+                p.current_speed_gt_per_s.unwrap(),
+                p.current_width_lanes.unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "17:00.0 bridge up 0 at 8 GT/s x16",
+            "18:00.0 bridge up 1 at 8 GT/s x16",
+            "19:08.0 bridge up 2 at 2.5 GT/s x16",
+            "19:10.0 bridge up 2 at 2.5 GT/s x16",
+            "1a:00.0 gpu up 3 at 2.5 GT/s x16",
+            "1b:00.0 gpu up 3 at 2.5 GT/s x16",
+        ]
+    );
+    let found: Vec<String> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| match &d.finding {
+            Finding::SwitchUplinkOversubscribed {
+                switch,
+                uplink_link,
+                devices,
+                sum_bytes_per_s,
+                uplink_bytes_per_s,
+            } => format!(
+                "{switch} {uplink_link} {} {:.2}",
+                devices.len(),
+                sum_bytes_per_s / uplink_bytes_per_s
+            ),
+            Finding::PcieSpeedDown { address, .. } => format!("slow {address}"),
+            other => other.name().to_string(),
+        })
+        .collect();
+    // The ports' links are the GPUs' links, judged once on the GPUs.
+    assert_eq!(
+        found,
+        [
+            "slow 1a:00.0",
+            "slow 1b:00.0",
+            "18:00.0 PCIe Gen3 x16 2 2.00"
+        ]
+    );
+}
+
+#[test]
+fn a_thunderbolt_switch_with_one_device_shares_nothing() {
+    // Dell XPS 13 9370 (hw-probe `lspci -vvnn`, four blocks): root port
+    // 00:1c.4 `secondary=02` (line 6); JHL6540 upstream port 02:00.0
+    // `secondary=03` (line 79) at `LnkSta: Speed 8GT/s (ok), Width x4`
+    // (line 103); downstream port 03:02.0 `secondary=38` (line 151); USB
+    // controller 38:00.0 at `Speed 2.5GT/s (ok), Width x4` (line 244).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/dell-xps13-9370-tb3-switch")])
+            .unwrap()
+            .remove(0);
+    let usb = b.pcie.iter().find(|p| p.address == "38:00.0").unwrap();
+    assert_eq!(usb.upstream, ["03:02.0", "02:00.0", "00:1c.4"]);
+    assert_eq!(usb.role, None);
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert!(facts.switches.is_empty(), "{:?}", facts.switches);
+    assert!(diagnosis::diagnose(&b).is_empty());
 }
