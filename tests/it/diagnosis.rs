@@ -82,7 +82,13 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nic-across-host-bridge",
         severity: "warning",
-        fires: &["dgx1v-v100-8gpu-1nic", "rtx4090-8gpu-2nic"],
+        // nv18-8gpu-6nic-peermem-nccl1737: GPU1's row reads NODE to NIC0-3
+        // and SYS to NIC4-5; no adapter shares its switch.
+        fires: &[
+            "dgx1v-v100-8gpu-1nic",
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "rtx4090-8gpu-2nic",
+        ],
         silent: (
             "a100-sxm4-8gpu-4socket-3nic",
             "GPU0-3 share a switch with their adapters (PXB); GPU4-7 are across the socket, a finding of its own",
@@ -96,6 +102,8 @@ const TRUTH: &[Row] = &[
             "dgx1-p100-8gpu-4nic",
             "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
+            // Eight GPUs (the header) and six NIC columns.
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "rtx4090-8gpu-2nic",
         ],
         silent: ("h100-8nic-ndr400", "eight adapters for eight GPUs"),
@@ -254,6 +262,7 @@ const TRUTH: &[Row] = &[
             "mi350x-8gpu",
             "mi355x-pollara-2node",
             "nvlink-4gpu-latency",
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
             "radeon-pro-vii-2gpu",
@@ -305,7 +314,11 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
-    // Needs a live collection (the kernel modules loaded): no capture is one.
+    // A live collection, or an `lsmod` listing that rules out both
+    // nvidia_peermem and nv_peer_mem beside GPUs and adapters: no shipped
+    // capture has one. nv18-8gpu-6nic-peermem-nccl1737 lists
+    // nvidia_peermem loaded and is correctly silent, see
+    // `a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent`.
     (
         "no-peer-memory-module",
         "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
@@ -509,4 +522,67 @@ fn a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down() {
     assert!(!names.contains(&"rdma-port-below-rate"), "{names:?}");
     // The cut last block is said, once.
     assert_eq!(names, ["truncated"], "{names:?}");
+}
+
+#[test]
+fn a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent() {
+    // NCCL #1737, gh-3714u15: `lsmod | grep nvidia` then `nvidia-smi topo
+    // -m` (8 GPUs, NIC0..NIC5), one node. Hand-checked against the text.
+    use wire_report::evidence::lsmod::{Said, state};
+    let dir = PathBuf::from("captures/nv18-8gpu-6nic-peermem-nccl1737");
+    let b = wire_report::inputs::load_nodes(std::slice::from_ref(&dir))
+        .unwrap()
+        .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    // Line 1: the prompt and its command; lines 2-9 the eight rows.
+    assert_eq!(l.command.as_deref(), Some("lsmod | grep nvidia"));
+    assert_eq!(l.rows.len(), 8);
+    // Line 5: `nvidia_peermem         16384  0`.
+    assert!(matches!(state(&b.modules, "nvidia_peermem"), Some(Said::Loaded(s)) if s.line == 5));
+    // nv_peer_mem: not matched by `grep nvidia`, but the nvidia row
+    // (line 6) lists its holders and they do not name it.
+    assert!(matches!(state(&b.modules, "nv_peer_mem"), Some(Said::Absent(s)) if s.line == 6));
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert_eq!((facts.gpus.len(), facts.nics.len()), (8, 6));
+    let kinds: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert!(!kinds.contains(&"no-peer-memory-module"), "{kinds:?}");
+    // The same listing without the module (a synthetic edit: its row and
+    // its name in the holders taken out) warns, naming both modules.
+    let dir_text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let lsmod = dir_text("lsmod-001-grep-nvidia-peermem-loaded-8x-nv18-gh-3714u15.txt")
+        .lines()
+        .filter(|l| !l.starts_with("nvidia_peermem"))
+        .map(|l| l.replace("nvidia_peermem,", ""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut edited = wire_report::bundle::Bundle::new(b.host.clone());
+    edited.absorb(wire_report::ingest::read_transcript(
+        "lsmod.txt",
+        lsmod.as_bytes(),
+    ));
+    edited.absorb(wire_report::ingest::read_transcript(
+        "topo.txt",
+        dir_text("nvidia-topo-021-8x-nv18-6nic-gh-3714u15-rows-gpu0-2-truncated.txt").as_bytes(),
+    ));
+    let warned: Vec<Diagnosed> = diagnosis::diagnose(&edited)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(warned.len(), 1);
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        adapters,
+        absent,
+        ..
+    } = &warned[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!((*gpus, adapters.len()), (8, 6));
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
 }
