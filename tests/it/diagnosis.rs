@@ -139,6 +139,8 @@ const TRUTH: &[Row] = &[
         fires: &[
             "cx3-qdr-graph500",
             "cx4-vpi-rdma-manual",
+            // mlx5_1: PORT_DOWN, phys_state DISABLED (3).
+            "cx6-hdr-gpu1-no-peermem-ucx9908",
             "h100-cx7-eth-polling-gpud",
             "mlx4-cx3-heioy",
         ],
@@ -175,6 +177,20 @@ const TRUTH: &[Row] = &[
         silent: (
             "cx3-qdr-graph500",
             "ib_write_bw at 3.84 GB/s is 96% of the 4.0 GB/s a 4X QDR port carries",
+        ),
+    },
+    Row {
+        kind: "no-peer-memory-module",
+        severity: "warning",
+        // UCX #9908, gpu1: ibv_devinfo -vv names mlx5_0 and mlx5_1;
+        // `lsmod|grep gdrdrv` kept the nvidia row, whose holders
+        // (nvidia_uvm,gdrdrv,nvidia_modeset) name neither peer-memory
+        // module. The report's own UCX log: `cuda GPUDirect RDMA is
+        // disabled`, dma-buf `not supported`.
+        fires: &["cx6-hdr-gpu1-no-peermem-ucx9908"],
+        silent: (
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "its lsmod lists nvidia_peermem (line 5) and names it among nvidia's holders",
         ),
     },
     Row {
@@ -314,15 +330,6 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
-    // A live collection, or an `lsmod` listing that rules out both
-    // nvidia_peermem and nv_peer_mem beside GPUs and adapters: no shipped
-    // capture has one. nv18-8gpu-6nic-peermem-nccl1737 lists
-    // nvidia_peermem loaded and is correctly silent, see
-    // `a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent`.
-    (
-        "no-peer-memory-module",
-        "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
-    ),
     (
         // Needs a live bundle (sysfs bridge chains); none is shipped.
         "switch-uplink-oversubscribed",
@@ -585,4 +592,67 @@ fn a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent() {
     };
     assert_eq!((*gpus, adapters.len()), (8, 6));
     assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+}
+
+#[test]
+fn a_real_lsmod_whose_nvidia_holders_name_no_peer_memory_module_is_warned() {
+    // UCX #9908, gpu1. Hand-checked against the text: `ibv_devinfo -vv`
+    // line 3 `hca_id:\tmlx5_0`, line 131 `hca_id:\tmlx5_1`; lsmod line 1
+    // `$ lsmod|grep gdrdrv`, line 3 `nvidia 54001664 1361
+    // nvidia_uvm,gdrdrv,nvidia_modeset`.
+    use wire_report::evidence::lsmod::{Said, state};
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from(
+        "captures/cx6-hdr-gpu1-no-peermem-ucx9908",
+    )])
+    .unwrap()
+    .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    assert_eq!(l.command.as_deref(), Some("lsmod|grep gdrdrv"));
+    let rows: Vec<(&str, u64, Option<u64>)> = l
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.size_bytes, r.used))
+        .collect();
+    assert_eq!(
+        rows,
+        [("gdrdrv", 24576, Some(0)), ("nvidia", 54001664, Some(1361))]
+    );
+    // `grep gdrdrv` would not print either module's row: the nvidia row's
+    // holders (line 3) are what rule them out.
+    for m in ["nvidia_peermem", "nv_peer_mem"] {
+        assert!(
+            matches!(state(&b.modules, m), Some(Said::Absent(s)) if s.line == 3),
+            "{m}"
+        );
+    }
+    let d: Vec<Diagnosed> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].severity.as_str(), "warning");
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        gpu_driver,
+        adapters,
+        dma_buf,
+        absent,
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*gpus, gpu_driver.as_deref(), *dma_buf),
+        (0, Some("nvidia"), None)
+    );
+    assert_eq!(adapters, &["mlx5_0", "mlx5_1"]);
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+    let lines: Vec<(bool, usize)> = d[0]
+        .evidence
+        .iter()
+        .map(|s| (s.file.contains("lsmod"), s.line))
+        .collect();
+    assert_eq!(lines, [(false, 3), (false, 131), (true, 3)]);
 }
