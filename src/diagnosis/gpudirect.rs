@@ -51,13 +51,17 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
     if gpus == 0 && gpu_driver.is_none() {
         return;
     }
-    let mut evidence: Vec<Source> = b.rdma.iter().map(|d| d.source.clone()).collect();
-    let mut adapters: Vec<String> = b.rdma.iter().map(|d| d.name.clone()).collect();
-    if adapters.is_empty() {
+    let verbs = b.rdma.iter().filter(|d| !has_own_gpu_path(&d.name));
+    let mut evidence: Vec<Source> = verbs.clone().map(|d| d.source.clone()).collect();
+    let mut adapters: Vec<String> = verbs.map(|d| d.name.clone()).collect();
+    if b.rdma.is_empty() {
         // nvidia-smi topo -m names the RDMA devices it sees (`NIC0: mlx5_0`).
         for n in &facts.nics {
-            adapters.push(n.name.clone().unwrap_or_else(|| n.id.clone()));
-            evidence.push(n.source.clone());
+            let name = n.name.clone().unwrap_or_else(|| n.id.clone());
+            if !has_own_gpu_path(&name) {
+                adapters.push(name);
+                evidence.push(n.source.clone());
+            }
         }
     }
     if adapters.is_empty() {
@@ -104,6 +108,15 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
         },
         evidence,
     );
+}
+
+/// An AWS EFA device (`efa_0`, or `rdmap16s27` as rdma-core names a
+/// device whose link layer is unspecified): the EFA driver reaches GPU
+/// memory itself, through the NVIDIA driver's P2P interface or dma-buf
+/// (its log says `efa: Acquired peer memory using P2P`), so no peer-memory
+/// module is missing for it.
+fn has_own_gpu_path(name: &str) -> bool {
+    name.starts_with("efa") || name.starts_with("rdmap")
 }
 
 /// Which runs compare: one tool, test kind, adapter, direction, queue
@@ -274,6 +287,30 @@ mod tests {
             lines(&d[0]),
             [("ibstat.txt", 1), ("lsmod.txt", 2), ("lsmod.txt", 4)]
         );
+    }
+
+    #[test]
+    fn an_efa_device_is_no_adapter_a_peer_memory_module_serves() {
+        let nvidia = "$ lsmod | grep nvidia\n\
+                      nvidia              56598528  12 nvidia_uvm,nvidia_modeset\n";
+        let mut b = node(nvidia);
+        b.rdma[0].name = "rdmap16s27".into();
+        assert!(diagnose(&b).is_empty());
+        // Beside a verbs adapter, only that one is named.
+        let mut mlx = b.rdma[0].clone();
+        mlx.name = "mlx5_0".into();
+        b.rdma.push(mlx);
+        let d = diagnose(&b);
+        let [
+            Diagnosed {
+                finding: Finding::NoPeerMemoryModule { adapters, .. },
+                ..
+            },
+        ] = &d[..]
+        else {
+            panic!("{d:?}")
+        };
+        assert_eq!(adapters, &["mlx5_0"]);
     }
 
     #[test]
