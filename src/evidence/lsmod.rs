@@ -166,8 +166,11 @@ fn row(t: &str) -> Option<(String, u64, Option<u64>, Vec<String>)> {
 }
 
 /// The command of an in-text prompt line that runs lsmod (a block of
-/// several `lsmod | grep` runs read together keeps their command lines).
+/// several `lsmod | grep` runs read together keeps their command lines),
+/// also quoted as markdown inline code and labelled with a colon
+/// (`` `lsmod | grep -E 'nvidia|mlx5'`: ``).
 fn lsmod_command(t: &str) -> Option<&str> {
+    let t = t.strip_suffix(':').map_or(t, str::trim_end);
     let cmd = super::scan::prompt_command(t)?;
     filter::reach_of(cmd).map(|_| cmd)
 }

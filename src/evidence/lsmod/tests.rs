@@ -144,3 +144,24 @@ fn lsmod_header_without_a_command_is_a_whole_listing() {
         Some(Said::Absent(_))
     ));
 }
+
+#[test]
+fn a_command_quoted_as_inline_code_with_a_colon_names_its_listing() {
+    // Synthetic, in the shape of an issue that writes the command as
+    // markdown inline code and a colon before the fenced rows.
+    let text = "`lsmod | grep -E 'nvidia|mlx5|ib_'`:\n\
+                mlx5_ib               487424  0\n\
+                nvidia              56598528  12 nvidia_uvm,nvidia_modeset\n";
+    assert_eq!(detect(text), Some(Tool::Lsmod));
+    let p = parse_lsmod(text).unwrap();
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    let l = &p.modules[0];
+    assert_eq!(
+        l.command.as_deref(),
+        Some("lsmod | grep -E 'nvidia|mlx5|ib_'")
+    );
+    // The alternation covers nvidia_peermem; nv_peer_mem only through the
+    // nvidia row's holders (line 3).
+    assert!(matches!(l.says("nvidia_peermem"), Some(Said::Absent(s)) if s.line == 1));
+    assert!(matches!(l.says("nv_peer_mem"), Some(Said::Absent(s)) if s.line == 3));
+}
