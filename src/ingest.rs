@@ -31,6 +31,8 @@ pub struct Reading {
     pub pcie: Vec<PcieLink>,
     /// Network interface counters (`ethtool -S`).
     pub interfaces: Vec<crate::evidence::ethtool::InterfaceStats>,
+    /// Kernel module listings (`lsmod`).
+    pub modules: Vec<crate::evidence::lsmod::ModuleListing>,
     /// Why the file, or lines of it, could not be read.
     pub problems: Vec<Problem>,
 }
@@ -217,6 +219,21 @@ impl Blocks<'_> {
         merge_parsed(&mut self.all, p, self.path, &mut self.problems);
     }
 
+    /// A command that printed nothing and still says something (an empty
+    /// `lsmod | grep nv_peer_mem`): a block of its own line.
+    fn silent(&mut self, line: usize, command: &str, listing: evidence::lsmod::ModuleListing) {
+        self.set(line, Use::Read);
+        self.blocks.push(Block {
+            tool: Tool::Lsmod,
+            first_line: line,
+            last_line: line,
+            command: Some(command.to_string()),
+        });
+        let mut p = evidence::Parsed::default();
+        p.modules.push(listing);
+        merge_parsed(&mut self.all, p, self.path, &mut self.problems);
+    }
+
     /// Lines no parser read: not understood, unless already accounted.
     fn unread(&mut self, seg: &scan::Segment) {
         for &n in &seg.lines {
@@ -289,6 +306,15 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
                 None => b.unread(seg),
             }
         }
+    }
+    let read = b.blocks.len();
+    for (line, command) in &scan.silent {
+        if let Some(listing) = evidence::lsmod::empty_listing(command, *line) {
+            b.silent(*line, command, listing);
+        }
+    }
+    if b.blocks.len() > read {
+        b.blocks.sort_by_key(|k| k.first_line);
     }
     if b.blocks.is_empty() {
         if b.problems.is_empty() {
@@ -453,6 +479,7 @@ fn merge_parsed(
         into.interfaces.extend(p.interfaces);
         evidence::ethtool::settle(&mut into.interfaces, None);
     }
+    into.modules.extend(p.modules);
     into.notes.extend(p.notes);
     into.issues.extend(p.issues);
 }
@@ -496,6 +523,7 @@ fn read_parsed(
         rdma: parsed.rdma,
         pcie: parsed.pcie,
         interfaces: parsed.interfaces,
+        modules: parsed.modules,
         problems,
     }
 }

@@ -37,6 +37,7 @@ impl Bundle {
         merge_rdma(&mut self.rdma, r.rdma);
         self.pcie.extend(r.pcie);
         self.interfaces.extend(r.interfaces);
+        self.modules.extend(r.modules);
         let transcript = r.transcript.is_some();
         self.transcripts.extend(r.transcript);
         Absorbed {

@@ -325,6 +325,7 @@ fn a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned() {
         gpu_driver,
         adapters,
         dma_buf,
+        ..
     } = &d[0].finding
     else {
         unreachable!()

@@ -11,6 +11,7 @@ pub mod collective;
 pub mod context;
 pub mod copy;
 pub mod ethtool;
+pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
@@ -134,6 +135,8 @@ pub enum Tool {
     DcgmiNvlink,
     /// `ppu-smi topo -mp`: devices and affinities only (see `topology::ppu`)
     PpuSmiTopo,
+    /// `lsmod`, whole or through `grep`
+    Lsmod,
 }
 
 impl Tool {
@@ -150,6 +153,14 @@ impl Tool {
     /// The name in bundles, problems and the report (its serde name).
     pub fn as_str(self) -> &'static str {
         self.spec().name
+    }
+
+    /// A view of `nvidia-smi` (only NVIDIA GPUs print one).
+    pub fn is_nvidia_smi(self) -> bool {
+        matches!(
+            self,
+            Tool::NvidiaSmiTopo | Tool::NvidiaSmiP2p | Tool::NvidiaSmiNvlink | Tool::NvidiaSmiQ
+        )
     }
 }
 
@@ -182,6 +193,8 @@ pub struct Parsed {
     pub pcie: Vec<PcieLink>,
     /// Network interface counters (`ethtool -S`).
     pub interfaces: Vec<ethtool::InterfaceStats>,
+    /// Kernel module listings (`lsmod`).
+    pub modules: Vec<lsmod::ModuleListing>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
 }
@@ -225,6 +238,10 @@ impl Parsed {
         for i in &mut self.interfaces {
             f(&mut i.source);
             i.counters.iter_mut().for_each(|c| f(&mut c.source));
+        }
+        for m in &mut self.modules {
+            f(&mut m.source);
+            m.rows.iter_mut().for_each(|r| f(&mut r.source));
         }
     }
 

@@ -131,6 +131,10 @@ pub struct Scan<'a> {
     /// `blank_kept[i]`: whether line `i + 1` is blank once its prefixes
     /// and `\r` are off, as a segment holds it (one entry per line).
     pub blank_kept: Vec<bool>,
+    /// Command lines that printed nothing before the next command or the
+    /// end (`lsmod | grep nv_peer_mem`), with their line: an empty grep
+    /// says something too.
+    pub silent: Vec<(usize, String)>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
@@ -214,6 +218,9 @@ fn flush<'a>(
 ) {
     if cur.iter().all(|(_, l)| l.trim().is_empty()) {
         cur.clear();
+        if let Some((c, n, _)) = command.filter(|c| !c.0.is_empty()) {
+            out.silent.push((n, c));
+        }
         return;
     }
     let indent = common_indent(cur.iter().map(|(_, l)| *l));
@@ -479,6 +486,7 @@ const PROGRAMS: &[&str] = &[
     "TransferBench",
     "dcgmi",
     "ethtool",
+    "lsmod",
     "mpirun",
     "mpiexec",
     "srun",

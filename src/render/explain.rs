@@ -270,6 +270,7 @@ fn no_peer_memory(
     gpu_driver: Option<&str>,
     adapters: &[String],
     dma_buf: Option<bool>,
+    absent: &[String],
 ) -> String {
     let what = match (gpus, gpu_driver) {
         (0, Some(d)) => format!("the {d} GPU driver is loaded"),
@@ -280,12 +281,16 @@ fn no_peer_memory(
             "the kernel has dma-buf, which can carry the path only if the GPU driver exports it"
         }
         Some(false) => "and the kernel has no dma-buf: GPUDirect RDMA falls back to host staging",
-        None => {
-            "and dma-buf support was not seen: GPUDirect RDMA likely falls back to host staging"
-        }
+        None => "unless dma-buf carries it (not seen), GPUDirect RDMA falls back to host staging",
+    };
+    // Old findings (before `absent`) came from live collections: all four.
+    let modules = if absent.is_empty() {
+        "nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem".to_string()
+    } else {
+        absent.join(", ")
     };
     format!(
-        "{what} and RDMA adapter(s) {} but no peer-memory module (nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem) loaded; {tail}.",
+        "{what} and RDMA adapter(s) {} but no peer-memory module ({modules}) loaded; {tail}.",
         adapters.join(", ")
     )
 }
@@ -398,7 +403,8 @@ fn host_side_summary(f: &Finding) -> String {
             gpu_driver,
             adapters,
             dma_buf,
-        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
+            absent,
+        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf, absent),
         Finding::ProcessFarFromGpu {
             gpus,
             gpu_numa_nodes,

@@ -26,6 +26,11 @@ const CUT: &[(&str, usize, &str)] = &[
         "cut after line 10: the rest of the legend (its `U` line)",
     ),
     (
+        "nvidia-topo-021-8x-nv18",
+        5,
+        "cut after line 5: rows GPU3..NIC5 of the topology matrix",
+    ),
+    (
         "nvidia-topo-018-4x-h100",
         16,
         "cut after line 16: the rest of the legend (its `NV#` line)",

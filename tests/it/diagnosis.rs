@@ -82,7 +82,13 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nic-across-host-bridge",
         severity: "warning",
-        fires: &["dgx1v-v100-8gpu-1nic", "rtx4090-8gpu-2nic"],
+        // nv18-8gpu-6nic-peermem-nccl1737: GPU1's row reads NODE to NIC0-3
+        // and SYS to NIC4-5; no adapter shares its switch.
+        fires: &[
+            "dgx1v-v100-8gpu-1nic",
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "rtx4090-8gpu-2nic",
+        ],
         silent: (
             "a100-sxm4-8gpu-4socket-3nic",
             "GPU0-3 share a switch with their adapters (PXB); GPU4-7 are across the socket, a finding of its own",
@@ -96,6 +102,8 @@ const TRUTH: &[Row] = &[
             "dgx1-p100-8gpu-4nic",
             "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
+            // Eight GPUs (the header) and six NIC columns.
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "rtx4090-8gpu-2nic",
         ],
         silent: ("h100-8nic-ndr400", "eight adapters for eight GPUs"),
@@ -142,6 +150,8 @@ const TRUTH: &[Row] = &[
             "cx3-qdr-graph500",
             "cx4-vpi-rdma-manual",
             "cx4lx-25g-ft2000-nfsordma",
+            // mlx5_1: PORT_DOWN, phys_state DISABLED (3).
+            "cx6-hdr-gpu1-no-peermem-ucx9908",
             "h100-cx7-eth-polling-gpud",
             "mlx4-cx3-heioy",
         ],
@@ -195,6 +205,20 @@ const TRUTH: &[Row] = &[
         silent: (
             "cx3-qdr-graph500",
             "ib_write_bw at 3.84 GB/s is 96% of the 4.0 GB/s a 4X QDR port carries",
+        ),
+    },
+    Row {
+        kind: "no-peer-memory-module",
+        severity: "warning",
+        // UCX #9908, gpu1: ibv_devinfo -vv names mlx5_0 and mlx5_1;
+        // `lsmod|grep gdrdrv` kept the nvidia row, whose holders
+        // (nvidia_uvm,gdrdrv,nvidia_modeset) name neither peer-memory
+        // module. The report's own UCX log: `cuda GPUDirect RDMA is
+        // disabled`, dma-buf `not supported`.
+        fires: &["cx6-hdr-gpu1-no-peermem-ucx9908"],
+        silent: (
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "its lsmod lists nvidia_peermem (line 5) and names it among nvidia's holders",
         ),
     },
     Row {
@@ -282,6 +306,7 @@ const TRUTH: &[Row] = &[
             "mi350x-8gpu",
             "mi355x-pollara-2node",
             "nvlink-4gpu-latency",
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
             "radeon-pro-vii-2gpu",
@@ -333,11 +358,6 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
-    // Needs a live collection (the kernel modules loaded): no capture is one.
-    (
-        "no-peer-memory-module",
-        "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
-    ),
     (
         "port-errors-grew",
         "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
@@ -653,4 +673,130 @@ fn a_thunderbolt_switch_with_one_device_shares_nothing() {
     let facts = wire_report::facts::NodeFacts::of(&b);
     assert!(facts.switches.is_empty(), "{:?}", facts.switches);
     assert!(diagnosis::diagnose(&b).is_empty());
+}
+
+#[test]
+fn a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent() {
+    // NCCL #1737, gh-3714u15: `lsmod | grep nvidia` then `nvidia-smi topo
+    // -m` (8 GPUs, NIC0..NIC5), one node. Hand-checked against the text.
+    use wire_report::evidence::lsmod::{Said, state};
+    let dir = PathBuf::from("captures/nv18-8gpu-6nic-peermem-nccl1737");
+    let b = wire_report::inputs::load_nodes(std::slice::from_ref(&dir))
+        .unwrap()
+        .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    // Line 1: the prompt and its command; lines 2-9 the eight rows.
+    assert_eq!(l.command.as_deref(), Some("lsmod | grep nvidia"));
+    assert_eq!(l.rows.len(), 8);
+    // Line 5: `nvidia_peermem         16384  0`.
+    assert!(matches!(state(&b.modules, "nvidia_peermem"), Some(Said::Loaded(s)) if s.line == 5));
+    // nv_peer_mem: not matched by `grep nvidia`, but the nvidia row
+    // (line 6) lists its holders and they do not name it.
+    assert!(matches!(state(&b.modules, "nv_peer_mem"), Some(Said::Absent(s)) if s.line == 6));
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert_eq!((facts.gpus.len(), facts.nics.len()), (8, 6));
+    let kinds: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert!(!kinds.contains(&"no-peer-memory-module"), "{kinds:?}");
+    // The same listing without the module (a synthetic edit: its row and
+    // its name in the holders taken out) warns, naming both modules.
+    let dir_text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let lsmod = dir_text("lsmod-001-grep-nvidia-peermem-loaded-8x-nv18-gh-3714u15.txt")
+        .lines()
+        .filter(|l| !l.starts_with("nvidia_peermem"))
+        .map(|l| l.replace("nvidia_peermem,", ""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut edited = wire_report::bundle::Bundle::new(b.host.clone());
+    edited.absorb(wire_report::ingest::read_transcript(
+        "lsmod.txt",
+        lsmod.as_bytes(),
+    ));
+    edited.absorb(wire_report::ingest::read_transcript(
+        "topo.txt",
+        dir_text("nvidia-topo-021-8x-nv18-6nic-gh-3714u15-rows-gpu0-2-truncated.txt").as_bytes(),
+    ));
+    let warned: Vec<Diagnosed> = diagnosis::diagnose(&edited)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(warned.len(), 1);
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        adapters,
+        absent,
+        ..
+    } = &warned[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!((*gpus, adapters.len()), (8, 6));
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+}
+
+#[test]
+fn a_real_lsmod_whose_nvidia_holders_name_no_peer_memory_module_is_warned() {
+    // UCX #9908, gpu1. Hand-checked against the text: `ibv_devinfo -vv`
+    // line 3 `hca_id:\tmlx5_0`, line 131 `hca_id:\tmlx5_1`; lsmod line 1
+    // `$ lsmod|grep gdrdrv`, line 3 `nvidia 54001664 1361
+    // nvidia_uvm,gdrdrv,nvidia_modeset`.
+    use wire_report::evidence::lsmod::{Said, state};
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from(
+        "captures/cx6-hdr-gpu1-no-peermem-ucx9908",
+    )])
+    .unwrap()
+    .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    assert_eq!(l.command.as_deref(), Some("lsmod|grep gdrdrv"));
+    let rows: Vec<(&str, u64, Option<u64>)> = l
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.size_bytes, r.used))
+        .collect();
+    assert_eq!(
+        rows,
+        [("gdrdrv", 24576, Some(0)), ("nvidia", 54001664, Some(1361))]
+    );
+    // `grep gdrdrv` would not print either module's row: the nvidia row's
+    // holders (line 3) are what rule them out.
+    for m in ["nvidia_peermem", "nv_peer_mem"] {
+        assert!(
+            matches!(state(&b.modules, m), Some(Said::Absent(s)) if s.line == 3),
+            "{m}"
+        );
+    }
+    let d: Vec<Diagnosed> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].severity.as_str(), "warning");
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        gpu_driver,
+        adapters,
+        dma_buf,
+        absent,
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*gpus, gpu_driver.as_deref(), *dma_buf),
+        (0, Some("nvidia"), None)
+    );
+    assert_eq!(adapters, &["mlx5_0", "mlx5_1"]);
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+    let lines: Vec<(bool, usize)> = d[0]
+        .evidence
+        .iter()
+        .map(|s| (s.file.contains("lsmod"), s.line))
+        .collect();
+    assert_eq!(lines, [(false, 3), (false, 131), (true, 3)]);
 }
