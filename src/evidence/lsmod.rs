@@ -125,7 +125,7 @@ pub fn state(listings: &[ModuleListing], module: &str) -> Option<Said> {
 }
 
 /// `Module  Size  Used by`.
-fn is_header(t: &str) -> bool {
+pub(crate) fn is_header(t: &str) -> bool {
     t.split_whitespace().eq(["Module", "Size", "Used", "by"])
 }
 
