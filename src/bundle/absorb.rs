@@ -86,6 +86,9 @@ pub fn merge_rdma(into: &mut Vec<RdmaDevice>, from: Vec<RdmaDevice>) {
                     if q.gids.is_empty() {
                         q.gids = p.gids;
                     }
+                    if q.counters.is_empty() {
+                        q.counters = p.counters;
+                    }
                 }
             }
         }

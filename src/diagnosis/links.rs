@@ -284,7 +284,24 @@ pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
             let grown = p.counters.iter().map(|c| (c.name.as_str(), c.delta));
-            grew(&d.name, Some(p.port), grown, || vec![p.source.clone()], out);
+            // The port, and the rows of the counters that grew where a
+            // transcript printed them.
+            let sources = || {
+                let mut v = vec![p.source.clone()];
+                v.extend(
+                    p.counters
+                        .iter()
+                        .filter(|c| c.delta > 0)
+                        .filter(|c| {
+                            let n = c.name.to_ascii_lowercase();
+                            is_congestion_counter(&n) || is_error_counter(&n)
+                        })
+                        .filter_map(|c| c.source.clone())
+                        .take(8),
+                );
+                v
+            };
+            grew(&d.name, Some(p.port), grown, sources, out);
         }
     }
     for i in &b.interfaces {

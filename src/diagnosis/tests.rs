@@ -230,6 +230,7 @@ fn counters_that_grow_during_one_collection_are_named() {
         start: 10,
         end: 10 + delta,
         delta,
+        source: None,
     };
     let mut p = port(1, true, "LinkUp", Some(100.0));
     p.link_layer = Some("Ethernet".into());

@@ -137,6 +137,9 @@ pub enum Tool {
     PpuSmiTopo,
     /// `lsmod`, whole or through `grep`
     Lsmod,
+    /// `ibv_display_local_infiniband_device_statistics`: sysfs RDMA
+    /// counters every 10 s (see `rdma::statistics`)
+    IbvDeviceStatistics,
 }
 
 impl Tool {
@@ -232,7 +235,13 @@ impl Parsed {
         self.measurements.iter_mut().for_each(|m| f(&mut m.source));
         for d in &mut self.rdma {
             f(&mut d.source);
-            d.ports.iter_mut().for_each(|p| f(&mut p.source));
+            for p in &mut d.ports {
+                f(&mut p.source);
+                p.counters
+                    .iter_mut()
+                    .filter_map(|c| c.source.as_mut())
+                    .for_each(&mut f);
+            }
         }
         self.pcie.iter_mut().for_each(|p| f(&mut p.source));
         for i in &mut self.interfaces {

@@ -229,6 +229,13 @@ pub static TOOLS: &[ToolSpec] = &[
         live: &[],
     },
     ToolSpec {
+        tool: Tool::IbvDeviceStatistics,
+        name: "ibv-device-statistics",
+        detect: rdma::looks_like_device_statistics,
+        parse: rdma::parse_device_statistics,
+        live: &[],
+    },
+    ToolSpec {
         tool: Tool::NvidiaSmiQ,
         name: "nvidia-smi-q",
         detect: pcie::looks_like_nvidia_smi_q,

@@ -303,11 +303,12 @@ fn counted_on(device: &str, port: Option<u32>) -> String {
     }
 }
 
-/// Port counters are read at a live collection's start and end; an
-/// interface's between its first and last `ethtool -S` reading.
+/// Port counters are read at a live collection's start and end, or in a
+/// transcript's repeated tables; an interface's between its first and last
+/// `ethtool -S` reading.
 fn grew_when(port: Option<u32>) -> &'static str {
     match port {
-        Some(_) => "during this collection",
+        Some(_) => "between its first and last readings",
         None => "between the first and last `ethtool -S` reading",
     }
 }

@@ -1,6 +1,7 @@
 //! RDMA evidence: adapters and ports (`ibv_devinfo`, `ibv_devices`,
-//! `ibstat`, `ibstatus`, `show_gids`) and perftest's `ib_*_bw` / `ib_*_lat`
-//! transcripts.
+//! `ibstat`, `ibstatus`, `show_gids`), port counters read repeatedly
+//! (`ibv_display_local_infiniband_device_statistics`) and perftest's
+//! `ib_*_bw` / `ib_*_lat` transcripts.
 //!
 //! Port rates are printed in Gb/s (bits); they are converted once to bytes
 //! per second (1 Gb/s = 1.25e8 bytes/s) and the printed text is kept.
@@ -75,7 +76,8 @@ pub struct RdmaPort {
     pub port_guid: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gids: Vec<Gid>,
-    /// Counters read at the start and end of a live collection.
+    /// Counters read at the start and end of a live collection, or at the
+    /// first and last of a transcript's repeated readings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<Counter>,
     pub source: Source,
@@ -93,6 +95,10 @@ pub struct Counter {
     pub start: u64,
     pub end: u64,
     pub delta: u64,
+    /// The row of the last reading, when a transcript printed it (a live
+    /// collection reads files: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -227,6 +233,7 @@ fn clean_lines(text: &str) -> Vec<(usize, String)> {
 
 mod perftest;
 mod ports;
+mod statistics;
 
 pub use perftest::{looks_like_perftest, parse_perftest};
 pub use ports::{
@@ -234,6 +241,7 @@ pub use ports::{
     looks_like_show_gids, parse_ibstat, parse_ibstatus, parse_ibv_devices, parse_ibv_devinfo,
     parse_show_gids,
 };
+pub use statistics::{looks_like_device_statistics, parse_device_statistics};
 
 #[cfg(test)]
 mod tests {
