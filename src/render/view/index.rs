@@ -80,6 +80,21 @@ pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
     let named: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
     let count = gpu_count(facts);
     if count == 0 {
+        // lspci's class says which devices are GPUs, when no GPU tool ran.
+        let mut on_bus: Vec<&str> = b
+            .pcie
+            .iter()
+            .filter(|p| p.role.as_deref() == Some("gpu"))
+            .map(|p| p.address.as_str())
+            .collect();
+        on_bus.dedup();
+        if !on_bus.is_empty() {
+            return format!(
+                "{} on the PCIe bus ({}; no GPU tool's transcript)",
+                on_bus.len(),
+                short_list(&on_bus)
+            );
+        }
         return if facts.described {
             "none listed".into()
         } else {
