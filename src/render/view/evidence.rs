@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Link, Linker};
 use crate::bundle::Bundle;
-use crate::evidence::Source;
+use crate::evidence::{Source, Tool};
 use crate::evidence::measurement::Kind;
 
 /// `Two-node check: served ib_write_bw for n2 (paired by Slurm, job 7); ...`.
@@ -69,7 +69,14 @@ pub(super) fn collected(b: &Bundle) -> Vec<String> {
 pub fn missing_kinds(b: &Bundle) -> Vec<(&'static str, &'static str)> {
     let mut m = Vec::new();
     let has = |f: &dyn Fn(Kind) -> bool| b.measurements.iter().any(|x| f(x.kind));
-    if b.topology.links.is_empty() {
+    // A one-GPU matrix has no pairs, and is a topology all the same.
+    let matrix_read = b.transcripts.iter().flat_map(|t| &t.blocks).any(|x| {
+        matches!(
+            x.tool,
+            Tool::NvidiaSmiTopo | Tool::RocmSmiTopo | Tool::AmdSmiTopology | Tool::PpuSmiTopo
+        )
+    });
+    if b.topology.links.is_empty() && !matrix_read {
         m.push((
             "topology",
             "nvidia-smi topo -m, rocm-smi --showtopo, amd-smi topology",
