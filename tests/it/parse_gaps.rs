@@ -466,3 +466,44 @@ fn an_old_format_tail_with_its_trailer_is_read_within_tolerance() {
     assert!(one.transcript.is_none());
     assert!(one.measurements.is_empty());
 }
+
+const P2P_5060: &str = "captures/rtx5060ti-5gpu-epyc/nvidia-p2p-status-004-5x-rtx5060ti-p2p-p-ok-raw-tabs-truncated.txt";
+
+#[test]
+fn p2p_matrix_cut_after_its_header_keeps_the_gpus_it_names() {
+    // Synthetic cut of a real capture after its header (line 1:
+    // ` \tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\t`), pasted after its command.
+    let text = std::fs::read_to_string(P2P_5060).unwrap();
+    let first = text.lines().next().unwrap();
+    let paste = format!("user@node:~$ nvidia-smi topo -p2p p\n{first}\n");
+    let r = read_transcript(P2P_5060, paste.as_bytes());
+    let t = r.transcript.as_ref().expect("read");
+    assert_eq!(
+        t.blocks[0].command.as_deref(),
+        Some("nvidia-smi topo -p2p p")
+    );
+    let devs: Vec<(&str, usize)> = r
+        .topology
+        .devices
+        .iter()
+        .map(|d| (d.id.as_str(), d.source.line))
+        .collect();
+    assert_eq!(
+        devs,
+        [
+            ("GPU0", 2),
+            ("GPU1", 2),
+            ("GPU2", 2),
+            ("GPU3", 2),
+            ("GPU4", 2)
+        ]
+    );
+    assert!(r.topology.p2p.is_empty());
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Truncated, Some(2))]);
+    assert!(
+        r.problems[0].message.contains("rows GPU0..GPU4"),
+        "{:?}",
+        r.problems
+    );
+}
