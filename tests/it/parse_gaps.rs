@@ -507,3 +507,33 @@ fn p2p_matrix_cut_after_its_header_keeps_the_gpus_it_names() {
         r.problems
     );
 }
+
+#[test]
+fn every_nvidia_matrix_capture_double_spaced_reads_the_same() {
+    // Synthetic edit of each real `topo -m` and `topo -p2p` capture: a
+    // blank line after every line, as some web pages and mail clients
+    // paste it. Line n of the original is line 2n-1 of the paste.
+    use crate::metamorphic::{captures, facts};
+    use wire_report::evidence::Tool;
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (path, text) in captures() {
+        let original = read_transcript(&path, text.as_bytes());
+        let matrix = original.transcript.as_ref().is_some_and(|t| {
+            t.blocks
+                .iter()
+                .all(|b| matches!(b.tool, Tool::NvidiaSmiTopo | Tool::NvidiaSmiP2p))
+        });
+        if !matrix {
+            continue;
+        }
+        checked += 1;
+        let spaced: String = text.lines().map(|l| format!("{l}\n\n")).collect();
+        let got = read_transcript(&path, spaced.as_bytes());
+        if facts(&got, &|l| l.div_ceil(2)) != facts(&original, &|l| l) {
+            failures.push(path);
+        }
+    }
+    assert!(checked >= 20, "only {checked} matrix captures");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
