@@ -537,3 +537,75 @@ fn every_nvidia_matrix_capture_double_spaced_reads_the_same() {
     assert!(checked >= 20, "only {checked} matrix captures");
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The real K80 capture with lines 13 and 14 given non-finite `error`
+/// values (synthetic edit): `nan` out of place and `inf` in place on
+/// line 13, `-nan` out of place on line 14 (glibc's `%le` of NaN and
+/// infinity).
+fn k80_non_finite() -> String {
+    let text = std::fs::read_to_string(K80).unwrap();
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            12 => "    33554432       8388608     float     sum    19902    1.69    2.53    nan    19898    1.69    2.53    inf\n".to_string(),
+            13 => "    67108864      16777216     float     sum    39770    1.69    2.53   -nan    39763    1.69    2.53  2e-07\n".to_string(),
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn old_error_column_nan_or_inf_is_a_failed_data_check() {
+    let r = read_transcript(K80, k80_non_finite().as_bytes());
+    let (failed, fine) = (Verification::Failed, Verification::Checked { errors: 0 });
+    let v = |n| -> Vec<Verification> { cells_at(&r, n).into_iter().map(|c| c.2).collect() };
+    assert_eq!(v(13), vec![failed.clone(); 6]);
+    let mut l14 = vec![failed.clone(); 3];
+    l14.extend(vec![fine.clone(); 3]);
+    assert_eq!(v(14), l14);
+    assert_eq!(v(15), vec![fine; 6]);
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::ToolError, Some(13)),
+            (ProblemKind::ToolError, Some(13)),
+            (ProblemKind::ToolError, Some(14))
+        ]
+    );
+    assert!(
+        r.problems[0]
+            .message
+            .starts_with("out-of-place largest error nan at size 33554432: not a finite"),
+        "{:?}",
+        r.problems
+    );
+    assert!(
+        r.problems[1]
+            .message
+            .starts_with("in-place largest error inf")
+    );
+}
+
+#[test]
+fn an_old_format_tail_with_nan_errors_is_read_as_rows() {
+    // The two edited rows alone (lines 13-14), no header: still rows.
+    let text = k80_non_finite();
+    let tail: String = text
+        .lines()
+        .skip(12)
+        .take(2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = read_transcript(K80, tail.as_bytes());
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(cells_at(&r, 1).len(), 6);
+    assert_eq!(cells_at(&r, 2).len(), 6);
+    assert!(cells_at(&r, 1).iter().all(|c| c.2 == Verification::Failed));
+    let tool_errors = r
+        .problems
+        .iter()
+        .filter(|p| p.kind == ProblemKind::ToolError)
+        .count();
+    assert_eq!(tool_errors, 3);
+}
