@@ -609,3 +609,28 @@ fn an_old_format_tail_with_nan_errors_is_read_as_rows() {
         .count();
     assert_eq!(tool_errors, 3);
 }
+
+#[test]
+fn lspci_behind_a_vmd_domain_after_a_line_of_prose_is_read() {
+    // Synthetic (the shape of a linux-pci mail: a sentence, then lspci
+    // -vvv of a device behind an Intel VMD, domain 10000).
+    let text = "Here is the drive behind VMD:\n\
+                10000:e1:00.0 Non-Volatile memory controller: Sandisk Corp WD Blue SN550 NVMe SSD (rev 01) (prog-if 02 [NVM Express])\n\
+                \tCapabilities: [70] Express (v2) Endpoint, MSI 00\n\
+                \t\tLnkCap:\tPort #0, Speed 8GT/s, Width x4, ASPM L1, Exit Latency L1 <8us\n\
+                \t\tLnkSta:\tSpeed 8GT/s (ok), Width x2 (downgraded)\n\
+                \tKernel driver in use: nvme\n";
+    let r = read_transcript("vmd.txt", text.as_bytes());
+    let t = r.transcript.as_ref().expect("read");
+    assert_eq!((t.blocks[0].first_line, t.blocks[0].last_line), (2, 6));
+    assert_eq!(r.pcie.len(), 1);
+    let d = &r.pcie[0];
+    assert_eq!((d.address.as_str(), d.source.line), ("10000:e1:00.0", 2));
+    assert_eq!(
+        (d.max_width_lanes, d.current_width_lanes),
+        (Some(4), Some(2))
+    );
+    assert!(d.width_downgraded);
+    // The sentence is the one line not understood.
+    assert_eq!(t.lines.not_understood, 1);
+}
