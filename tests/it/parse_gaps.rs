@@ -219,8 +219,10 @@ fn qp_encode(text: &str) -> (String, Vec<usize>) {
     (out, map)
 }
 
-#[test]
-fn every_capture_relayed_through_email_reads_the_same() {
+/// Every capture relayed through email ([`qp_encode`]), with `pad` added
+/// after each soft break's `=` (what a mail transport may append): how
+/// many needed wrapping, and the captures whose facts changed.
+fn relayed_through_email(pad: &str) -> (usize, Vec<String>) {
     let mut failures = Vec::new();
     let mut tried = 0;
     for (path, text) in crate::metamorphic::captures() {
@@ -231,6 +233,7 @@ fn every_capture_relayed_through_email_reads_the_same() {
         if soft < 2 && !(soft == 1 && mail.replace("=\n", "").contains('=')) {
             continue;
         }
+        let mail = mail.replace("=\n", &format!("={pad}\n"));
         tried += 1;
         let want = crate::metamorphic::facts(&read_transcript(&path, text.as_bytes()), &|l| l);
         let got = read_transcript(&path, mail.as_bytes());
@@ -239,13 +242,23 @@ fn every_capture_relayed_through_email_reads_the_same() {
             failures.push(path);
         }
     }
+    (tried, failures)
+}
+
+#[test]
+fn every_capture_relayed_through_email_reads_the_same() {
+    let (tried, failures) = relayed_through_email("");
     assert!(tried >= 40, "only {tried} captures needed wrapping");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn every_capture_relayed_with_blanks_after_its_soft_breaks_reads_the_same() {
+    // RFC 2045 6.7: white space after a soft break's `=` was added in
+    // transport and is deleted; `=  ` ends the line as `=` does.
+    let (tried, failures) = relayed_through_email("  ");
+    assert!(tried >= 40, "only {tried} captures needed wrapping");
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 // ---- Old nccl-tests: the `error` column (before `#wrong`) ----------------
