@@ -219,6 +219,7 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             "wrapped lines (mail or terminal width) were joined back before reading",
         );
     }
+    let mut elided = Vec::new();
     for (n, l) in &lines {
         if let Some((addr, desc)) = device_header(l) {
             out.pcie.push(PcieLink {
@@ -239,7 +240,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             ));
         };
         let t = l.trim();
-        if t == "Capabilities: <access denied>" {
+        if t == "..." {
+            elided.push((*n, dev.address.clone()));
+        } else if t == "Capabilities: <access denied>" {
             dev.link_hidden = true;
         } else if let Some(v) = t.strip_prefix("NUMA node:") {
             dev.numa_node = v.trim().parse().ok();
@@ -254,6 +257,15 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             1,
             "a device line such as `01:00.0 VGA compatible controller: ...`",
         ));
+    }
+    // An author's `...` inside a device: passed over (a note) and flagged
+    // as a cut (the lines it stands for may hold the link).
+    for (n, addr) in elided {
+        out.note(n, "elided by whoever captured it");
+        out.truncated(
+            n,
+            format!("cut at line {n} by whoever captured it (`...`): lines of {addr} not in the transcript"),
+        );
     }
     let cut: Vec<(String, usize)> = out
         .pcie

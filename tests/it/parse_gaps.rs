@@ -647,3 +647,39 @@ fn lspci_behind_a_vmd_domain_after_a_line_of_prose_is_read() {
     // The sentence is the one line not understood.
     assert_eq!(t.lines.not_understood, 1);
 }
+
+#[test]
+fn real_lspci_behind_a_vmd_domain_after_a_sentence_is_read() {
+    // A linux-pci mail (SOURCES.tsv): line 1 is the author's sentence,
+    // line 3 `10000:e0:06.0 PCI bridge: Intel Corporation 11th Gen Core
+    // Processor PCIe Controller ...`, line 12 `10000:e1:00.0 Non-Volatile
+    // memory controller: Sandisk Corp WD Blue SN550 NVMe SSD ...`; the
+    // author cut every capability but L1 PM Substates (`...`), so no link.
+    let r = read(
+        "captures/vmd-nvme-asus-b1400ceae/lspci-005-vmd-domain-10000-nvme-l1ss-mail-excerpt-after-a-sentence.txt",
+    );
+    // The author's `...` (lines 4 and 13): cuts inside each device.
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::Truncated, Some(4)),
+            (ProblemKind::Truncated, Some(13))
+        ]
+    );
+    assert!(r.problems[1].message.contains("lines of 10000:e1:00.0"));
+    let t = r.transcript.as_ref().unwrap();
+    assert_eq!((t.blocks[0].first_line, t.blocks[0].last_line), (3, 19));
+    let devs: Vec<(&str, usize)> = r
+        .pcie
+        .iter()
+        .map(|d| (d.address.as_str(), d.source.line))
+        .collect();
+    assert_eq!(devs, [("10000:e0:06.0", 3), ("10000:e1:00.0", 12)]);
+    assert!(r.pcie[1].name.as_deref().is_some_and(|n| {
+        n.starts_with("Non-Volatile memory controller: Sandisk Corp WD Blue SN550")
+    }));
+    assert!(r.pcie.iter().all(|d| d.max_width_lanes.is_none()));
+    // The sentence (line 1) is the one line not understood.
+    assert_eq!(t.lines.not_understood, 1);
+}
