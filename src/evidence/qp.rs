@@ -38,12 +38,9 @@ pub struct Decoded {
 }
 
 /// Whether `text` is plainly quoted-printable, and if so its decoding.
+/// Reads every line: the scanner asks only about a text with a line
+/// that ends in `=` (blanks after it allowed).
 pub fn decode(text: &str) -> Option<Decoded> {
-    // The common case (no soft break at all) costs a substring search
-    // and a look at each `=` (see [`has_soft_break`]).
-    if !has_soft_break(text) {
-        return None;
-    }
     let outer = scan::common_indent(text.lines());
     let mut soft = Vec::new();
     let mut escapes = 0usize;
@@ -99,23 +96,6 @@ fn content(l: &str, outer: usize, prefixes: bool) -> (&str, &str, bool) {
         body
     };
     (&l[..l.len() - c.len()], c, c.len() < body.len())
-}
-
-/// Whether some line ends in a soft break: `=` at its end, or `=` then
-/// only spaces and tabs (see [`unpadded`]).
-fn has_soft_break(text: &str) -> bool {
-    if text.contains("=\n") || text.contains("=\r\n") {
-        return true;
-    }
-    let b = text.as_bytes();
-    text.match_indices('=').any(|(i, _)| {
-        let rest = &b[i + 1..];
-        let pad = rest
-            .iter()
-            .take_while(|c| matches!(c, b' ' | b'\t'))
-            .count();
-        pad > 0 && matches!(rest.get(pad), None | Some(b'\n' | b'\r'))
-    })
 }
 
 /// An encoded line without the spaces and tabs a mail transport added

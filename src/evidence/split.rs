@@ -89,8 +89,12 @@ fn is_lspci_device(line: &str) -> bool {
     let domain = if b.get(2) == Some(&b':') {
         0
     } else if b.first().is_some_and(u8::is_ascii_hexdigit) {
-        match b.iter().take(9).position(|c| *c == b':') {
-            Some(k @ 4..=8) if b[..k].iter().all(u8::is_ascii_hexdigit) => k + 1,
+        // The domain's `:` is byte 4 to 8.
+        match b
+            .get(4..b.len().min(9))
+            .and_then(|w| w.iter().position(|c| *c == b':'))
+        {
+            Some(k) if b[..4 + k].iter().all(u8::is_ascii_hexdigit) => 5 + k,
             _ => return false,
         }
     } else {
