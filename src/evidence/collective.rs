@@ -222,7 +222,10 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         return Ok(out);
     }
     if let Some(first) = scan.headless {
-        let old = scan.rows.first().is_some_and(|r| r.vals[3].contains('e'));
+        let old = scan
+            .rows
+            .first()
+            .is_some_and(|r| r.vals[3].contains('e') || non_finite(r.vals[3]));
         let cols = if old {
             "size count type [redop or root] time algbw busbw error (the format before #wrong)"
         } else {

@@ -621,6 +621,15 @@ fn an_old_format_tail_with_nan_errors_is_read_as_rows() {
         .filter(|p| p.kind == ProblemKind::ToolError)
         .count();
     assert_eq!(tool_errors, 3);
+    // The missing header is named as the old format's (an `error`
+    // column, `nan` printed where a deviation would be).
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.message.contains("error (the format before #wrong)")),
+        "{:?}",
+        r.problems
+    );
 }
 
 #[test]
