@@ -119,13 +119,11 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
 /// `nvidia-smi topo -p2p`.
 fn is_p2p_header(l: &str) -> bool {
     let mut n = 0;
-    for t in l.split_whitespace() {
-        if t.strip_prefix("GPU").and_then(parse_plain_u32) != Some(n) {
-            return false;
-        }
+    let gpus = l.split_whitespace().all(|t| {
         n += 1;
-    }
-    n >= 2
+        t.strip_prefix("GPU").and_then(parse_plain_u32) == Some(n - 1)
+    });
+    gpus && n >= 2
 }
 
 pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
