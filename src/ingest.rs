@@ -31,6 +31,8 @@ pub struct Reading {
     pub pcie: Vec<PcieLink>,
     /// Network interface counters (`ethtool -S`).
     pub interfaces: Vec<crate::evidence::ethtool::InterfaceStats>,
+    /// Kernel module listings (`lsmod`).
+    pub modules: Vec<crate::evidence::lsmod::ModuleListing>,
     /// Why the file, or lines of it, could not be read.
     pub problems: Vec<Problem>,
 }
@@ -134,12 +136,15 @@ impl Blocks<'_> {
             .unwrap_or(true)
     }
 
-    /// A block its tool's parser read (or rejected).
+    /// A block its tool's parser read (or rejected). `loose` are the lines
+    /// of text no tool recognised that were read along with the block (an
+    /// environment dump before a run): read only where a fact cites them.
     fn take(
         &mut self,
         seg: &scan::Segment,
         tool: Tool,
         parsed: Result<evidence::Parsed, evidence::ParseError>,
+        loose: &[usize],
     ) {
         let mut p = match parsed {
             Ok(p) => p,
@@ -172,7 +177,7 @@ impl Blocks<'_> {
         // Lines the parser noted and passed over are skipped, unless a
         // fact cites them (a note may sit on a row that was read).
         let mut cited = Vec::new();
-        if !p.notes.is_empty() {
+        if !p.notes.is_empty() || !loose.is_empty() {
             cited = vec![false; self.uses.len()];
             p.for_each_source(|s| {
                 if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
@@ -184,6 +189,19 @@ impl Blocks<'_> {
             let i = note.line.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
                 self.uses[i] = Use::Skipped("passed over by the parser (see notes)");
+            }
+        }
+        // Text before the tool's title (or between its runs) is read only
+        // where a fact cites it: the tool's own setup lines are skipped,
+        // anything else (an environment dump, an MPI warning) was not
+        // understood.
+        for &n in loose {
+            let i = n.wrapping_sub(1);
+            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
+                self.uses[i] = match seg.lines.iter().position(|&l| l == n) {
+                    Some(k) => loose_use(tool, seg.text.lines().nth(k).unwrap_or("")),
+                    None => Use::NotUnderstood,
+                };
             }
         }
         for i in &p.issues {
@@ -198,6 +216,21 @@ impl Blocks<'_> {
             last_line,
             command: seg.command.clone(),
         });
+        merge_parsed(&mut self.all, p, self.path, &mut self.problems);
+    }
+
+    /// A command that printed nothing and still says something (an empty
+    /// `lsmod | grep nv_peer_mem`): a block of its own line.
+    fn silent(&mut self, line: usize, command: &str, listing: evidence::lsmod::ModuleListing) {
+        self.set(line, Use::Read);
+        self.blocks.push(Block {
+            tool: Tool::Lsmod,
+            first_line: line,
+            last_line: line,
+            command: Some(command.to_string()),
+        });
+        let mut p = evidence::Parsed::default();
+        p.modules.push(listing);
         merge_parsed(&mut self.all, p, self.path, &mut self.problems);
     }
 
@@ -248,7 +281,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         };
         if let [i] = group[..] {
             let seg = &scan.segments[i];
-            b.take(seg, tool, evidence::parse(tool, &seg.text));
+            b.take(seg, tool, evidence::parse(tool, &seg.text), &[]);
             continue;
         }
         let mut joined = scan.segments[group[0]].clone();
@@ -258,16 +291,30 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         if evidence::detect(&joined.text) == Some(tool)
             && let Ok(parsed) = evidence::parse(tool, &joined.text)
         {
-            b.take(&joined, tool, Ok(parsed));
+            let loose: Vec<usize> = group
+                .iter()
+                .filter(|&&i| tools[i].is_none())
+                .flat_map(|&i| scan.segments[i].lines.iter().copied())
+                .collect();
+            b.take(&joined, tool, Ok(parsed), &loose);
             continue;
         }
         for &i in &group {
             let seg = &scan.segments[i];
             match tools[i] {
-                Some(t) => b.take(seg, t, evidence::parse(t, &seg.text)),
+                Some(t) => b.take(seg, t, evidence::parse(t, &seg.text), &[]),
                 None => b.unread(seg),
             }
         }
+    }
+    let read = b.blocks.len();
+    for (line, command) in &scan.silent {
+        if let Some(listing) = evidence::lsmod::empty_listing(command, *line) {
+            b.silent(*line, command, listing);
+        }
+    }
+    if b.blocks.len() > read {
+        b.blocks.sort_by_key(|k| k.first_line);
     }
     if b.blocks.is_empty() {
         if b.problems.is_empty() {
@@ -294,6 +341,56 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         t.lines = account;
     }
     r
+}
+
+/// What a line of unrecognised text read along with `tool`'s block is,
+/// when no fact cites it.
+fn loose_use(tool: Tool, line: &str) -> Use {
+    let t = line.trim();
+    if t.len() >= 3 && t.bytes().all(|b| matches!(b, b'-' | b'.' | b'*' | b'=')) {
+        return Use::Skipped("a rule line");
+    }
+    if t.starts_with("export ") && t.contains('=') {
+        return Use::Skipped("a shell setting");
+    }
+    if scan::is_command(t) {
+        return Use::Skipped("a command line");
+    }
+    // perftest's own lines before its title (src/cuda_memory.c, its
+    // server banner, its inline and polling notices); nccl-tests' version.
+    const PERFTEST: [&str; 19] = [
+        "initializing CUDA",
+        "initializing ROCm",
+        "Listing all CUDA devices",
+        "CUDA device ",
+        "Picking device No.",
+        "[pid = ",
+        "creating CUDA Ctx",
+        "making it the current CUDA Ctx",
+        "cuMemAlloc() of a ",
+        "allocated GPU buffer",
+        "using DMA-BUF",
+        "Perftest doesn't supports",
+        "Device not recognized to implement inline",
+        "* Waiting for client to connect",
+        "WARNING: BW peak won't be measured",
+        "Requested mtu is higher than active mtu",
+        "Changing to active mtu",
+        "Calling ibv_reg_dmabuf_mr",
+        "Calling ibv_reg_mr",
+    ];
+    let own = match tool {
+        Tool::Perftest => {
+            PERFTEST.iter().any(|p| t.starts_with(p)) || t == "Disabling dynamic polling"
+        }
+        Tool::NcclTests => t.starts_with("# nccl-tests version") || t.starts_with("# rccl-tests"),
+        _ => false,
+    };
+    if own {
+        Use::Skipped("the tool's own setup line, no figure in it")
+    } else {
+        Use::NotUnderstood
+    }
 }
 
 /// Runs of segment indices read together: neighbours of one tool, with
@@ -382,6 +479,7 @@ fn merge_parsed(
         into.interfaces.extend(p.interfaces);
         evidence::ethtool::settle(&mut into.interfaces, None);
     }
+    into.modules.extend(p.modules);
     into.notes.extend(p.notes);
     into.issues.extend(p.issues);
 }
@@ -425,6 +523,7 @@ fn read_parsed(
         rdma: parsed.rdma,
         pcie: parsed.pcie,
         interfaces: parsed.interfaces,
+        modules: parsed.modules,
         problems,
     }
 }

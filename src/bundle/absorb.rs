@@ -37,6 +37,7 @@ impl Bundle {
         merge_rdma(&mut self.rdma, r.rdma);
         self.pcie.extend(r.pcie);
         self.interfaces.extend(r.interfaces);
+        self.modules.extend(r.modules);
         let transcript = r.transcript.is_some();
         self.transcripts.extend(r.transcript);
         Absorbed {
@@ -84,6 +85,9 @@ pub fn merge_rdma(into: &mut Vec<RdmaDevice>, from: Vec<RdmaDevice>) {
                     );
                     if q.gids.is_empty() {
                         q.gids = p.gids;
+                    }
+                    if q.counters.is_empty() {
+                        q.counters = p.counters;
                     }
                 }
             }

@@ -67,6 +67,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::evidence::ethtool::InterfaceStats;
+use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::Measurement;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
@@ -121,6 +122,14 @@ pub struct Bundle {
     /// growth between the first and last reading.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<InterfaceStats>,
+    /// Kernel module listings read from transcripts (`lsmod`, whole or
+    /// through `grep`): the rows and the command that printed them, which
+    /// says what an absent row rules out (`evidence::lsmod`). A live
+    /// collection's modules are in `system.drivers`. Example: `{ "command":
+    /// "lsmod | grep nvidia", "rows": [{ "name": "nvidia_peermem",
+    /// "size_bytes": 16384, "used": 0, "source": [2, 4] }], "source": [2, 2] }`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<ModuleListing>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// What was probed on a live node and what happened to each probe
@@ -351,6 +360,7 @@ impl Bundle {
             rdma: Vec::new(),
             pcie: Vec::new(),
             interfaces: Vec::new(),
+            modules: Vec::new(),
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,

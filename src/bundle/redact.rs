@@ -186,7 +186,9 @@ fn redact_values(v: &mut serde_json::Value, secrets: &[(String, String)], keep: 
 pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<()> {
     let secrets = secrets(b);
     let mut tree = serde_json::to_value(&*b)?;
-    redact_values(&mut tree, &secrets, &format_words());
+    // The format's words come from its schema: built once per run.
+    static WORDS: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
+    redact_values(&mut tree, &secrets, WORDS.get_or_init(format_words));
     let mut out: Bundle = serde_json::from_value(tree)?;
     out.host.name = host_name(&b.host.name);
     for t in &mut out.transcripts {

@@ -41,6 +41,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::{Bundle, Generator, Host, PeerLink, Probe, Problem, System, Transcript};
 use crate::evidence::Source;
 use crate::evidence::ethtool::InterfaceStats;
+use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
@@ -151,6 +152,12 @@ fn file_table(b: &Bundle) -> Table {
         t.add(&i.source.file);
         for c in &i.counters {
             t.add(&c.source.file);
+        }
+    }
+    for m in &b.modules {
+        t.add(&m.source.file);
+        for r in &m.rows {
+            t.add(&r.source.file);
         }
     }
     t
@@ -427,6 +434,8 @@ struct Out<'a> {
     pcie: &'a [PcieLink],
     #[serde(skip_serializing_if = "<[InterfaceStats]>::is_empty")]
     interfaces: &'a [InterfaceStats],
+    #[serde(skip_serializing_if = "<[ModuleListing]>::is_empty")]
+    modules: &'a [ModuleListing],
     transcripts: &'a [Transcript],
     #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
     probes: &'a [Probe],
@@ -454,6 +463,8 @@ struct In {
     pcie: Vec<PcieLink>,
     #[serde(default)]
     interfaces: Vec<InterfaceStats>,
+    #[serde(default)]
+    modules: Vec<ModuleListing>,
     transcripts: Vec<Transcript>,
     #[serde(default)]
     probes: Vec<Probe>,
@@ -476,6 +487,7 @@ impl Bundle {
             rdma,
             pcie,
             interfaces,
+            modules,
             transcripts,
             probes,
             system,
@@ -492,6 +504,7 @@ impl Bundle {
             rdma,
             pcie,
             interfaces,
+            modules,
             transcripts,
             probes,
             system,
@@ -515,6 +528,7 @@ impl Out<'_> {
             rdma,
             pcie,
             interfaces,
+            modules,
             transcripts,
             probes,
             system,
@@ -534,6 +548,9 @@ impl Out<'_> {
         o.field("pcie", pcie)?;
         if !interfaces.is_empty() {
             o.field("interfaces", interfaces)?;
+        }
+        if !modules.is_empty() {
+            o.field("modules", modules)?;
         }
         o.field("transcripts", transcripts)?;
         if !probes.is_empty() {
@@ -580,6 +597,7 @@ impl<'de> Deserialize<'de> for Bundle {
             rdma: i.rdma,
             pcie: i.pcie,
             interfaces: i.interfaces,
+            modules: i.modules,
             transcripts: i.transcripts,
             probes: i.probes,
             system: i.system,

@@ -404,6 +404,7 @@ pub fn counter_deltas(
                 start: *s,
                 end: *e,
                 delta: e.saturating_sub(*s),
+                source: None,
             });
         }
     }

@@ -127,8 +127,9 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         also: Vec<String>,
     },
-    /// A live collection found GPUs and RDMA adapters but no peer-memory
-    /// module (`nvidia_peermem`, `nv_peer_mem`, `amdp2p`, `ib_peer_mem`):
+    /// A live collection, or an `lsmod` listing beside the node's GPUs and
+    /// RDMA adapters, shows no peer-memory module (`nvidia_peermem`,
+    /// `nv_peer_mem`, `amdp2p`, `ib_peer_mem`):
     /// GPUDirect RDMA has no path unless dma-buf carries it, and NCCL and
     /// MPI fall back to staging through host memory without a word.
     NoPeerMemoryModule {
@@ -139,6 +140,10 @@ pub enum Finding {
         adapters: Vec<String>,
         /// Whether the kernel has dma-buf (unknown when not read).
         dma_buf: Option<bool>,
+        /// The peer-memory modules known not to be loaded: all four on a
+        /// live node, those an `lsmod` listing rules out otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        absent: Vec<String>,
     },
     /// perftest with GPU buffers far below the same test with host buffers
     /// on the same adapter and message size: the GPU's memory is reached
@@ -205,15 +210,16 @@ pub enum Finding {
         current: PcieSpeed,
         max: PcieSpeed,
     },
-    /// Devices under one PCIe switch whose negotiated links together can
-    /// carry more than the switch's uplink: when they are busy at once
-    /// with traffic that leaves the switch, the uplink decides.
+    /// Devices under one PCIe switch whose links (top speed, negotiated
+    /// width) together can carry more than the switch's uplink: when they
+    /// are busy at once with traffic that leaves the switch, the uplink
+    /// decides.
     SwitchUplinkOversubscribed {
         /// The bridge whose link is the uplink (the switch's upstream port).
         switch: String,
         uplink_link: String,
         uplink_bytes_per_s: f64,
-        /// Each device under it, with its negotiated rate.
+        /// Each device under it, with its link's rate.
         devices: Vec<(String, f64)>,
         sum_bytes_per_s: f64,
     },

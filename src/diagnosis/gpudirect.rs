@@ -1,12 +1,15 @@
 //! Whether the direct GPU-to-adapter path (GPUDirect RDMA, seed section
-//! 3.5) is there at all, and what it delivers: a live node with GPUs and
-//! RDMA adapters but no peer-memory module, and perftest runs where GPU
+//! 3.5) is there at all, and what it delivers: a node with GPUs and RDMA
+//! adapters but no peer-memory module (live, or by its `lsmod` listings),
+//! and perftest runs where GPU
 //! buffers move far less than host buffers on the same adapter and size.
 
 use std::collections::BTreeMap;
 
 use super::{Diagnosed, Finding, Severity, push};
 use crate::bundle::Bundle;
+use crate::evidence::Source;
+use crate::evidence::lsmod::{self, Said};
 use crate::evidence::measurement::{Buffers, Direction, Kind, Measurement, Statistic};
 use crate::facts::NodeFacts;
 
@@ -14,16 +17,32 @@ use crate::facts::NodeFacts;
 pub const PEER_MEMORY_MODULES: [&str; 4] =
     ["nvidia_peermem", "nv_peer_mem", "amdp2p", "ib_peer_mem"];
 
+/// The two of them that serve NVIDIA GPUs: the driver's own (R470 on) and
+/// the Mellanox one before it; only one is ever loaded.
+pub const NVIDIA_PEER_MEMORY_MODULES: [&str; 2] = ["nvidia_peermem", "nv_peer_mem"];
+
 /// GPU-buffer bandwidth below this fraction of host-buffer bandwidth (same
 /// adapter, test and message size) is flagged: the seed's fallback costs
 /// two to five times, so 75% leaves room for ordinary run-to-run spread.
 pub const GPU_BELOW_HOST: f64 = 0.75;
 
-/// A live collection saw GPUs and RDMA adapters and no peer-memory module:
-/// unless dma-buf carries it, GPUDirect RDMA falls back to host staging.
+/// GPUs and RDMA adapters and no peer-memory module: unless dma-buf
+/// carries it, GPUDirect RDMA falls back to host staging. The modules are
+/// a live collection's (`system.drivers`, every one read), or what `lsmod`
+/// listings say: there only the NVIDIA pair (`nvidia_peermem`,
+/// `nv_peer_mem`) decides, each ruled out by a listing
+/// (`evidence::lsmod`); an AMD node's path may live in amdgpu itself,
+/// which no listing shows.
 pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
-    let Some(sys) = &b.system else { return };
-    let loaded = |m: &str| sys.drivers.iter().any(|d| d.module == m);
+    let live = b.system.as_ref();
+    if live.is_none() && b.modules.is_empty() {
+        return;
+    }
+    let listed = |m: &str| lsmod::state(&b.modules, m);
+    let loaded = |m: &str| {
+        live.is_some_and(|s| s.drivers.iter().any(|d| d.module == m))
+            || matches!(listed(m), Some(Said::Loaded(_)))
+    };
     if PEER_MEMORY_MODULES.iter().any(|m| loaded(m)) {
         return;
     }
@@ -32,18 +51,51 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
     if gpus == 0 && gpu_driver.is_none() {
         return;
     }
-    let adapters: Vec<String> = b.rdma.iter().map(|d| d.name.clone()).collect();
+    let verbs = b.rdma.iter().filter(|d| !has_own_gpu_path(&d.name));
+    let mut evidence: Vec<Source> = verbs.clone().map(|d| d.source.clone()).collect();
+    let mut adapters: Vec<String> = verbs.map(|d| d.name.clone()).collect();
+    if b.rdma.is_empty() {
+        // nvidia-smi topo -m names the RDMA devices it sees (`NIC0: mlx5_0`).
+        for n in &facts.nics {
+            let name = n.name.clone().unwrap_or_else(|| n.id.clone());
+            if !has_own_gpu_path(&name) {
+                adapters.push(name);
+                evidence.push(n.source.clone());
+            }
+        }
+    }
     if adapters.is_empty() {
         return;
     }
+    let absent: Vec<String> = match live {
+        Some(_) => PEER_MEMORY_MODULES.iter().map(|m| m.to_string()).collect(),
+        None => {
+            let nvidia = gpu_driver == Some("nvidia")
+                || (gpu_driver.is_none() && b.transcripts.iter().any(|t| t.tool.is_nvidia_smi()));
+            if !nvidia {
+                return;
+            }
+            let mut absent = Vec::new();
+            for m in NVIDIA_PEER_MEMORY_MODULES {
+                let Some(Said::Absent(src)) = listed(m) else {
+                    return;
+                };
+                absent.push(m.to_string());
+                evidence.push(src);
+            }
+            absent
+        }
+    };
+    let dma_buf = live.and_then(|s| s.dma_buf);
     // dma-buf may carry the path instead (NVIDIA open kernel modules,
     // upstream amdgpu): then this is worth knowing, not a fault.
-    let severity = if sys.dma_buf == Some(true) {
+    let severity = if dma_buf == Some(true) {
         Severity::Info
     } else {
         Severity::Warning
     };
-    let evidence = b.rdma.iter().map(|d| d.source.clone()).collect();
+    evidence.sort_by(|a, b| (&*a.file, a.line).cmp(&(&*b.file, b.line)));
+    evidence.dedup();
     push(
         out,
         severity,
@@ -51,10 +103,20 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
             gpus,
             gpu_driver: gpu_driver.map(str::to_string),
             adapters,
-            dma_buf: sys.dma_buf,
+            dma_buf,
+            absent,
         },
         evidence,
     );
+}
+
+/// An AWS EFA device (`efa_0`, or `rdmap16s27` as rdma-core names a
+/// device whose link layer is unspecified): the EFA driver reaches GPU
+/// memory itself, through the NVIDIA driver's P2P interface or dma-buf
+/// (its log says `efa: Acquired peer memory using P2P`), so no peer-memory
+/// module is missing for it.
+fn has_own_gpu_path(name: &str) -> bool {
+    name.starts_with("efa") || name.starts_with("rdmap")
 }
 
 /// Which runs compare: one tool, test kind, adapter, direction, queue
@@ -150,5 +212,122 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
             },
             vec![gpu.source.clone(), host.source.clone()],
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+    use crate::diagnosis::diagnose;
+    use crate::evidence::rdma::RdmaDevice;
+
+    /// A node of one adapter and the (synthetic) paste `lsmod`.
+    fn node(lsmod: &str) -> Bundle {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        b.rdma.push(RdmaDevice {
+            name: "mlx5_0".into(),
+            ca_type: None,
+            firmware: None,
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: Vec::new(),
+            source: Source {
+                file: "ibstat.txt".into(),
+                line: 1,
+            },
+        });
+        b.absorb(crate::ingest::read_transcript(
+            "lsmod.txt",
+            lsmod.as_bytes(),
+        ));
+        b
+    }
+
+    fn lines(d: &Diagnosed) -> Vec<(&str, usize)> {
+        d.evidence.iter().map(|s| (&*s.file, s.line)).collect()
+    }
+
+    #[test]
+    fn an_lsmod_listing_that_rules_out_both_nvidia_modules_is_warned() {
+        // Synthetic: the nvidia row's holders name neither module, and
+        // `grep nvidia` would have printed an nvidia_peermem row.
+        let b = node(
+            "$ lsmod | grep nvidia\n\
+             nvidia_uvm           1523712  0\n\
+             nvidia_modeset       1306624  1 nvidia_drm\n\
+             nvidia              56598528  12 nvidia_uvm,nvidia_modeset\n",
+        );
+        let d = diagnose(&b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].severity, Severity::Warning);
+        let Finding::NoPeerMemoryModule {
+            gpu_driver,
+            adapters,
+            dma_buf,
+            absent,
+            ..
+        } = &d[0].finding
+        else {
+            unreachable!()
+        };
+        assert_eq!(
+            (gpu_driver.as_deref(), adapters.as_slice(), *dma_buf),
+            (Some("nvidia"), &["mlx5_0".to_string()][..], None)
+        );
+        assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+        // The adapter, the grep's first row (its listing rules out
+        // nvidia_peermem) and the nvidia row whose holders leave out
+        // nv_peer_mem.
+        assert_eq!(
+            lines(&d[0]),
+            [("ibstat.txt", 1), ("lsmod.txt", 2), ("lsmod.txt", 4)]
+        );
+    }
+
+    #[test]
+    fn an_efa_device_is_no_adapter_a_peer_memory_module_serves() {
+        let nvidia = "$ lsmod | grep nvidia\n\
+                      nvidia              56598528  12 nvidia_uvm,nvidia_modeset\n";
+        let mut b = node(nvidia);
+        b.rdma[0].name = "rdmap16s27".into();
+        assert!(diagnose(&b).is_empty());
+        // Beside a verbs adapter, only that one is named.
+        let mut mlx = b.rdma[0].clone();
+        mlx.name = "mlx5_0".into();
+        b.rdma.push(mlx);
+        let d = diagnose(&b);
+        let [
+            Diagnosed {
+                finding: Finding::NoPeerMemoryModule { adapters, .. },
+                ..
+            },
+        ] = &d[..]
+        else {
+            panic!("{d:?}")
+        };
+        assert_eq!(adapters, &["mlx5_0"]);
+    }
+
+    #[test]
+    fn a_listing_that_shows_a_module_or_not_the_driver_says_nothing() {
+        // Loaded: silent.
+        let b = node(
+            "$ lsmod | grep peer\nnvidia_peermem         16384  0\n\
+             nvidia              56598528  12 nvidia_uvm,nvidia_peermem\n",
+        );
+        assert!(diagnose(&b).is_empty());
+        // Both ruled out, but no sign of an NVIDIA GPU or driver.
+        let b = node("$ lsmod | grep peer\n$ lsmod | grep nvidia_peermem\n");
+        assert_eq!(b.modules.len(), 2);
+        assert!(diagnose(&b).is_empty());
+        // The driver without a command line or holders naming neither:
+        // nv_peer_mem is not ruled out.
+        let b = node("nvidia_uvm           1523712  0\nnvidia_drm             73728  0\n");
+        assert!(diagnose(&b).is_empty());
     }
 }

@@ -17,8 +17,50 @@ fn slot_lanes(b: &Bundle, p: &PcieLink) -> Option<u32> {
     b.pcie.iter().find(|x| &x.address == up)?.max_width_lanes
 }
 
+/// `17:00.0` and `0000:17:00.0` are one device: lspci prints the domain
+/// only with `-D`, sysfs always does.
+fn device_key(address: &str) -> String {
+    let a = address.to_ascii_lowercase();
+    if a.len() == 7 { format!("0000:{a}") } else { a }
+}
+
+/// Which entry of `pcie[]` speaks for each device: a live collection reads
+/// one device from sysfs and again from `lspci -vvv`. The entry that knows
+/// the device's role (sysfs) wins, else the first.
+fn one_entry_per_device(b: &Bundle) -> Vec<bool> {
+    let mut chosen: std::collections::HashMap<String, usize> = Default::default();
+    for (i, p) in b.pcie.iter().enumerate() {
+        if p.address.starts_with("unknown") {
+            continue;
+        }
+        let e = chosen.entry(device_key(&p.address)).or_insert(i);
+        if b.pcie[*e].role.is_none() && p.role.is_some() {
+            *e = i;
+        }
+    }
+    let mut keep = vec![true; b.pcie.len()];
+    for (i, p) in b.pcie.iter().enumerate() {
+        if let Some(&c) = chosen.get(&device_key(&p.address)) {
+            keep[i] = c == i;
+        }
+    }
+    keep
+}
+
 pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
-    for p in &b.pcie {
+    let keep = one_entry_per_device(b);
+    for (p, _) in b.pcie.iter().zip(&keep).filter(|x| *x.1) {
+        // A port and the device right below it report one link: it is
+        // judged once, on the device. (A switch's upstream port has only
+        // bridges below it, its downstream ports, and keeps its own link.)
+        // A link of width 0 is not trained (an empty slot), not a narrow one.
+        let below = |x: &PcieLink| {
+            x.upstream.first().map(|u| device_key(u)) == Some(device_key(&p.address))
+                && x.role.as_deref() != Some("bridge")
+        };
+        if p.current_width_lanes == Some(0) || b.pcie.iter().any(below) {
+            continue;
+        }
         if let (Some(c), Some(m)) = (p.current_width_lanes, p.max_width_lanes)
             && c < m
         {
@@ -242,7 +284,24 @@ pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
             let grown = p.counters.iter().map(|c| (c.name.as_str(), c.delta));
-            grew(&d.name, Some(p.port), grown, || vec![p.source.clone()], out);
+            // The port, and the rows of the counters that grew where a
+            // transcript printed them.
+            let sources = || {
+                let mut v = vec![p.source.clone()];
+                v.extend(
+                    p.counters
+                        .iter()
+                        .filter(|c| c.delta > 0)
+                        .filter(|c| {
+                            let n = c.name.to_ascii_lowercase();
+                            is_congestion_counter(&n) || is_error_counter(&n)
+                        })
+                        .filter_map(|c| c.source.clone())
+                        .take(8),
+                );
+                v
+            };
+            grew(&d.name, Some(p.port), grown, sources, out);
         }
     }
     for i in &b.interfaces {
@@ -322,5 +381,44 @@ fn grew<'a>(
             },
             sources(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+    use crate::evidence::Source;
+
+    #[test]
+    fn a_device_read_from_sysfs_and_from_lspci_is_judged_once() {
+        // A live collection: sysfs names the NIC `0000:17:00.0` with its
+        // role, `lspci -vvv` (no -D) names it `17:00.0`; both show x8 of
+        // x16. One finding, from the sysfs entry.
+        let link = |addr: &str, role: Option<&str>, line: usize| PcieLink {
+            address: addr.into(),
+            current_width_lanes: Some(8),
+            max_width_lanes: Some(16),
+            role: role.map(String::from),
+            source: Source::line(line),
+            ..Default::default()
+        };
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Live,
+        });
+        b.pcie = vec![
+            link("17:00.0", None, 40),
+            link("0000:17:00.0", Some("nic"), 3),
+        ];
+        let mut out = Vec::new();
+        pcie_links(&b, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].evidence[0].line, 3);
+        // Two devices stay two.
+        b.pcie.push(link("18:00.0", None, 50));
+        let mut out = Vec::new();
+        pcie_links(&b, &mut out);
+        assert_eq!(out.len(), 2, "{out:?}");
     }
 }

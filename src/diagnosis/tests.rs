@@ -230,6 +230,7 @@ fn counters_that_grow_during_one_collection_are_named() {
         start: 10,
         end: 10 + delta,
         delta,
+        source: None,
     };
     let mut p = port(1, true, "LinkUp", Some(100.0));
     p.link_layer = Some("Ethernet".into());
@@ -325,6 +326,7 @@ fn a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned() {
         gpu_driver,
         adapters,
         dma_buf,
+        ..
     } = &d[0].finding
     else {
         unreachable!()
@@ -602,6 +604,30 @@ fn a_slow_gpu_link_is_a_note_and_a_slow_adapter_link_a_warning() {
         b.pcie.push(link(role));
         assert_eq!(kinds(&b), vec![(want, "pcie-speed-down")], "{role:?}");
     }
+}
+
+#[test]
+fn an_untrained_slot_and_a_port_above_a_device_raise_nothing_of_their_own() {
+    // An empty slot reads `Width x0`; a port shares its link with the
+    // device below it, which carries the finding (here an idle GPU).
+    let link = |addr: &str, up: &[&str], width: u32, role: &str| crate::evidence::pcie::PcieLink {
+        address: addr.into(),
+        current_speed_gt_per_s: Some(2.5),
+        max_speed_gt_per_s: Some(8.0),
+        current_width_lanes: Some(width),
+        max_width_lanes: Some(16),
+        role: Some(role.into()),
+        upstream: up.iter().map(|u| u.to_string()).collect(),
+        source: Source::line(1),
+        ..Default::default()
+    };
+    let mut b = bundle();
+    b.pcie = vec![
+        link("19:08.0", &[], 0, "bridge"),
+        link("19:10.0", &[], 16, "bridge"),
+        link("1b:00.0", &["19:10.0"], 16, "gpu"),
+    ];
+    assert_eq!(kinds(&b), vec![(Severity::Info, "pcie-speed-down")]);
 }
 
 #[test]

@@ -9,8 +9,13 @@ use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::Link;
 
 /// Counters whose growth means trouble (IB port counters and common
-/// driver hw counters).
+/// driver hw counters). L3/L4 checksum counters (`rx_tcp_checksum_errs`,
+/// `rx_csum_offload_errors`) count bad packets a peer sent, not link
+/// faults (ixgbe stopped counting them as input errors), so they are not.
 pub(crate) fn is_error_counter(name: &str) -> bool {
+    if name.contains("csum") || name.contains("checksum") {
+        return false;
+    }
     [
         "err",
         "discard",
@@ -146,5 +151,9 @@ mod tests {
         assert!(is_error_counter("link_downed"));
         assert!(is_error_counter("symbol_error"));
         assert!(!is_error_counter("port_xmit_data"));
+        // Checksum counters count what a peer sent, not a link fault.
+        assert!(!is_error_counter("rx_tcp_checksum_errs"));
+        assert!(!is_error_counter("rx_csum_offload_errors"));
+        assert!(is_error_counter("rx_crc_errors_phy"));
     }
 }

@@ -11,6 +11,7 @@ pub mod collective;
 pub mod context;
 pub mod copy;
 pub mod ethtool;
+pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
@@ -134,6 +135,11 @@ pub enum Tool {
     DcgmiNvlink,
     /// `ppu-smi topo -mp`: devices and affinities only (see `topology::ppu`)
     PpuSmiTopo,
+    /// `lsmod`, whole or through `grep`
+    Lsmod,
+    /// `ibv_display_local_infiniband_device_statistics`: sysfs RDMA
+    /// counters every 10 s (see `rdma::statistics`)
+    IbvDeviceStatistics,
 }
 
 impl Tool {
@@ -150,6 +156,14 @@ impl Tool {
     /// The name in bundles, problems and the report (its serde name).
     pub fn as_str(self) -> &'static str {
         self.spec().name
+    }
+
+    /// A view of `nvidia-smi` (only NVIDIA GPUs print one).
+    pub fn is_nvidia_smi(self) -> bool {
+        matches!(
+            self,
+            Tool::NvidiaSmiTopo | Tool::NvidiaSmiP2p | Tool::NvidiaSmiNvlink | Tool::NvidiaSmiQ
+        )
     }
 }
 
@@ -182,6 +196,8 @@ pub struct Parsed {
     pub pcie: Vec<PcieLink>,
     /// Network interface counters (`ethtool -S`).
     pub interfaces: Vec<ethtool::InterfaceStats>,
+    /// Kernel module listings (`lsmod`).
+    pub modules: Vec<lsmod::ModuleListing>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
 }
@@ -219,12 +235,22 @@ impl Parsed {
         self.measurements.iter_mut().for_each(|m| f(&mut m.source));
         for d in &mut self.rdma {
             f(&mut d.source);
-            d.ports.iter_mut().for_each(|p| f(&mut p.source));
+            for p in &mut d.ports {
+                f(&mut p.source);
+                p.counters
+                    .iter_mut()
+                    .filter_map(|c| c.source.as_mut())
+                    .for_each(&mut f);
+            }
         }
         self.pcie.iter_mut().for_each(|p| f(&mut p.source));
         for i in &mut self.interfaces {
             f(&mut i.source);
             i.counters.iter_mut().for_each(|c| f(&mut c.source));
+        }
+        for m in &mut self.modules {
+            f(&mut m.source);
+            m.rows.iter_mut().for_each(|r| f(&mut r.source));
         }
     }
 

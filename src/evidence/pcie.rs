@@ -1,5 +1,7 @@
 //! PCIe link state: `lspci -vvv` (LnkCap vs LnkSta) and the PCI part of
-//! `nvidia-smi -q` (PCIe generation and link width, max vs current).
+//! `nvidia-smi -q` (PCIe generation and link width, max vs current). A
+//! whole-machine `lspci -vvv` also gives the tree: each device's bridge
+//! chain and role, as sysfs gives them live (see `tree`).
 //!
 //! A link below its capability may be a fault (a riser, a bad slot, a
 //! bifurcated slot) or power saving: GPUs drop to a lower generation when
@@ -10,6 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{ParseError, Parsed, Source, numbered_lines};
+
+mod tree;
+use tree::{BusRange, bus_range, chains, express_kind, role_of};
 
 /// One device's PCIe link, capable vs current.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
@@ -49,7 +54,7 @@ pub struct PcieLink {
     #[serde(default)]
     pub link_hidden: bool,
     /// What the device is, from its PCI class (`gpu`, `nic`, `bridge`),
-    /// where sysfs was read.
+    /// where sysfs or an lspci device line stated it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// `0x10de` and the like, from sysfs.
@@ -58,8 +63,9 @@ pub struct PcieLink {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_id: Option<String>,
     /// The bridges from this device up to its root port, nearest first
-    /// (sysfs); each is also a `pcie[]` entry with its own link state, so a
-    /// narrow switch uplink is visible.
+    /// (sysfs, or the `Bus:` lines of a whole-machine lspci); each is also
+    /// a `pcie[]` entry with its own link state, so a narrow switch uplink
+    /// is visible.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<String>,
     /// The root complex (`pci0000:00`), from sysfs.
@@ -185,6 +191,19 @@ fn device_header(l: &str) -> Option<(&str, &str)> {
     ok.then_some((addr, rest))
 }
 
+/// An author's `...` inside a device (its line, the device's address):
+/// passed over (a note) and flagged as a cut, since the lines it stands
+/// for may hold the link.
+fn flag_elided(out: &mut Parsed, elided: Vec<(usize, String)>) {
+    for (n, addr) in elided {
+        out.note(n, "elided by whoever captured it");
+        out.truncated(
+            n,
+            format!("cut at line {n} by whoever captured it (`...`): lines of {addr} not in the transcript"),
+        );
+    }
+}
+
 /// Parses `lspci -v`/`-vv`/`-vvv` for one or more devices. Lines that a
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
@@ -213,6 +232,10 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
         lines.push((n, l));
     }
     let mut out = Parsed::default();
+    // Each bridge's `Bus:` line: (its index in `out.pcie`, the range, line).
+    let mut buses: Vec<(usize, BusRange, usize)> = Vec::new();
+    // Each device's PCI Express port kind (`Root Port`, `Upstream Port`).
+    let mut kinds: Vec<(usize, String)> = Vec::new();
     if rejoined {
         out.note(
             1,
@@ -225,6 +248,7 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             out.pcie.push(PcieLink {
                 address: addr.to_string(),
                 name: Some(desc.trim().to_string()),
+                role: role_of(desc).map(str::to_string),
                 source: Source::line(*n),
                 ..PcieLink::default()
             });
@@ -244,6 +268,16 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             elided.push((*n, dev.address.clone()));
         } else if t == "Capabilities: <access denied>" {
             dev.link_hidden = true;
+        } else if let Some(v) = t.strip_prefix("Bus:") {
+            match bus_range(v) {
+                Some(r) => {
+                    let i = out.pcie.len() - 1;
+                    buses.push((i, r, *n));
+                }
+                None => out.bad_row(*n, "a `Bus: primary=.., secondary=.., subordinate=..` line"),
+            }
+        } else if let Some(k) = express_kind(t) {
+            kinds.push((out.pcie.len() - 1, k.to_string()));
         } else if let Some(v) = t.strip_prefix("NUMA node:") {
             dev.numa_node = v.trim().parse().ok();
         } else if let Some(v) = t.strip_prefix("LnkCap:") {
@@ -258,15 +292,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             "a device line such as `01:00.0 VGA compatible controller: ...`",
         ));
     }
-    // An author's `...` inside a device: passed over (a note) and flagged
-    // as a cut (the lines it stands for may hold the link).
-    for (n, addr) in elided {
-        out.note(n, "elided by whoever captured it");
-        out.truncated(
-            n,
-            format!("cut at line {n} by whoever captured it (`...`): lines of {addr} not in the transcript"),
-        );
-    }
+    let kinds: Vec<(usize, &str)> = kinds.iter().map(|(i, k)| (*i, k.as_str())).collect();
+    chains(&mut out, &buses, &kinds);
+    flag_elided(&mut out, elided);
     let cut: Vec<(String, usize)> = out
         .pcie
         .iter()

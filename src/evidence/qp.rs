@@ -223,11 +223,17 @@ impl Decoded {
                 *x = b;
             }
         }
+        let silent = inner
+            .silent
+            .iter()
+            .map(|(n, c)| (at(*n), c.clone()))
+            .collect();
         Scan {
             segments,
             skipped,
             blank,
             blank_kept,
+            silent,
         }
     }
 }

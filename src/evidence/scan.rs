@@ -131,6 +131,10 @@ pub struct Scan<'a> {
     /// `blank_kept[i]`: whether line `i + 1` is blank once its prefixes
     /// and `\r` are off, as a segment holds it (one entry per line).
     pub blank_kept: Vec<bool>,
+    /// Command lines that printed nothing before the next command or the
+    /// end (`lsmod | grep nv_peer_mem`), with their line: an empty grep
+    /// says something too.
+    pub silent: Vec<(usize, String)>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
@@ -219,6 +223,9 @@ fn flush<'a>(
 ) {
     if cur.iter().all(|(_, l)| l.trim().is_empty()) {
         cur.clear();
+        if let Some((c, n, _)) = command.filter(|c| !c.0.is_empty()) {
+            out.silent.push((n, c));
+        }
         return;
     }
     let indent = common_indent(cur.iter().map(|(_, l)| *l));
@@ -484,6 +491,7 @@ const PROGRAMS: &[&str] = &[
     "TransferBench",
     "dcgmi",
     "ethtool",
+    "lsmod",
     "mpirun",
     "mpiexec",
     "srun",
@@ -613,7 +621,7 @@ fn first_word(t: &str) -> Option<(&str, &str)> {
 
 /// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
 /// followed by nothing, a flag or a subcommand word.
-fn is_command(t: &str) -> bool {
+pub(crate) fn is_command(t: &str) -> bool {
     let Some((first, after)) = first_word(t) else {
         return false;
     };

@@ -24,7 +24,7 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     if !matches!(
         first,
         b'C' | b'I' | b'h' | b'G' | b'P' | b'd' | b'D' | b'=' | b'A' | b'n' | b'[' | b'R' | b'T'
-            | b'#' | b'r' | b'S' | b'|' | b'0'..=b'9' | b'a'..=b'f'
+            | b'#' | b'r' | b'S' | b'|' | b'M' | b'0'..=b'9' | b'a'..=b'f'
     ) {
         return None;
     }
@@ -60,6 +60,7 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         b'R' | b'S' | b'A' if is_perftest_title(t) => Tool::Perftest,
         _ if is_lspci_device(line) => Tool::Lspci,
         b'|' if t == "|  NvLink Link Status  |" => Tool::DcgmiNvlink,
+        b'M' if super::lsmod::is_header(t) => Tool::Lsmod,
         _ => return None,
     };
     Some(tool)
@@ -243,6 +244,15 @@ mod tests {
         assert_eq!(segs.len(), 2);
         assert_eq!(segs[0].lines, vec![1, 2, 3, 4]);
         assert_eq!(segs[1].lines, vec![5, 6]);
+    }
+
+    #[test]
+    fn lsmod_after_ibstat_without_a_command_line_is_its_own_segment() {
+        // Synthetic: ibstat's output, then lsmod's header and rows.
+        let text = "CA 'mlx5_0'\n\tCA type: MT4123\nModule                  Size  Used by\nnvidia_peermem         16384  0\n";
+        let segs = split_at_headers(scan(text).segments.remove(0));
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[1].lines, vec![3, 4]);
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! module of its kind. This module only describes commands; running them
 //! is `collect::live`'s business.
 
-use super::{ParseError, Parsed, Tool, collective, copy, ethtool, mpi, pcie, rdma, topology};
+use super::{
+    ParseError, Parsed, Tool, collective, copy, ethtool, lsmod, mpi, pcie, rdma, topology,
+};
 
 /// Recognises a tool's transcript from the whole text and its lines (each
 /// without a trailing `\r`).
@@ -227,6 +229,13 @@ pub static TOOLS: &[ToolSpec] = &[
         live: &[],
     },
     ToolSpec {
+        tool: Tool::IbvDeviceStatistics,
+        name: "ibv-device-statistics",
+        detect: rdma::looks_like_device_statistics,
+        parse: rdma::parse_device_statistics,
+        live: &[],
+    },
+    ToolSpec {
         tool: Tool::NvidiaSmiQ,
         name: "nvidia-smi-q",
         detect: pcie::looks_like_nvidia_smi_q,
@@ -313,6 +322,14 @@ pub static TOOLS: &[ToolSpec] = &[
             &["topo", "-m"],
             "nvidia-smi-topo-m.txt",
         )],
+    },
+    // Near the end: a grep of its rows is only `name size count` lines.
+    ToolSpec {
+        tool: Tool::Lsmod,
+        name: "lsmod",
+        detect: lsmod::looks_like_lsmod,
+        parse: lsmod::parse_lsmod,
+        live: &[],
     },
     // Last: a grep of its rows is only `name: count` lines. Live
     // collection runs it per RDMA interface, before and after

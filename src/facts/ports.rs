@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::port_data_rate;
 use crate::bundle::Bundle;
-use crate::evidence::rdma::{RdmaDevice, RdmaPort};
+use crate::evidence::rdma::{RdmaDevice, RdmaPort, one_adapter_by_mac};
 
 /// A port's link layer and its adapter's CA type, as stated.
 pub type PortKind = (Option<String>, Option<String>);
@@ -42,7 +42,10 @@ pub fn fastest_port_by_kind(b: &Bundle) -> BTreeMap<PortKind, f64> {
 /// (a 200 Gb/s 4X HDR cloud NIC beside 400 Gb/s 4X NDR BlueField-3 ports,
 /// DeepEP issue #17; 100 Gb/s ConnectX-6 Dx beside 400 Gb/s ConnectX-7).
 /// Fewer lanes, or a fall to a far older speed (4X SDR or QDR beside
-/// NDR), is a port trained down whatever the adapter.
+/// NDR), is a port trained down whatever the adapter. So is a port the
+/// transcript shows on one adapter with a faster one (consecutive MACs
+/// behind their GIDs, [`one_adapter_by_mac`]): the two ports of one
+/// 25 GbE ConnectX-4 Lx, one at 10 Gb/s (1X QDR), are not two adapters.
 pub fn may_be_another_adapter(b: &Bundle, device: &RdmaDevice, port: &RdmaPort) -> bool {
     let (Some(rate), Some(lanes)) = (port_data_rate(port), lanes(port)) else {
         return false;
@@ -51,15 +54,23 @@ pub fn may_be_another_adapter(b: &Bundle, device: &RdmaDevice, port: &RdmaPort) 
         return false;
     }
     let kind = port_kind(device, port);
-    let peers: Vec<(f64, Option<u32>)> = b
+    let same_kind: Vec<&RdmaPort> = b
         .rdma
         .iter()
         .flat_map(|d| d.ports.iter().map(move |p| (d, p)))
         .filter(|(d, p)| p.active == Some(true) && port_kind(d, p) == kind)
-        .filter_map(|(_, p)| Some((port_data_rate(p)?, self::lanes(p))))
+        .map(|(_, p)| p)
+        .collect();
+    let on_a_faster_ports_adapter = same_kind
+        .iter()
+        .any(|q| port_data_rate(q).is_some_and(|r| r > rate) && one_adapter_by_mac(port, q));
+    let peers: Vec<(f64, Option<u32>)> = same_kind
+        .iter()
+        .filter_map(|p| Some((port_data_rate(p)?, self::lanes(p))))
         .collect();
     let best = peers.iter().map(|x| x.0).fold(0.0, f64::max);
-    rate < best
+    !on_a_faster_ports_adapter
+        && rate < best
         && rate * 4.0 >= best
         && peers
             .iter()
@@ -139,6 +150,30 @@ mod tests {
         // With the adapter model stated (ibstat's CA type), kinds decide.
         b.rdma[0].ca_type = Some("MT4129".into());
         assert!(!slow(&b));
+    }
+
+    #[test]
+    fn a_slower_port_with_a_faster_one_on_its_adapter_is_not_another_adapter() {
+        // Shaped like the t3640 host's ibstatus (ConnectX-4 Lx 25GbE).
+        let mut b = node(&["10 Gb/sec (1X QDR)", "25 Gb/sec (1X EDR)"]);
+        let slow = |b: &Bundle| may_be_another_adapter(b, &b.rdma[0], &b.rdma[0].ports[0]);
+        // No GIDs: a 10 GbE adapter beside a 25 GbE one is how it looks.
+        assert!(slow(&b));
+        let gid = |b: &mut Bundle, i: usize, g: &str| {
+            b.rdma[i].ports[0].gids = vec![crate::evidence::rdma::Gid {
+                index: 0,
+                gid: g.into(),
+                ipv4: None,
+                version: None,
+                netdev: None,
+            }];
+        };
+        gid(&mut b, 0, "fe80:0000:0000:0000:ee0d:9aff:fed9:8ff6");
+        gid(&mut b, 1, "fe80:0000:0000:0000:ee0d:9aff:fed9:8ff7");
+        assert!(!slow(&b));
+        // MACs far apart: two cards, as before.
+        gid(&mut b, 1, "fe80:0000:0000:0000:ee0d:9aff:fed9:9000");
+        assert!(slow(&b));
     }
 }
 

@@ -9,9 +9,19 @@
 //! device's chain (its downstream and upstream port), the one nearer the
 //! root carries the uplink, and the devices are grouped under it. Functions
 //! of one device (`41:00.0`, `41:00.1`) share one link and count once.
-//! A rate is the per-direction ceiling of the negotiated link
-//! ([`ceiling::pcie`]); a device or uplink without both a speed and a width
-//! is left out of the sum and named as unrated.
+//! A rate is the per-direction ceiling ([`ceiling::pcie`]) of a link at
+//! its negotiated width and its top speed: the lower of the two ends'
+//! capable speeds (`LnkCap`, sysfs `max_link_speed`) where both are read,
+//! else the negotiated speed. Links drop their speed, not their width, to
+//! save power (an idle GPU shows 2.5 GT/s under an 8 GT/s `LnkCap`), so
+//! the negotiated speed says what the link did at the moment it was read,
+//! not what it carries when busy. A device or uplink without a width and a
+//! speed is left out of the sum and named as unrated.
+//!
+//! The tree comes from sysfs on a live node or from the `Bus:` lines of a
+//! whole-machine `lspci -vvv` (see `evidence::pcie`). A live collection
+//! that read both names each switch twice (`0000:18:00.0` and `18:00.0`):
+//! one switch per bridge address without its PCI domain is kept.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,8 +35,8 @@ use crate::models::ceiling;
 pub struct Switch {
     /// The bridge whose link is the uplink (the switch's upstream port).
     pub uplink_bridge: String,
-    /// Its negotiated link's per-direction rate, and the link in words
-    /// (`PCIe Gen4 x16`), when sysfs read both.
+    /// Its link's per-direction rate (top speed, negotiated width), and
+    /// the link in words (`PCIe Gen4 x16`), when both were read.
     pub uplink_bytes_per_s: Option<f64>,
     pub uplink_link: Option<String>,
     /// Devices under it (one address per physical device, function 0 or
@@ -50,15 +60,32 @@ impl Switch {
     }
 }
 
-/// The per-direction ceiling of a link as negotiated, and its words.
-fn rate(p: &PcieLink) -> Option<(f64, String)> {
+/// The per-direction ceiling of `p`'s link (to `above`, the bridge over
+/// it) at its negotiated width and top speed, and its words.
+fn rate(p: &PcieLink, above: Option<&PcieLink>) -> Option<(f64, String)> {
     let lanes = p.current_width_lanes?;
-    let generation = p.current_generation.or_else(|| {
+    let negotiated = p.current_generation.or_else(|| {
         p.current_speed_gt_per_s
             .and_then(ceiling::pcie_generation_of)
-    })?;
+    });
+    let top = p
+        .max_speed_gt_per_s
+        .zip(above.and_then(|a| a.max_speed_gt_per_s))
+        .and_then(|(a, b)| ceiling::pcie_generation_of(a.min(b)));
+    let generation = match (top, negotiated) {
+        (Some(t), Some(n)) => t.max(n),
+        (t, n) => t.or(n)?,
+    };
     let c = ceiling::pcie(generation, lanes).ok()?;
     Some((c.per_direction_bytes_per_s, c.link))
+}
+
+/// `0000:18:00.0` -> `18:00.0`: the address without its PCI domain.
+fn without_domain(address: &str) -> &str {
+    match address.split(':').count() {
+        3 => address.split_once(':').map_or(address, |(_, rest)| rest),
+        _ => address,
+    }
 }
 
 /// `0000:41:00.1` -> `0000:41:00`: the device, not the function.
@@ -89,7 +116,13 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
     }
     // Keep a bridge shared by two devices or more, and of bridges with the
     // same devices on one chain, the one nearest the root (the uplink).
-    let mut out = Vec::new();
+    let above = |p: &PcieLink| {
+        p.upstream
+            .first()
+            .and_then(|u| by_addr.get(u.as_str()).copied())
+    };
+    let mut out: Vec<Switch> = Vec::new();
+    let mut named: BTreeSet<&str> = BTreeSet::new();
     for (bridge, devs) in &under {
         if devs.len() < 2 {
             continue;
@@ -105,7 +138,7 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
                         .any(|up| under.get(up.as_str()) == Some(devs))
                 })
         });
-        if nearer_same {
+        if nearer_same || !named.insert(without_domain(bridge)) {
             continue;
         }
         let mut devices = Vec::new();
@@ -117,12 +150,12 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
                     address: e.address.clone(),
                     name: e.name.clone(),
                     role: e.role.clone(),
-                    bytes_per_s: rate(e).map(|r| r.0),
+                    bytes_per_s: rate(e, above(e)).map(|r| r.0),
                 });
             }
         }
         let up = by_addr.get(bridge);
-        let uplink = up.and_then(|p| rate(p));
+        let uplink = up.and_then(|p| rate(p, above(p)));
         out.push(Switch {
             uplink_bridge: bridge.to_string(),
             uplink_bytes_per_s: uplink.as_ref().map(|u| u.0),
@@ -214,6 +247,78 @@ pub(crate) mod tests {
         let one = ceiling::pcie(4, 16).unwrap().per_direction_bytes_per_s;
         assert_eq!(s[0].uplink_bytes_per_s, Some(one));
         assert_eq!(s[0].devices_bytes_per_s(), 2.0 * one);
+    }
+
+    #[test]
+    fn a_real_lspci_tree_gives_its_switch_with_idle_links_at_their_top_speed() {
+        // Supermicro X11DPG-OT excerpt (captures/supermicro-x11dpg-ot-pex8747):
+        // PEX 8747 upstream port 18:00.0 at 8GT/s x16 (lines 95, 99); the
+        // two GPUs idle at `LnkSta: Speed 2.5GT/s, Width x16` (lines 310,
+        // 375) under `LnkCap: ... Speed 8GT/s, Width x16` on both ends of
+        // their links (lines 306, 371 and the ports' 162, 235).
+        let text = include_str!(
+            "../../captures/supermicro-x11dpg-ot-pex8747/lspci-005-x11dpg-ot-two-gpus-under-one-pex8747-x16-uplink-excerpt.txt"
+        );
+        let mut b = Bundle::new(Host {
+            name: "x11dpg".into(),
+            origin: Origin::Ingested,
+        });
+        b.pcie = crate::evidence::pcie::parse_lspci(text).unwrap().pcie;
+        let s = switches(&b);
+        assert_eq!(s.len(), 1, "{s:#?}");
+        assert_eq!(s[0].uplink_bridge, "18:00.0");
+        assert_eq!(s[0].uplink_link.as_deref(), Some("PCIe Gen3 x16"));
+        let gen3 = ceiling::pcie(3, 16).unwrap().per_direction_bytes_per_s;
+        let got: Vec<(&str, Option<f64>)> = s[0]
+            .devices
+            .iter()
+            .map(|d| (d.address.as_str(), d.bytes_per_s))
+            .collect();
+        assert_eq!(got, [("1a:00.0", Some(gen3)), ("1b:00.0", Some(gen3))]);
+        assert_eq!(s[0].uplink_bytes_per_s, Some(gen3));
+    }
+
+    #[test]
+    fn a_link_runs_at_the_lower_capable_speed_of_its_two_ends() {
+        // A Gen4-capable card (16 GT/s) behind a Gen3 port (8 GT/s), idle
+        // at 2.5 GT/s: its link counts at Gen3.
+        let mut b = synthetic_tree();
+        for p in &mut b.pcie {
+            p.max_speed_gt_per_s = Some(16.0);
+            if p.address == "0000:02:00.0" {
+                p.max_speed_gt_per_s = Some(8.0);
+            }
+            if p.address == "0000:03:00.0" {
+                p.current_speed_gt_per_s = Some(2.5);
+            }
+        }
+        let s = switches(&b);
+        let gpu = &s[0].devices[0];
+        assert_eq!(gpu.address, "0000:03:00.0");
+        let gen3 = ceiling::pcie(3, 16).unwrap().per_direction_bytes_per_s;
+        assert_eq!(gpu.bytes_per_s, Some(gen3));
+    }
+
+    #[test]
+    fn one_switch_read_from_sysfs_and_from_lspci_is_named_once() {
+        let mut b = synthetic_tree();
+        let bare: Vec<PcieLink> = b
+            .pcie
+            .iter()
+            .map(|p| PcieLink {
+                address: without_domain(&p.address).to_string(),
+                upstream: p
+                    .upstream
+                    .iter()
+                    .map(|u| without_domain(u).to_string())
+                    .collect(),
+                ..p.clone()
+            })
+            .collect();
+        b.pcie.extend(bare);
+        let s = switches(&b);
+        assert_eq!(s.len(), 1, "{s:#?}");
+        assert_eq!(s[0].uplink_bridge, "0000:01:00.0");
     }
 
     #[test]

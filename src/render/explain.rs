@@ -270,6 +270,7 @@ fn no_peer_memory(
     gpu_driver: Option<&str>,
     adapters: &[String],
     dma_buf: Option<bool>,
+    absent: &[String],
 ) -> String {
     let what = match (gpus, gpu_driver) {
         (0, Some(d)) => format!("the {d} GPU driver is loaded"),
@@ -280,12 +281,16 @@ fn no_peer_memory(
             "the kernel has dma-buf, which can carry the path only if the GPU driver exports it"
         }
         Some(false) => "and the kernel has no dma-buf: GPUDirect RDMA falls back to host staging",
-        None => {
-            "and dma-buf support was not seen: GPUDirect RDMA likely falls back to host staging"
-        }
+        None => "unless dma-buf carries it (not seen), GPUDirect RDMA falls back to host staging",
+    };
+    // Old findings (before `absent`) came from live collections: all four.
+    let modules = if absent.is_empty() {
+        "nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem".to_string()
+    } else {
+        absent.join(", ")
     };
     format!(
-        "{what} and RDMA adapter(s) {} but no peer-memory module (nvidia_peermem, nv_peer_mem, amdp2p, ib_peer_mem) loaded; {tail}.",
+        "{what} and RDMA adapter(s) {} but no peer-memory module ({modules}) loaded; {tail}.",
         adapters.join(", ")
     )
 }
@@ -298,11 +303,12 @@ fn counted_on(device: &str, port: Option<u32>) -> String {
     }
 }
 
-/// Port counters are read at a live collection's start and end; an
-/// interface's between its first and last `ethtool -S` reading.
+/// Port counters are read at a live collection's start and end, or in a
+/// transcript's repeated tables; an interface's between its first and last
+/// `ethtool -S` reading.
 fn grew_when(port: Option<u32>) -> &'static str {
     match port {
-        Some(_) => "during this collection",
+        Some(_) => "between its first and last readings",
         None => "between the first and last `ethtool -S` reading",
     }
 }
@@ -398,7 +404,8 @@ fn host_side_summary(f: &Finding) -> String {
             gpu_driver,
             adapters,
             dma_buf,
-        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf),
+            absent,
+        } => no_peer_memory(*gpus, gpu_driver.as_deref(), adapters, *dma_buf, absent),
         Finding::ProcessFarFromGpu {
             gpus,
             gpu_numa_nodes,
@@ -443,7 +450,7 @@ fn host_side_summary(f: &Finding) -> String {
             devices,
             sum_bytes_per_s,
         } => format!(
-            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) negotiated {} per direction together, {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
+            "PCIe switch with uplink {switch} ({uplink_link}, {} per direction): the {} devices under it ({}) can carry {} per direction together (each link at its top speed and negotiated width), {:.1}x the uplink. Traffic that leaves the switch from several of them at once shares it.",
             gbs(*uplink_bytes_per_s),
             devices.len(),
             devices

@@ -26,6 +26,11 @@ const CUT: &[(&str, usize, &str)] = &[
         "cut after line 10: the rest of the legend (its `U` line)",
     ),
     (
+        "nvidia-topo-021-8x-nv18",
+        5,
+        "cut after line 5: rows GPU3..NIC5 of the topology matrix",
+    ),
+    (
         "nvidia-topo-018-4x-h100",
         16,
         "cut after line 16: the rest of the legend (its `NV#` line)",
@@ -122,7 +127,7 @@ const CUT: &[(&str, usize, &str)] = &[
         "the 13-CU row is cut after 1 of 6 values",
     ),
     (
-        "lspci-005-vmd-domain-10000",
+        "lspci-007-vmd-domain-10000",
         4,
         "cut at line 4 by whoever captured it (`...`)",
     ),

@@ -82,7 +82,13 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nic-across-host-bridge",
         severity: "warning",
-        fires: &["dgx1v-v100-8gpu-1nic", "rtx4090-8gpu-2nic"],
+        // nv18-8gpu-6nic-peermem-nccl1737: GPU1's row reads NODE to NIC0-3
+        // and SYS to NIC4-5; no adapter shares its switch.
+        fires: &[
+            "dgx1v-v100-8gpu-1nic",
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "rtx4090-8gpu-2nic",
+        ],
         silent: (
             "a100-sxm4-8gpu-4socket-3nic",
             "GPU0-3 share a switch with their adapters (PXB); GPU4-7 are across the socket, a finding of its own",
@@ -96,6 +102,8 @@ const TRUTH: &[Row] = &[
             "dgx1-p100-8gpu-4nic",
             "dgx1-v100-4nic",
             "dgx1v-v100-8gpu-1nic",
+            // Eight GPUs (the header) and six NIC columns.
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "rtx4090-8gpu-2nic",
         ],
         silent: ("h100-8nic-ndr400", "eight adapters for eight GPUs"),
@@ -109,8 +117,18 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "pcie-speed-down",
         severity: "info",
-        fires: &["rtx3060-mobile-laptop"],
+        fires: &["rtx3060-mobile-laptop", "supermicro-x11dpg-ot-pex8747"],
         silent: ("tesla-t4", "the link runs at its capable speed"),
+    },
+    Row {
+        kind: "switch-uplink-oversubscribed",
+        severity: "info",
+        // Two GPUs at Gen3 x16 under one PEX 8747 whose uplink is Gen3 x16.
+        fires: &["supermicro-x11dpg-ot-pex8747"],
+        silent: (
+            "dell-xps13-9370-tb3-switch",
+            "its Thunderbolt 3 switch (uplink 02:00.0, Gen3 x4, 3.94 GB/s) has one device below it, a USB controller at Gen1 x4 (1.0 GB/s): nothing shares the uplink",
+        ),
     },
     Row {
         kind: "nvlinks-inactive",
@@ -131,6 +149,9 @@ const TRUTH: &[Row] = &[
         fires: &[
             "cx3-qdr-graph500",
             "cx4-vpi-rdma-manual",
+            "cx4lx-25g-ft2000-nfsordma",
+            // mlx5_1: PORT_DOWN, phys_state DISABLED (3).
+            "cx6-hdr-gpu1-no-peermem-ucx9908",
             "h100-cx7-eth-polling-gpud",
             "mlx4-cx3-heioy",
         ],
@@ -143,6 +164,23 @@ const TRUTH: &[Row] = &[
         silent: (
             "cx4-vpi-rdma-manual",
             "its down port is Disabled: switched off, not a fault",
+        ),
+    },
+    Row {
+        kind: "rdma-port-below-rate",
+        severity: "warning",
+        // ibstatus on one ConnectX-4 Lx 25GbE: mlx5_0 active at
+        // 10 Gb/sec (1X QDR) beside mlx5_1 at 25 Gb/sec (1X EDR); their
+        // GIDs come from consecutive MACs (...:8f:f6, :f7), the two ports
+        // of one card, so not "another adapter". Silent, each for its
+        // reason: cx4lx-25g-ft2000-nfsordma (its other port is Disabled,
+        // no rate to compare), h20-8gpu-bf3-roce-deepep17 (a 200 Gb/s
+        // 4X HDR port, no model stated, a cloud NIC's MAC, beside 400 Gb/s
+        // BlueField-3 ports: may be another adapter).
+        fires: &["cx4lx-25g-t3640-nfsordma"],
+        silent: (
+            "h100-cx7-eth-polling-gpud",
+            "its 100 Gb/s ports are ConnectX-6 Dx (CA type MT4125) beside 400 Gb/s ConnectX-7s (MT4129): another adapter kind, built that way",
         ),
     },
     Row {
@@ -167,6 +205,20 @@ const TRUTH: &[Row] = &[
         silent: (
             "cx3-qdr-graph500",
             "ib_write_bw at 3.84 GB/s is 96% of the 4.0 GB/s a 4X QDR port carries",
+        ),
+    },
+    Row {
+        kind: "no-peer-memory-module",
+        severity: "warning",
+        // UCX #9908, gpu1: ibv_devinfo -vv names mlx5_0 and mlx5_1;
+        // `lsmod|grep gdrdrv` kept the nvidia row, whose holders
+        // (nvidia_uvm,gdrdrv,nvidia_modeset) name neither peer-memory
+        // module. The report's own UCX log: `cuda GPUDirect RDMA is
+        // disabled`, dma-buf `not supported`.
+        fires: &["cx6-hdr-gpu1-no-peermem-ucx9908"],
+        silent: (
+            "nv18-8gpu-6nic-peermem-nccl1737",
+            "its lsmod lists nvidia_peermem (line 5) and names it among nvidia's holders",
         ),
     },
     Row {
@@ -254,6 +306,7 @@ const TRUTH: &[Row] = &[
             "mi350x-8gpu",
             "mi355x-pollara-2node",
             "nvlink-4gpu-latency",
+            "nv18-8gpu-6nic-peermem-nccl1737",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
             "radeon-pro-vii-2gpu",
@@ -265,6 +318,15 @@ const TRUTH: &[Row] = &[
             "vmd-nvme-asus-b1400ceae",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),
+    },
+    Row {
+        kind: "port-errors-grew",
+        severity: "warning",
+        fires: &["cx2-qdr-loopback-corrupt-packet"],
+        silent: (
+            "roce-mlx5-byteps-prio",
+            "two readings of one interface where only bytes and packets grew",
+        ),
     },
     Row {
         kind: "bits-not-bytes",
@@ -306,42 +368,17 @@ const TRUTH: &[Row] = &[
 /// Kinds no shipped capture makes fire, and the synthetic unit test that
 /// does. A capture that fires one moves it into [`TRUTH`].
 const NO_REAL_CAPTURE: &[(&str, &str)] = &[
-    // Needs a live collection (the kernel modules loaded): no capture is one.
-    (
-        "no-peer-memory-module",
-        "diagnosis::tests::a_live_node_with_gpus_and_adapters_but_no_peer_memory_module_is_warned",
-    ),
-    (
-        // Needs a live bundle (sysfs bridge chains); none is shipped.
-        "switch-uplink-oversubscribed",
-        "diagnosis::tests::devices_under_one_switch_beyond_its_uplink_are_named",
-    ),
-    // h100-cx7-eth-polling-gpud has four 100 Gb/s ConnectX-6 Dx (MT4125)
-    // beside 400 Gb/s ConnectX-7s (MT4129): different adapters, correctly
-    // silent since the rule compares ports of one adapter kind. So is
-    // h20-8gpu-bf3-roce-deepep17 (`ibstatus`, no adapter model: a 200 Gb/s
-    // 4X HDR cloud NIC beside 400 Gb/s 4X NDR BlueField-3 ports), see
-    // `a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down`.
-    (
-        "rdma-port-below-rate",
-        "diagnosis::tests::a_slower_port_of_one_layer_is_named",
-    ),
-    (
-        "port-errors-grew",
-        "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
-    ),
     (
         "congestion-signals",
         "diagnosis::tests::counters_that_grow_during_one_collection_are_named",
     ),
-    // Two real readings of one interface (roce-mlx5-byteps-prio, before
-    // and after a benchmark) grew only in bytes and packets: correctly
-    // silent, see `two_real_readings_where_only_traffic_grew_raise_nothing`.
-    // No shipped capture has an error or congestion counter growing.
-    (
-        "port-errors-grew",
-        "diagnosis::tests::interface_counters_that_grow_between_two_ethtool_readings_are_named",
-    ),
+    // No shipped capture has an ECN, CNP or pause counter growing: the
+    // real readings found so far are single (cumulative since boot), two
+    // from different boots (a bpf list report, kernels 5.15 and 6.5),
+    // readings of different machines (a sender's and a receiver's `rdma
+    // statistic`), or two readings where only traffic grew
+    // (roce-mlx5-byteps-prio, see
+    // `two_real_readings_where_only_traffic_grew_raise_nothing`).
     (
         "congestion-signals",
         "diagnosis::tests::interface_counters_that_grow_between_two_ethtool_readings_are_named",
@@ -510,4 +547,258 @@ fn a_cloud_nic_beside_bluefield_ports_in_ibstatus_is_not_trained_down() {
     assert!(!names.contains(&"rdma-port-below-rate"), "{names:?}");
     // The cut last block is said, once.
     assert_eq!(names, ["truncated"], "{names:?}");
+}
+
+#[test]
+fn a_port_of_one_card_at_10_gbps_beside_its_25_gbps_sibling_is_trained_down() {
+    // charlie0129/blog, NFS over RDMA, the t3640 host's ibstatus: mlx5_0
+    // `rate: 10 Gb/sec (1X QDR)` (line 8) and mlx5_1 `rate: 25 Gb/sec
+    // (1X EDR)` (line 17), both `4: ACTIVE`, default GIDs ending
+    // `fed9:8ff6` (line 3) and `fed9:8ff7` (line 12): one dual-port card.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/cx4lx-25g-t3640-nfsordma")])
+        .unwrap()
+        .remove(0);
+    let below: Vec<(String, u32, f64, f64, usize)> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter_map(|d| match d.finding {
+            Finding::RdmaPortBelowRate {
+                device,
+                port,
+                rate_bytes_per_s,
+                best_bytes_per_s,
+                ..
+            } => Some((
+                device,
+                port,
+                rate_bytes_per_s,
+                best_bytes_per_s,
+                d.evidence[0].line,
+            )),
+            _ => None,
+        })
+        .collect();
+    // 10 and 25 Gb/s as bytes per second; the port's block starts on line 2.
+    assert_eq!(below, [("mlx5_0".to_string(), 1, 1.25e9, 3.125e9, 2)]);
+    // The ft2000 host (same post): mlx5_0 25 Gb/sec active, mlx5_1 `1: DOWN`
+    // / `3: Disabled` (lines 15-16): nothing below rate, one port unused.
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from("captures/cx4lx-25g-ft2000-nfsordma")])
+        .unwrap()
+        .remove(0);
+    let names: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert_eq!(names, ["rdma-port-unused"]);
+}
+
+#[test]
+fn two_gpus_under_one_pex8747_share_its_x16_uplink() {
+    // Supermicro X11DPG-OT (hw-probe `lspci -vvnn`, six blocks): root port
+    // 17:00.0 `Bus: primary=17, secondary=18` (line 8); PEX 8747 upstream
+    // port 18:00.0 `secondary=19` (line 75), `LnkSta: Speed 8GT/s, Width
+    // x16` (line 99); downstream ports 19:08.0 -> bus 1a (line 142) and
+    // 19:10.0 -> bus 1b (line 215); GPUs 1a:00.0 and 1b:00.0 idle at
+    // `LnkSta: Speed 2.5GT/s, Width x16` (lines 310, 375) under `LnkCap:
+    // ... Speed 8GT/s, Width x16` (lines 306, 371).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/supermicro-x11dpg-ot-pex8747")])
+            .unwrap()
+            .remove(0);
+    let read: Vec<String> = b
+        .pcie
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} up {} at {} GT/s x{}",
+                p.address,
+                p.role.as_deref().unwrap_or("-"),
+                p.upstream.len(),
+                p.current_speed_gt_per_s.unwrap(),
+                p.current_width_lanes.unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "17:00.0 bridge up 0 at 8 GT/s x16",
+            "18:00.0 bridge up 1 at 8 GT/s x16",
+            "19:08.0 bridge up 2 at 2.5 GT/s x16",
+            "19:10.0 bridge up 2 at 2.5 GT/s x16",
+            "1a:00.0 gpu up 3 at 2.5 GT/s x16",
+            "1b:00.0 gpu up 3 at 2.5 GT/s x16",
+        ]
+    );
+    let found: Vec<String> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| match &d.finding {
+            Finding::SwitchUplinkOversubscribed {
+                switch,
+                uplink_link,
+                devices,
+                sum_bytes_per_s,
+                uplink_bytes_per_s,
+            } => format!(
+                "{switch} {uplink_link} {} {:.2}",
+                devices.len(),
+                sum_bytes_per_s / uplink_bytes_per_s
+            ),
+            Finding::PcieSpeedDown { address, .. } => format!("slow {address}"),
+            other => other.name().to_string(),
+        })
+        .collect();
+    // The ports' links are the GPUs' links, judged once on the GPUs.
+    assert_eq!(
+        found,
+        [
+            "slow 1a:00.0",
+            "slow 1b:00.0",
+            "18:00.0 PCIe Gen3 x16 2 2.00"
+        ]
+    );
+}
+
+#[test]
+fn a_thunderbolt_switch_with_one_device_shares_nothing() {
+    // Dell XPS 13 9370 (hw-probe `lspci -vvnn`, four blocks): root port
+    // 00:1c.4 `secondary=02` (line 6); JHL6540 upstream port 02:00.0
+    // `secondary=03` (line 79) at `LnkSta: Speed 8GT/s (ok), Width x4`
+    // (line 103); downstream port 03:02.0 `secondary=38` (line 151); USB
+    // controller 38:00.0 at `Speed 2.5GT/s (ok), Width x4` (line 244).
+    let b =
+        wire_report::inputs::load_nodes(&[PathBuf::from("captures/dell-xps13-9370-tb3-switch")])
+            .unwrap()
+            .remove(0);
+    let usb = b.pcie.iter().find(|p| p.address == "38:00.0").unwrap();
+    assert_eq!(usb.upstream, ["03:02.0", "02:00.0", "00:1c.4"]);
+    assert_eq!(usb.role, None);
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert!(facts.switches.is_empty(), "{:?}", facts.switches);
+    assert!(diagnosis::diagnose(&b).is_empty());
+}
+
+#[test]
+fn a_loaded_nvidia_peermem_in_a_real_lsmod_keeps_the_node_silent() {
+    // NCCL #1737, gh-3714u15: `lsmod | grep nvidia` then `nvidia-smi topo
+    // -m` (8 GPUs, NIC0..NIC5), one node. Hand-checked against the text.
+    use wire_report::evidence::lsmod::{Said, state};
+    let dir = PathBuf::from("captures/nv18-8gpu-6nic-peermem-nccl1737");
+    let b = wire_report::inputs::load_nodes(std::slice::from_ref(&dir))
+        .unwrap()
+        .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    // Line 1: the prompt and its command; lines 2-9 the eight rows.
+    assert_eq!(l.command.as_deref(), Some("lsmod | grep nvidia"));
+    assert_eq!(l.rows.len(), 8);
+    // Line 5: `nvidia_peermem         16384  0`.
+    assert!(matches!(state(&b.modules, "nvidia_peermem"), Some(Said::Loaded(s)) if s.line == 5));
+    // nv_peer_mem: not matched by `grep nvidia`, but the nvidia row
+    // (line 6) lists its holders and they do not name it.
+    assert!(matches!(state(&b.modules, "nv_peer_mem"), Some(Said::Absent(s)) if s.line == 6));
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    assert_eq!((facts.gpus.len(), facts.nics.len()), (8, 6));
+    let kinds: Vec<&str> = diagnosis::diagnose(&b)
+        .iter()
+        .map(|d| d.finding.name())
+        .collect();
+    assert!(!kinds.contains(&"no-peer-memory-module"), "{kinds:?}");
+    // The same listing without the module (a synthetic edit: its row and
+    // its name in the holders taken out) warns, naming both modules.
+    let dir_text = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let lsmod = dir_text("lsmod-001-grep-nvidia-peermem-loaded-8x-nv18-gh-3714u15.txt")
+        .lines()
+        .filter(|l| !l.starts_with("nvidia_peermem"))
+        .map(|l| l.replace("nvidia_peermem,", ""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut edited = wire_report::bundle::Bundle::new(b.host.clone());
+    edited.absorb(wire_report::ingest::read_transcript(
+        "lsmod.txt",
+        lsmod.as_bytes(),
+    ));
+    edited.absorb(wire_report::ingest::read_transcript(
+        "topo.txt",
+        dir_text("nvidia-topo-021-8x-nv18-6nic-gh-3714u15-rows-gpu0-2-truncated.txt").as_bytes(),
+    ));
+    let warned: Vec<Diagnosed> = diagnosis::diagnose(&edited)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(warned.len(), 1);
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        adapters,
+        absent,
+        ..
+    } = &warned[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!((*gpus, adapters.len()), (8, 6));
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+}
+
+#[test]
+fn a_real_lsmod_whose_nvidia_holders_name_no_peer_memory_module_is_warned() {
+    // UCX #9908, gpu1. Hand-checked against the text: `ibv_devinfo -vv`
+    // line 3 `hca_id:\tmlx5_0`, line 131 `hca_id:\tmlx5_1`; lsmod line 1
+    // `$ lsmod|grep gdrdrv`, line 3 `nvidia 54001664 1361
+    // nvidia_uvm,gdrdrv,nvidia_modeset`.
+    use wire_report::evidence::lsmod::{Said, state};
+    let b = wire_report::inputs::load_nodes(&[PathBuf::from(
+        "captures/cx6-hdr-gpu1-no-peermem-ucx9908",
+    )])
+    .unwrap()
+    .remove(0);
+    let [l] = &b.modules[..] else {
+        panic!("{:?}", b.modules)
+    };
+    assert_eq!(l.command.as_deref(), Some("lsmod|grep gdrdrv"));
+    let rows: Vec<(&str, u64, Option<u64>)> = l
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.size_bytes, r.used))
+        .collect();
+    assert_eq!(
+        rows,
+        [("gdrdrv", 24576, Some(0)), ("nvidia", 54001664, Some(1361))]
+    );
+    // `grep gdrdrv` would not print either module's row: the nvidia row's
+    // holders (line 3) are what rule them out.
+    for m in ["nvidia_peermem", "nv_peer_mem"] {
+        assert!(
+            matches!(state(&b.modules, m), Some(Said::Absent(s)) if s.line == 3),
+            "{m}"
+        );
+    }
+    let d: Vec<Diagnosed> = diagnosis::diagnose(&b)
+        .into_iter()
+        .filter(|d| d.finding.name() == "no-peer-memory-module")
+        .collect();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].severity.as_str(), "warning");
+    let Finding::NoPeerMemoryModule {
+        gpus,
+        gpu_driver,
+        adapters,
+        dma_buf,
+        absent,
+    } = &d[0].finding
+    else {
+        unreachable!()
+    };
+    assert_eq!(
+        (*gpus, gpu_driver.as_deref(), *dma_buf),
+        (0, Some("nvidia"), None)
+    );
+    assert_eq!(adapters, &["mlx5_0", "mlx5_1"]);
+    assert_eq!(absent, &["nvidia_peermem", "nv_peer_mem"]);
+    let lines: Vec<(bool, usize)> = d[0]
+        .evidence
+        .iter()
+        .map(|s| (s.file.contains("lsmod"), s.line))
+        .collect();
+    assert_eq!(lines, [(false, 3), (false, 131), (true, 3)]);
 }

@@ -244,3 +244,39 @@ fn ppu_smi_clone_reads_devices_and_affinity_not_its_link_codes() {
     );
     assert_eq!(b.transcripts[0].lines.not_understood, 0);
 }
+
+/// h100-lmdeploy-1gpu: `lmdeploy check_env` prints 36 lines of Python and
+/// build facts (lines 1-36) before `NVIDIA Topology:` and the one-row
+/// matrix (lines 37-38). That text goes with the matrix's block, but no
+/// fact comes from it: it is listed as not understood, not counted read
+/// (line 29 is blank).
+#[test]
+fn text_read_along_with_a_block_counts_only_where_a_fact_cites_it() {
+    let b = node("h100-lmdeploy-1gpu");
+    let t = &b.transcripts[0];
+    let expected: Vec<usize> = (1..=36).filter(|&l| l != 29).collect();
+    assert_eq!(t.lines.not_understood_lines, expected);
+    assert_eq!(b.topology.gpus().count(), 1);
+}
+
+/// a100-gdr-pod-client: perftest's own CUDA setup lines (lines 1-9,
+/// `initializing CUDA` ... `allocated GPU buffer address at ...`, printed
+/// by its cuda_memory.c before the title) are the tool's, not unread
+/// text: skipped with that reason, none of them not understood.
+#[test]
+fn perftest_setup_lines_before_its_title_are_skipped_as_its_own() {
+    let b = node("a100-gdr-pod-client");
+    let t = b
+        .transcripts
+        .iter()
+        .find(|t| t.path.contains("perftest-bw-010"))
+        .unwrap();
+    assert!(t.lines.not_understood_lines.iter().all(|&l| l > 9));
+    let own = t
+        .lines
+        .skipped_by_reason
+        .iter()
+        .find(|(r, _)| r.contains("the tool's own setup line"))
+        .map(|x| x.1);
+    assert_eq!(own, Some(9));
+}

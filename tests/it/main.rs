@@ -8,6 +8,7 @@ mod bundle_v1;
 mod bundle_v2;
 mod captures;
 mod cli;
+mod counters;
 mod cut_captures;
 mod diagnosis;
 mod fake_cuda;

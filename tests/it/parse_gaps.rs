@@ -665,7 +665,7 @@ fn real_lspci_behind_a_vmd_domain_after_a_sentence_is_read() {
     // memory controller: Sandisk Corp WD Blue SN550 NVMe SSD ...`; the
     // author cut every capability but L1 PM Substates (`...`), so no link.
     let r = read(
-        "captures/vmd-nvme-asus-b1400ceae/lspci-005-vmd-domain-10000-nvme-l1ss-mail-excerpt-after-a-sentence.txt",
+        "captures/vmd-nvme-asus-b1400ceae/lspci-007-vmd-domain-10000-nvme-l1ss-mail-excerpt-after-a-sentence.txt",
     );
     // The author's `...` (lines 4 and 13): cuts inside each device.
     let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();

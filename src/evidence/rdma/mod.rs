@@ -1,6 +1,7 @@
 //! RDMA evidence: adapters and ports (`ibv_devinfo`, `ibv_devices`,
-//! `ibstat`, `ibstatus`, `show_gids`) and perftest's `ib_*_bw` / `ib_*_lat`
-//! transcripts.
+//! `ibstat`, `ibstatus`, `show_gids`), port counters read repeatedly
+//! (`ibv_display_local_infiniband_device_statistics`) and perftest's
+//! `ib_*_bw` / `ib_*_lat` transcripts.
 //!
 //! Port rates are printed in Gb/s (bits); they are converted once to bytes
 //! per second (1 Gb/s = 1.25e8 bytes/s) and the printed text is kept.
@@ -75,7 +76,8 @@ pub struct RdmaPort {
     pub port_guid: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gids: Vec<Gid>,
-    /// Counters read at the start and end of a live collection.
+    /// Counters read at the start and end of a live collection, or at the
+    /// first and last of a transcript's repeated readings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<Counter>,
     pub source: Source,
@@ -93,6 +95,10 @@ pub struct Counter {
     pub start: u64,
     pub end: u64,
     pub delta: u64,
+    /// The row of the last reading, when a transcript printed it (a live
+    /// collection reads files: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -120,6 +126,46 @@ impl RdmaPort {
     fn set_physical_state(&mut self, v: String) {
         self.link_up = Some(is_link_up(&v));
         self.physical_state = Some(v);
+    }
+
+    /// The MAC address behind the port's default GID (index 0), where that
+    /// GID is a link-local address formed from a MAC (modified EUI-64, RFC
+    /// 4291 appendix A: `ff:fe` in the middle of the interface identifier,
+    /// the universal/local bit flipped), as a RoCE port's is: `fe80::ee0d:
+    /// 9aff:fed9:8ff6` is `ec:0d:9a:d9:8f:f6`, as a 48-bit number. An
+    /// InfiniBand port's GID carries its port GUID instead, and a
+    /// hypervisor's made-up one (`0015:5dff:fd34:11eb`) is no MAC: none.
+    pub fn mac_from_default_gid(&self) -> Option<u64> {
+        let gid = &self.gids.iter().find(|g| g.index == 0)?.gid;
+        let groups: Vec<&str> = gid.trim().split(':').collect();
+        if !groups.first()?.eq_ignore_ascii_case("fe80") || groups.len() < 5 {
+            return None;
+        }
+        let mut id = [0u8; 8];
+        for (i, g) in groups[groups.len() - 4..].iter().enumerate() {
+            let v = u16::from_str_radix(g, 16).ok()?;
+            id[2 * i..2 * i + 2].copy_from_slice(&v.to_be_bytes());
+        }
+        if id[3] != 0xff || id[4] != 0xfe {
+            return None;
+        }
+        let mac = [id[0] ^ 0x02, id[1], id[2], id[5], id[6], id[7]];
+        Some(mac.iter().fold(0u64, |a, b| (a << 8) | u64::from(*b)))
+    }
+}
+
+/// Whether two ports, each shown as its own device (mlx5 gives every port
+/// of a dual-port card its own `mlx5_N`), are by every sign the ports of
+/// one adapter: the MACs behind their default GIDs are consecutive under
+/// one vendor prefix. A dual-port card takes consecutive addresses for
+/// its ports, while separate cards take theirs from blocks apart: in the
+/// gpud ibstat capture the two-port ConnectX-6 Dx cards have node GUIDs
+/// one apart (`0xb83fd203002a1a1c`, `...1d`), the single-port ConnectX-7s
+/// sixteen or more.
+pub fn one_adapter_by_mac(a: &RdmaPort, b: &RdmaPort) -> bool {
+    match (a.mac_from_default_gid(), b.mac_from_default_gid()) {
+        (Some(x), Some(y)) => x >> 24 == y >> 24 && x.abs_diff(y) == 1,
+        _ => false,
     }
 }
 
@@ -187,6 +233,7 @@ fn clean_lines(text: &str) -> Vec<(usize, String)> {
 
 mod perftest;
 mod ports;
+mod statistics;
 
 pub use perftest::{looks_like_perftest, parse_perftest};
 pub use ports::{
@@ -194,3 +241,71 @@ pub use ports::{
     looks_like_show_gids, parse_ibstat, parse_ibstatus, parse_ibv_devices, parse_ibv_devinfo,
     parse_show_gids,
 };
+pub use statistics::{looks_like_device_statistics, parse_device_statistics};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ibstatus` on the t3640 host of charlie0129/blog's NFS over RDMA
+    /// post: the two ports of its ConnectX-4 Lx 25GbE, as mlx5_0 and mlx5_1.
+    const T3640: &str = include_str!(
+        "../../../captures/cx4lx-25g-t3640-nfsordma/ibstat-009-ibstatus-cx4lx-port1-10g-1x-qdr-beside-port2-25g.txt"
+    );
+    /// The same post's ft2000 host: another ConnectX-4 Lx.
+    const FT2000: &str = include_str!(
+        "../../../captures/cx4lx-25g-ft2000-nfsordma/ibstat-010-ibstatus-cx4lx-port1-25g-port2-disabled.txt"
+    );
+
+    #[test]
+    fn the_macs_behind_roce_default_gids_are_read_and_consecutive_ones_make_one_adapter() {
+        // Past the prompt line (`root@t3640:/# ibstatus`) the scanner takes off.
+        let after_prompt = |t: &'static str| t.split_once('\n').unwrap().1;
+        let t = parse_ibstatus(after_prompt(T3640)).unwrap().rdma;
+        let f = parse_ibstatus(after_prompt(FT2000)).unwrap().rdma;
+        // `default gid: fe80:0000:0000:0000:ee0d:9aff:fed9:8ff6` (line 3):
+        // ee ^ 02 = ec, ff:fe dropped.
+        assert_eq!(t[0].ports[0].mac_from_default_gid(), Some(0xec0d_9ad9_8ff6));
+        assert_eq!(t[1].ports[0].mac_from_default_gid(), Some(0xec0d_9ad9_8ff7));
+        // `bac7:d5ff:fe7f:cc05` and `...cc06`: consecutive, odd first.
+        assert_eq!(f[0].ports[0].mac_from_default_gid(), Some(0xb8c7_d57f_cc05));
+        assert!(one_adapter_by_mac(&t[0].ports[0], &t[1].ports[0]));
+        assert!(one_adapter_by_mac(&f[1].ports[0], &f[0].ports[0]));
+        // Two hosts' ports are not one adapter, nor is a port with itself.
+        assert!(!one_adapter_by_mac(&t[0].ports[0], &f[0].ports[0]));
+        assert!(!one_adapter_by_mac(&t[0].ports[0], &t[0].ports[0]));
+    }
+
+    #[test]
+    fn a_gid_not_formed_from_a_mac_gives_none() {
+        let port = |gid: &str| RdmaPort {
+            gids: vec![Gid {
+                index: 0,
+                gid: gid.into(),
+                ipv4: None,
+                version: None,
+                netdev: None,
+            }],
+            ..RdmaPort::default()
+        };
+        // A Hyper-V VF's (Azure HDR ibstatus): `ff:fd`, not `ff:fe`.
+        let hv = port("fe80:0000:0000:0000:0015:5dff:fd34:11eb");
+        assert_eq!(hv.mac_from_default_gid(), None);
+        // An InfiniBand port GUID, a RoCE v2 IPv4-mapped GID, garbage.
+        assert_eq!(
+            port("fe80:0000:0000:0000:0c42:a103:0017:c078").mac_from_default_gid(),
+            None
+        );
+        assert_eq!(
+            port("0000:0000:0000:0000:0000:ffff:c0a8:1701").mac_from_default_gid(),
+            None
+        );
+        assert_eq!(port("fe80:zz").mac_from_default_gid(), None);
+        // The compressed form reads as the full one.
+        assert_eq!(
+            port("fe80::ee0d:9aff:fed9:8ff6").mac_from_default_gid(),
+            Some(0xec0d_9ad9_8ff6)
+        );
+        assert_eq!(RdmaPort::default().mac_from_default_gid(), None);
+    }
+}

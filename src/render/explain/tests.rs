@@ -47,7 +47,7 @@ fn a_shared_uplink_names_switch_devices_and_sum() {
         sum_bytes_per_s: 63e9,
     };
     let s = summary(&f);
-    assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) negotiated 63.00 GB/s per direction together, 2.0x the uplink."), "{s}");
+    assert!(s.starts_with("PCIe switch with uplink 0000:01:00.0 (PCIe Gen4 x16, 31.50 GB/s per direction): the 2 devices under it (0000:03:00.0 at 31.50 GB/s, 0000:04:00.0 at 31.50 GB/s) can carry 63.00 GB/s per direction together (each link at its top speed and negotiated width), 2.0x the uplink."), "{s}");
     assert!(explanation(&f).contains("What to do"));
 }
 

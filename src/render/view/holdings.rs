@@ -45,6 +45,7 @@ pub(super) fn tables(b: &Bundle, linker: &Linker<'_>) -> Vec<TableView> {
         devices(b, linker),
         rdma_ports(b, linker),
         interfaces(b, linker),
+        modules(b, linker),
         pcie(b, linker),
         p2p(b, linker),
         amd_links(b, linker),
@@ -182,6 +183,59 @@ fn interfaces(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
         .to_vec(),
         rows,
         sources: sources(linker, b.interfaces.iter().map(|i| &i.source)),
+    })
+}
+
+/// `lsmod` listings: what each command printed, and what it says about
+/// the GPUDirect RDMA peer-memory modules.
+fn modules(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
+    use crate::evidence::lsmod::Said;
+    if b.modules.is_empty() {
+        return None;
+    }
+    let said = |m: &str| match crate::evidence::lsmod::state(&b.modules, m) {
+        Some(Said::Loaded(s)) => format!("loaded (line {})", s.line),
+        Some(Said::Absent(s)) => format!("not loaded (line {})", s.line),
+        None => "not said".to_string(),
+    };
+    let peer = ["nvidia_peermem", "nv_peer_mem"]
+        .map(|m| format!("{m}: {}", said(m)))
+        .join("; ");
+    let rows = b
+        .modules
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let reach = match l.reach() {
+                crate::evidence::lsmod::filter::Reach::All => "every loaded module".to_string(),
+                crate::evidence::lsmod::filter::Reach::Filtered(_) => {
+                    "the rows its grep matched".to_string()
+                }
+                crate::evidence::lsmod::filter::Reach::Unknown(why) => format!("not known: {why}"),
+            };
+            vec![
+                l.command
+                    .clone()
+                    .unwrap_or_else(|| "(not in the paste)".into()),
+                format!("{} (line {})", l.rows.len(), l.source.line),
+                reach,
+                // The verdict is the node's, from every listing: said once.
+                if i == 0 { peer.clone() } else { String::new() },
+            ]
+        })
+        .collect();
+    Some(TableView {
+        title: "Kernel modules (lsmod)".into(),
+        note: "A row, or a name in another row's Used by column, says a module is loaded. \
+               That one is not loaded is said only where the command would have printed its \
+               row (a whole lsmod, or a grep whose pattern matches its name), or where a \
+               module it must hold (nvidia, ib_core) is listed and its holders leave it out."
+            .into(),
+        columns: ["command", "rows", "printed", "peer-memory modules"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+        sources: sources(linker, b.modules.iter().map(|m| &m.source)),
     })
 }
 

@@ -122,11 +122,21 @@ pub(super) fn nics(b: &Bundle, facts: &NodeFacts) -> String {
                 .collect();
             rates.sort();
             rates.dedup();
-            text.push_str(&format!(
-                "; {} of {} ports active",
-                active.len(),
-                ports.len()
-            ));
+            // A port whose state no transcript gives (a counter table)
+            // is neither active nor down.
+            let known = ports.iter().filter(|p| p.active.is_some()).count();
+            match ports.len() - known {
+                0 => text.push_str(&format!(
+                    "; {} of {} ports active",
+                    active.len(),
+                    ports.len()
+                )),
+                n if known == 0 => text.push_str(&format!("; {n} ports, state not stated")),
+                n => text.push_str(&format!(
+                    "; {} of {known} ports active, {n} state not stated",
+                    active.len()
+                )),
+            }
             if !rates.is_empty() {
                 text.push_str(&format!(" at {} as printed", rates_as_printed(&rates)));
             }
