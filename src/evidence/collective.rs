@@ -39,7 +39,7 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
 }
 
 mod old;
-use old::{is_old_row, over_tolerance, tolerance, unhashed_header};
+use old::{is_old_row, non_finite, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
@@ -222,7 +222,10 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         return Ok(out);
     }
     if let Some(first) = scan.headless {
-        let old = scan.rows.first().is_some_and(|r| r.vals[3].contains('e'));
+        let old = scan
+            .rows
+            .first()
+            .is_some_and(|r| r.vals[3].contains('e') || non_finite(r.vals[3]));
         let cols = if old {
             "size count type [redop or root] time algbw busbw error (the format before #wrong)"
         } else {
@@ -555,6 +558,14 @@ fn report_wrong_values(oob: Option<&(usize, String)>, rows: &[Row<'_>], out: &mu
                 out.tool_error(
                     r.line,
                     format!("{w} wrong elements at size {} (#wrong)", r.size),
+                );
+            } else if non_finite(v) {
+                out.tool_error(
+                    r.line,
+                    format!(
+                        "{half} largest error {v} at size {}: not a finite deviation, the data check failed",
+                        r.size
+                    ),
                 );
             } else if v.parse::<u64>().is_err() && over_tolerance(v, r.dtype) == Some(true) {
                 out.tool_error(

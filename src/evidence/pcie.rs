@@ -191,6 +191,19 @@ fn device_header(l: &str) -> Option<(&str, &str)> {
     ok.then_some((addr, rest))
 }
 
+/// An author's `...` inside a device (its line, the device's address):
+/// passed over (a note) and flagged as a cut, since the lines it stands
+/// for may hold the link.
+fn flag_elided(out: &mut Parsed, elided: Vec<(usize, String)>) {
+    for (n, addr) in elided {
+        out.note(n, "elided by whoever captured it");
+        out.truncated(
+            n,
+            format!("cut at line {n} by whoever captured it (`...`): lines of {addr} not in the transcript"),
+        );
+    }
+}
+
 /// Parses `lspci -v`/`-vv`/`-vvv` for one or more devices. Lines that a
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
@@ -229,6 +242,7 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             "wrapped lines (mail or terminal width) were joined back before reading",
         );
     }
+    let mut elided = Vec::new();
     for (n, l) in &lines {
         if let Some((addr, desc)) = device_header(l) {
             out.pcie.push(PcieLink {
@@ -250,7 +264,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             ));
         };
         let t = l.trim();
-        if t == "Capabilities: <access denied>" {
+        if t == "..." {
+            elided.push((*n, dev.address.clone()));
+        } else if t == "Capabilities: <access denied>" {
             dev.link_hidden = true;
         } else if let Some(v) = t.strip_prefix("Bus:") {
             match bus_range(v) {
@@ -278,6 +294,7 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
     }
     let kinds: Vec<(usize, &str)> = kinds.iter().map(|(i, k)| (*i, k.as_str())).collect();
     chains(&mut out, &buses, &kinds);
+    flag_elided(&mut out, elided);
     let cut: Vec<(String, usize)> = out
         .pcie
         .iter()

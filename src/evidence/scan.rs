@@ -140,11 +140,10 @@ pub struct Scan<'a> {
 /// Splits `text` into segments at command lines, with every line's prefix
 /// taken off and its original number kept.
 pub fn scan(text: &str) -> Scan<'_> {
-    // Mail-relayed text: decoded first, line numbers kept (`qp`).
-    if let Some(d) = super::qp::decode(text) {
-        return d.scan(text);
-    }
     let mut out = Scan::default();
+    // Whether a line ends in `=` (blanks after it taken off): perhaps a
+    // quoted-printable soft break, decided once (`qp`) after the loop.
+    let mut soft = false;
     let mut cur: Vec<(usize, &str)> = Vec::new();
     let mut command: Option<(String, usize, &str)> = None;
     let mut changed = text.contains('\r');
@@ -153,7 +152,9 @@ pub fn scan(text: &str) -> Scan<'_> {
     let outer = common_indent(text.lines());
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
-        out.blank.push(raw.trim().is_empty());
+        let end = raw.trim_end();
+        out.blank.push(end.is_empty());
+        soft |= end.ends_with('=');
         let raw = match outer {
             0 => raw,
             _ => raw
@@ -203,6 +204,10 @@ pub fn scan(text: &str) -> Scan<'_> {
             continue;
         }
         cur.push((n, line));
+    }
+    // Mail-relayed text: decoded, line numbers kept (`qp`).
+    if soft && let Some(d) = super::qp::decode(text) {
+        return d.scan(text);
     }
     flush(&mut out, &mut cur, command, text, changed);
     out

@@ -81,24 +81,32 @@ fn is_perftest_title(t: &str) -> bool {
         && (t.starts_with("RDMA_") || t.starts_with("Send") || t.starts_with("Atomic"))
 }
 
-/// `01:00.0 VGA compatible controller: ...` (optionally with a domain).
+/// `01:00.0 VGA compatible controller: ...`, optionally with a domain of
+/// 4 to 8 hex digits (`0000:01:00.0`; `10000:e1:00.0` behind an Intel VMD,
+/// whose domains start at 0x10000: lspci prints the domain `%04x`).
 fn is_lspci_device(line: &str) -> bool {
-    // The `:` after the bus, with or without a domain: most lines end here.
+    // The `:` after the bus, or a domain's first digit: most lines end here.
     let b = line.as_bytes();
-    if b.get(2) != Some(&b':') && b.get(7) != Some(&b':') {
+    let domain = if b.get(2) == Some(&b':') {
+        0
+    } else if b.first().is_some_and(u8::is_ascii_hexdigit) {
+        // The domain's `:` is byte 4 to 8.
+        match b
+            .get(4..b.len().min(9))
+            .and_then(|w| w.iter().position(|c| *c == b':'))
+        {
+            Some(k) if b[..4 + k].iter().all(u8::is_ascii_hexdigit) => 5 + k,
+            _ => return false,
+        }
+    } else {
         return false;
-    }
+    };
     let Some((addr, rest)) = line.split_once(' ') else {
         return false;
     };
-    // A domain (`0000:`) before the address; `get` keeps a cut inside a
-    // multi-byte character from panicking.
-    let addr = match addr.len() {
-        12 => match addr.get(5..) {
-            Some(a) => a,
-            None => return false,
-        },
-        _ => addr,
+    // `get` keeps a cut inside a multi-byte character from panicking.
+    let Some(addr) = addr.get(domain..) else {
+        return false;
     };
     let b = addr.as_bytes();
     b.len() == 7
@@ -266,5 +274,32 @@ mod tests {
         assert!(is_lspci_device(
             "0000:01:00.0 VGA compatible controller: NVIDIA"
         ));
+    }
+
+    #[test]
+    fn a_vmd_domain_of_five_digits_is_an_lspci_address() {
+        // Behind an Intel VMD the domain is 0x10000 and up (lspci prints
+        // `%04x`, so five digits); up to eight digits are a domain.
+        assert!(is_lspci_device(
+            "10000:e1:00.0 Non-Volatile memory controller: Sandisk Corp"
+        ));
+        assert!(is_lspci_device(
+            "10000:e0:06.0 PCI bridge: Intel Corporation"
+        ));
+        assert!(is_lspci_device("0001e5a3:00:00.0 3D controller: NVIDIA"));
+        assert_eq!(
+            header_tool("10000:e1:00.0 Non-Volatile memory controller: Kingston"),
+            Some(Tool::Lspci)
+        );
+        // Not a domain: three or nine digits, a non-hex one, no bus.
+        assert!(!is_lspci_device("100:e1:00.0 x: y"));
+        assert!(!is_lspci_device("100000000:e1:00.0 x: y"));
+        assert!(!is_lspci_device("1000g:e1:00.0 x: y"));
+        assert!(!is_lspci_device("10000:e1 x: y"));
+        // An lspci block after ibstat's, no command line between: split.
+        let text = "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Active\n10000:e1:00.0 Non-Volatile memory controller: X\n\tLnkSta:\tSpeed 8GT/s, Width x4\n";
+        let segs = split_at_headers(scan(text).segments.remove(0));
+        assert_eq!(segs.len(), 2);
+        assert_eq!(segs[1].lines, vec![4, 5]);
     }
 }

@@ -127,6 +127,11 @@ const CUT: &[(&str, usize, &str)] = &[
         "the 13-CU row is cut after 1 of 6 values",
     ),
     (
+        "lspci-007-vmd-domain-10000",
+        4,
+        "cut at line 4 by whoever captured it (`...`)",
+    ),
+    (
         "ethtool-S-001-cx4lx",
         25,
         "the paste stops inside a counter row",

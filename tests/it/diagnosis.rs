@@ -315,6 +315,7 @@ const TRUTH: &[Row] = &[
             "rtx5060ti-5gpu-epyc",
             "rtx5090-2gpu-nccl-failure",
             "transferbench-scaling-preset",
+            "vmd-nvme-asus-b1400ceae",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),
     },

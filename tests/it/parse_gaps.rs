@@ -219,8 +219,10 @@ fn qp_encode(text: &str) -> (String, Vec<usize>) {
     (out, map)
 }
 
-#[test]
-fn every_capture_relayed_through_email_reads_the_same() {
+/// Every capture relayed through email ([`qp_encode`]), with `pad` added
+/// after each soft break's `=` (what a mail transport may append): how
+/// many needed wrapping, and the captures whose facts changed.
+fn relayed_through_email(pad: &str) -> (usize, Vec<String>) {
     let mut failures = Vec::new();
     let mut tried = 0;
     for (path, text) in crate::metamorphic::captures() {
@@ -231,6 +233,7 @@ fn every_capture_relayed_through_email_reads_the_same() {
         if soft < 2 && !(soft == 1 && mail.replace("=\n", "").contains('=')) {
             continue;
         }
+        let mail = mail.replace("=\n", &format!("={pad}\n"));
         tried += 1;
         let want = crate::metamorphic::facts(&read_transcript(&path, text.as_bytes()), &|l| l);
         let got = read_transcript(&path, mail.as_bytes());
@@ -239,13 +242,23 @@ fn every_capture_relayed_through_email_reads_the_same() {
             failures.push(path);
         }
     }
+    (tried, failures)
+}
+
+#[test]
+fn every_capture_relayed_through_email_reads_the_same() {
+    let (tried, failures) = relayed_through_email("");
     assert!(tried >= 40, "only {tried} captures needed wrapping");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn every_capture_relayed_with_blanks_after_its_soft_breaks_reads_the_same() {
+    // RFC 2045 6.7: white space after a soft break's `=` was added in
+    // transport and is deleted; `=  ` ends the line as `=` does.
+    let (tried, failures) = relayed_through_email("  ");
+    assert!(tried >= 40, "only {tried} captures needed wrapping");
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 // ---- Old nccl-tests: the `error` column (before `#wrong`) ----------------
@@ -465,4 +478,217 @@ fn an_old_format_tail_with_its_trailer_is_read_within_tolerance() {
     let one = lines_of(K80, 19, 19);
     assert!(one.transcript.is_none());
     assert!(one.measurements.is_empty());
+}
+
+const P2P_5060: &str = "captures/rtx5060ti-5gpu-epyc/nvidia-p2p-status-004-5x-rtx5060ti-p2p-p-ok-raw-tabs-truncated.txt";
+
+#[test]
+fn p2p_matrix_cut_after_its_header_keeps_the_gpus_it_names() {
+    // Synthetic cut of a real capture after its header (line 1:
+    // ` \tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\t`), pasted after its command.
+    let text = std::fs::read_to_string(P2P_5060).unwrap();
+    let first = text.lines().next().unwrap();
+    let paste = format!("user@node:~$ nvidia-smi topo -p2p p\n{first}\n");
+    let r = read_transcript(P2P_5060, paste.as_bytes());
+    let t = r.transcript.as_ref().expect("read");
+    assert_eq!(
+        t.blocks[0].command.as_deref(),
+        Some("nvidia-smi topo -p2p p")
+    );
+    let devs: Vec<(&str, usize)> = r
+        .topology
+        .devices
+        .iter()
+        .map(|d| (d.id.as_str(), d.source.line))
+        .collect();
+    assert_eq!(
+        devs,
+        [
+            ("GPU0", 2),
+            ("GPU1", 2),
+            ("GPU2", 2),
+            ("GPU3", 2),
+            ("GPU4", 2)
+        ]
+    );
+    assert!(r.topology.p2p.is_empty());
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(p, [(ProblemKind::Truncated, Some(2))]);
+    assert!(
+        r.problems[0].message.contains("rows GPU0..GPU4"),
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn every_nvidia_matrix_capture_double_spaced_reads_the_same() {
+    // Synthetic edit of each real `topo -m` and `topo -p2p` capture: a
+    // blank line after every line, as some web pages and mail clients
+    // paste it. Line n of the original is line 2n-1 of the paste.
+    use crate::metamorphic::{captures, facts};
+    use wire_report::evidence::Tool;
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (path, text) in captures() {
+        let original = read_transcript(&path, text.as_bytes());
+        let matrix = original.transcript.as_ref().is_some_and(|t| {
+            t.blocks
+                .iter()
+                .all(|b| matches!(b.tool, Tool::NvidiaSmiTopo | Tool::NvidiaSmiP2p))
+        });
+        if !matrix {
+            continue;
+        }
+        checked += 1;
+        let spaced: String = text.lines().map(|l| format!("{l}\n\n")).collect();
+        let got = read_transcript(&path, spaced.as_bytes());
+        if facts(&got, &|l| l.div_ceil(2)) != facts(&original, &|l| l) {
+            failures.push(path);
+        }
+    }
+    assert!(checked >= 20, "only {checked} matrix captures");
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The real K80 capture with lines 13 and 14 given non-finite `error`
+/// values (synthetic edit): `nan` out of place and `inf` in place on
+/// line 13, `-nan` out of place on line 14 (glibc's `%le` of NaN and
+/// infinity).
+fn k80_non_finite() -> String {
+    let text = std::fs::read_to_string(K80).unwrap();
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            12 => "    33554432       8388608     float     sum    19902    1.69    2.53    nan    19898    1.69    2.53    inf\n".to_string(),
+            13 => "    67108864      16777216     float     sum    39770    1.69    2.53   -nan    39763    1.69    2.53  2e-07\n".to_string(),
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn old_error_column_nan_or_inf_is_a_failed_data_check() {
+    let r = read_transcript(K80, k80_non_finite().as_bytes());
+    let (failed, fine) = (Verification::Failed, Verification::Checked { errors: 0 });
+    let v = |n| -> Vec<Verification> { cells_at(&r, n).into_iter().map(|c| c.2).collect() };
+    assert_eq!(v(13), vec![failed.clone(); 6]);
+    let mut l14 = vec![failed.clone(); 3];
+    l14.extend(vec![fine.clone(); 3]);
+    assert_eq!(v(14), l14);
+    assert_eq!(v(15), vec![fine; 6]);
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::ToolError, Some(13)),
+            (ProblemKind::ToolError, Some(13)),
+            (ProblemKind::ToolError, Some(14))
+        ]
+    );
+    assert!(
+        r.problems[0]
+            .message
+            .starts_with("out-of-place largest error nan at size 33554432: not a finite"),
+        "{:?}",
+        r.problems
+    );
+    assert!(
+        r.problems[1]
+            .message
+            .starts_with("in-place largest error inf")
+    );
+}
+
+#[test]
+fn an_old_format_tail_with_nan_errors_is_read_as_rows() {
+    // The two edited rows alone (lines 13-14), no header: still rows.
+    let text = k80_non_finite();
+    let tail: String = text
+        .lines()
+        .skip(12)
+        .take(2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = read_transcript(K80, tail.as_bytes());
+    assert!(r.transcript.is_some(), "{:?}", r.problems);
+    assert_eq!(cells_at(&r, 1).len(), 6);
+    assert_eq!(cells_at(&r, 2).len(), 6);
+    assert!(cells_at(&r, 1).iter().all(|c| c.2 == Verification::Failed));
+    let tool_errors = r
+        .problems
+        .iter()
+        .filter(|p| p.kind == ProblemKind::ToolError)
+        .count();
+    assert_eq!(tool_errors, 3);
+    // The missing header is named as the old format's (an `error`
+    // column, `nan` printed where a deviation would be).
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.message.contains("error (the format before #wrong)")),
+        "{:?}",
+        r.problems
+    );
+}
+
+#[test]
+fn lspci_behind_a_vmd_domain_after_a_line_of_prose_is_read() {
+    // Synthetic (the shape of a linux-pci mail: a sentence, then lspci
+    // -vvv of a device behind an Intel VMD, domain 10000).
+    let text = "Here is the drive behind VMD:\n\
+                10000:e1:00.0 Non-Volatile memory controller: Sandisk Corp WD Blue SN550 NVMe SSD (rev 01) (prog-if 02 [NVM Express])\n\
+                \tCapabilities: [70] Express (v2) Endpoint, MSI 00\n\
+                \t\tLnkCap:\tPort #0, Speed 8GT/s, Width x4, ASPM L1, Exit Latency L1 <8us\n\
+                \t\tLnkSta:\tSpeed 8GT/s (ok), Width x2 (downgraded)\n\
+                \tKernel driver in use: nvme\n";
+    let r = read_transcript("vmd.txt", text.as_bytes());
+    let t = r.transcript.as_ref().expect("read");
+    assert_eq!((t.blocks[0].first_line, t.blocks[0].last_line), (2, 6));
+    assert_eq!(r.pcie.len(), 1);
+    let d = &r.pcie[0];
+    assert_eq!((d.address.as_str(), d.source.line), ("10000:e1:00.0", 2));
+    assert_eq!(
+        (d.max_width_lanes, d.current_width_lanes),
+        (Some(4), Some(2))
+    );
+    assert!(d.width_downgraded);
+    // The sentence is the one line not understood.
+    assert_eq!(t.lines.not_understood, 1);
+}
+
+#[test]
+fn real_lspci_behind_a_vmd_domain_after_a_sentence_is_read() {
+    // A linux-pci mail (SOURCES.tsv): line 1 is the author's sentence,
+    // line 3 `10000:e0:06.0 PCI bridge: Intel Corporation 11th Gen Core
+    // Processor PCIe Controller ...`, line 12 `10000:e1:00.0 Non-Volatile
+    // memory controller: Sandisk Corp WD Blue SN550 NVMe SSD ...`; the
+    // author cut every capability but L1 PM Substates (`...`), so no link.
+    let r = read(
+        "captures/vmd-nvme-asus-b1400ceae/lspci-007-vmd-domain-10000-nvme-l1ss-mail-excerpt-after-a-sentence.txt",
+    );
+    // The author's `...` (lines 4 and 13): cuts inside each device.
+    let p: Vec<_> = r.problems.iter().map(|p| (p.kind, p.line)).collect();
+    assert_eq!(
+        p,
+        [
+            (ProblemKind::Truncated, Some(4)),
+            (ProblemKind::Truncated, Some(13))
+        ]
+    );
+    assert!(r.problems[1].message.contains("lines of 10000:e1:00.0"));
+    let t = r.transcript.as_ref().unwrap();
+    assert_eq!((t.blocks[0].first_line, t.blocks[0].last_line), (3, 19));
+    let devs: Vec<(&str, usize)> = r
+        .pcie
+        .iter()
+        .map(|d| (d.address.as_str(), d.source.line))
+        .collect();
+    assert_eq!(devs, [("10000:e0:06.0", 3), ("10000:e1:00.0", 12)]);
+    assert!(r.pcie[1].name.as_deref().is_some_and(|n| {
+        n.starts_with("Non-Volatile memory controller: Sandisk Corp WD Blue SN550")
+    }));
+    assert!(r.pcie.iter().all(|d| d.max_width_lanes.is_none()));
+    // The sentence (line 1) is the one line not understood.
+    assert_eq!(t.lines.not_understood, 1);
 }

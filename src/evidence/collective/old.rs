@@ -33,6 +33,9 @@ pub(super) fn tolerance(dtype: &str) -> Option<f64> {
 /// by the half digit the format loses, it exceeds it. `None` when the
 /// value or the type cannot be read.
 pub(super) fn over_tolerance(printed: &str, dtype: &str) -> Option<bool> {
+    if non_finite(printed) {
+        return Some(true);
+    }
     let v = parse_number(printed)?.abs();
     if v == 0.0 {
         return Some(false);
@@ -45,12 +48,24 @@ pub(super) fn over_tolerance(printed: &str, dtype: &str) -> Option<bool> {
     Some(low > tol)
 }
 
+/// An `error` printed `nan`, `-nan`, `inf` or `-inf` (glibc's `%le` of a
+/// non-finite deviation): a failed data check, like a value over the
+/// tolerance. An infinite result element gives `inf`, over any tolerance
+/// (the tool counts it too: `maxDelta > DeltaMaxValue`); `nan` means no
+/// deviation could be computed at all (the tool's own `>` comparisons are
+/// false for NaN, so it may not count it: the check still did not pass).
+pub(super) fn non_finite(printed: &str) -> bool {
+    let t = printed.trim_start_matches(['-', '+']);
+    t.eq_ignore_ascii_case("nan") || t.eq_ignore_ascii_case("inf")
+}
+
 /// A data row of the old format: size, count, type, an optional redop or
 /// root, then time, algbw, busbw and `error` for each half, the `error`
-/// printed `%5.0le` (`0e+00`, `2e-07`) or `N/A`.
+/// printed `%5.0le` (`0e+00`, `2e-07`, `nan`, `inf`) or `N/A`.
 pub(super) fn is_old_row(toks: &[&str]) -> bool {
     let is_err = |t: &str| {
         t == "N/A"
+            || non_finite(t)
             || t.split_once('e').is_some_and(|(m, e)| {
                 m.len() == 1
                     && m.bytes().all(|b| b.is_ascii_digit())
@@ -69,4 +84,27 @@ pub(super) fn is_old_row(toks: &[&str]) -> bool {
         && [n - 8, n - 7, n - 6, n - 4, n - 3, n - 2]
             .iter()
             .all(|&i| parse_number(toks[i]).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_non_finite_error_is_over_any_tolerance() {
+        for printed in ["nan", "-nan", "inf", "-inf", "NaN"] {
+            assert_eq!(over_tolerance(printed, "float"), Some(true), "{printed}");
+            // Even for a type whose tolerance is not listed.
+            assert_eq!(over_tolerance(printed, "f8e4m3"), Some(true), "{printed}");
+        }
+        assert_eq!(over_tolerance("2e-07", "float"), Some(false));
+        assert_eq!(over_tolerance("2e-07", "f8e4m3"), None);
+        assert!(!non_finite("N/A") && !non_finite("nano") && !non_finite("0e+00"));
+        let row = |err: &str| {
+            let r = format!("8 2 float sum 21.57 0.00 0.00 {err} 21.24 0.00 0.00 {err}");
+            is_old_row(&r.split_whitespace().collect::<Vec<_>>())
+        };
+        assert!(row("nan") && row("-nan") && row("inf") && row("2e-07"));
+        assert!(!row("nanx"));
+    }
 }

@@ -90,20 +90,6 @@ pub(super) fn read_matrix<'a>(
         .position(|(_, l)| is_header(&l.split_whitespace().collect::<Vec<_>>()))
         .ok_or_else(|| ParseError::new(1, format!("a {what} header line naming the devices")))?;
     let (header_line, header) = lines[hi];
-    let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
-    let mut end = lines.len();
-    for (idx, (n, l)) in lines.iter().enumerate().skip(hi + 1) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
-        let Some(first) = toks.first() else {
-            end = idx;
-            break;
-        };
-        if !is_label(first, &toks) {
-            end = idx;
-            break;
-        }
-        raw.push((*n, toks));
-    }
     // The header names the devices: more of them than rows, with rows
     // wide enough for all, is a matrix cut short (the header is the
     // authority on its width). A header whose separators were lost
@@ -113,6 +99,33 @@ pub(super) fn read_matrix<'a>(
         .split_whitespace()
         .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
         .collect();
+    let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
+    let mut end = lines.len();
+    let mut idx = hi + 1;
+    while let Some((n, l)) = lines.get(idx) {
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        let Some(first) = toks.first() else {
+            // A double-spaced paste (a blank line after every line, as
+            // some web pages and mail clients show it): the row the
+            // header names next, below the blank lines, goes on.
+            match next_row_below_blanks(lines, idx, header, &raw, &is_header) {
+                Some(i) => {
+                    idx = i;
+                    continue;
+                }
+                None => {
+                    end = idx;
+                    break;
+                }
+            }
+        };
+        if !is_label(first, &toks) {
+            end = idx;
+            break;
+        }
+        raw.push((*n, toks));
+        idx += 1;
+    }
     if raw.is_empty() && head_labels.is_empty() {
         return Err(ParseError::new(
             header_line + 1,
@@ -121,20 +134,7 @@ pub(super) fn read_matrix<'a>(
     }
     let mut n = raw.len();
     let mut cut_row = None;
-    // The next row the header names, found below a blank line (a
-    // double-spaced paste): the rows are there, not cut. (The header of
-    // another matrix starting with that label is no row.)
-    let resumes = head_labels.get(n).is_some_and(|next| {
-        lines[end..]
-            .iter()
-            .find(|(_, l)| !l.trim().is_empty())
-            .is_some_and(|(_, l)| {
-                let toks: Vec<&str> = l.split_whitespace().collect();
-                toks.first() == Some(next) && !is_header(&toks)
-            })
-    });
-    if head_labels.len() > n && !resumes && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty())
-    {
+    if head_labels.len() > n && lines.get(end).is_none_or(|(_, l)| l.trim().is_empty()) {
         let w = head_labels.len();
         if raw.last().is_some_and(|(_, t)| t.len() < w + 1) {
             // The last row stops mid-row (the transcript's end).
@@ -179,6 +179,32 @@ pub(super) fn read_matrix<'a>(
         cut_row,
         bad,
     })
+}
+
+/// The index of the next row when only blank lines stand between line
+/// index `blank` and it (a double-spaced paste): a row whose label is the
+/// one the header names after the rows `read` (the header read with its
+/// whitespace removed, as a header whose separators were lost must be).
+/// The header of another matrix is no row.
+fn next_row_below_blanks(
+    lines: &[(usize, &str)],
+    blank: usize,
+    header: &str,
+    read: &[(usize, Vec<&str>)],
+    is_header: &impl Fn(&[&str]) -> bool,
+) -> Option<usize> {
+    let i = blank
+        + lines[blank..]
+            .iter()
+            .position(|(_, l)| !l.trim().is_empty())?;
+    let toks: Vec<&str> = lines[i].1.split_whitespace().collect();
+    if is_header(&toks) {
+        return None;
+    }
+    let mut named: String = read.iter().map(|(_, t)| t[0]).collect();
+    named.push_str(toks.first()?);
+    let squeezed: String = header.split_whitespace().collect();
+    squeezed.starts_with(&named).then_some(i)
 }
 
 /// The rows of a matrix `n` devices wide. A row too short, or off its
@@ -244,15 +270,22 @@ mod tests {
     use crate::evidence::{IssueKind, Tool, parse};
 
     #[test]
-    fn rows_after_a_blank_line_are_not_called_cut() {
+    fn rows_after_a_blank_line_are_read_not_called_cut() {
         // Synthetic: a double-spaced paste (a blank line after every
         // line): the rows are in the transcript, below the header.
         let text = "\tGPU0\tGPU1\tCPU Affinity\n\nGPU0\t X \tNV12\t0-63\n\nGPU1\tNV12\t X \t0-63\n";
-        let said_cut = match parse(Tool::NvidiaSmiTopo, text) {
-            Ok(p) => p.issues.iter().any(|i| i.kind == IssueKind::Truncated),
-            Err(_) => false,
-        };
-        assert!(!said_cut, "rows GPU0 and GPU1 are there, not cut");
+        let p = parse(Tool::NvidiaSmiTopo, text).unwrap();
+        assert!(p.issues.is_empty(), "rows GPU0 and GPU1 are there, not cut");
+        // Both rows are read, at their lines (3 and 5), and their link.
+        let rows: Vec<(&str, usize)> = p
+            .topology
+            .devices
+            .iter()
+            .map(|d| (d.id.as_str(), d.source.line))
+            .collect();
+        assert_eq!(rows, [("GPU0", 3), ("GPU1", 5)]);
+        let link = p.topology.link("GPU0", "GPU1").unwrap();
+        assert_eq!(link.code.as_deref(), Some("NV12"));
         // A header alone, then another matrix's header: still cut.
         let two =
             "\tGPU0\tGPU1\tCPU Affinity\n\n\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV12\t0-63\n";

@@ -95,7 +95,7 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
     if text.contains("Chipset not supported") || text.contains("= Status Ok") {
         return true;
     }
-    crate::evidence::numbered(lines).any(|(_, l)| {
+    let row = crate::evidence::numbered(lines).any(|(_, l)| {
         if !l.trim_start().starts_with("GPU") {
             return false;
         }
@@ -104,7 +104,26 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
             && is_gpu_label(toks[0])
             && toks[1..].iter().all(|t| P2P_CODES.contains(t))
             && toks[1..].iter().any(|t| *t != "X")
-    })
+    });
+    // A matrix cut right after its header: the text's last line names
+    // GPU0, GPU1, ... and nothing else (a `topo -m` header names a CPU
+    // Affinity column too; rocm-smi's, under its banners, is read first).
+    row || lines
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| is_p2p_header(l))
+}
+
+/// `GPU0 GPU1 ... GPU<n-1>`, two GPUs or more, in order: the header of
+/// `nvidia-smi topo -p2p`.
+fn is_p2p_header(l: &str) -> bool {
+    let mut n = 0;
+    let gpus = l.split_whitespace().all(|t| {
+        n += 1;
+        t.strip_prefix("GPU").and_then(parse_plain_u32) == Some(n - 1)
+    });
+    gpus && n >= 2
 }
 
 pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {

@@ -76,3 +76,39 @@ fn a_matrix_cut_after_its_header_keeps_the_devices_it_names() {
         &prose.lines().collect::<Vec<_>>()
     ));
 }
+
+#[test]
+fn a_p2p_matrix_cut_after_its_header_keeps_the_gpus_it_names() {
+    // Synthetic: the first line of a real `topo -p2p p` capture (raw
+    // tabs, a trailing tab), the rows cut.
+    let text = " \tGPU0\tGPU1\tGPU2\t\n";
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(looks_like_p2p_status(text, &lines));
+    let p = parse_p2p_status(text).unwrap();
+    let ids: Vec<(&str, usize)> = p
+        .topology
+        .devices
+        .iter()
+        .map(|d| (d.id.as_str(), d.source.line))
+        .collect();
+    assert_eq!(ids, [("GPU0", 1), ("GPU1", 1), ("GPU2", 1)]);
+    assert!(p.topology.p2p.is_empty());
+    assert_eq!(p.issues.len(), 1);
+    assert!(
+        p.issues[0]
+            .message
+            .contains("rows GPU0..GPU2 of the P2P status matrix"),
+        "{:?}",
+        p.issues
+    );
+    // Not a header: one GPU, GPUs out of order, another column, prose.
+    for other in [
+        "\tGPU0\n",
+        "\tGPU0\tGPU2\n",
+        "\tGPU0\tGPU1\tCPU Affinity\n",
+        "GPU0 GPU1 are the two cards\n",
+    ] {
+        let lines: Vec<&str> = other.lines().collect();
+        assert!(!looks_like_p2p_status(other, &lines), "{other:?}");
+    }
+}
