@@ -69,16 +69,7 @@ fn libibverbs() -> Source {
 /// One device: its name, and what an open context says of it and its
 /// ports (the transport says why when it cannot be opened).
 fn device(dev: Device<'_>) -> RdmaDevice {
-    let mut d = RdmaDevice {
-        name: dev.name(),
-        ca_type: None,
-        firmware: None,
-        node_guid: None,
-        transport: None,
-        board_id: None,
-        ports: Vec::new(),
-        source: libibverbs(),
-    };
+    let mut d = RdmaDevice::new(dev.name(), libibverbs());
     let ctx = match Context::open(dev) {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -228,19 +228,13 @@ mod tests {
             name: "n".into(),
             origin: Origin::Ingested,
         });
-        b.rdma.push(RdmaDevice {
-            name: "mlx5_0".into(),
-            ca_type: None,
-            firmware: None,
-            node_guid: None,
-            transport: None,
-            board_id: None,
-            ports: Vec::new(),
-            source: Source {
+        b.rdma.push(RdmaDevice::new(
+            "mlx5_0",
+            Source {
                 file: "ibstat.txt".into(),
                 line: 1,
             },
-        });
+        ));
         b.absorb(crate::ingest::read_transcript(
             "lsmod.txt",
             lsmod.as_bytes(),

@@ -34,6 +34,22 @@ pub struct RdmaDevice {
     pub source: Source,
 }
 
+impl RdmaDevice {
+    /// An adapter known by name only, its facts to be filled in.
+    pub fn new(name: impl Into<String>, source: Source) -> RdmaDevice {
+        RdmaDevice {
+            name: name.into(),
+            ca_type: None,
+            firmware: None,
+            node_guid: None,
+            transport: None,
+            board_id: None,
+            ports: Vec::new(),
+            source,
+        }
+    }
+}
+
 /// One port of an adapter.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 pub struct RdmaPort {
@@ -188,16 +204,7 @@ fn device<'a>(out: &'a mut Vec<RdmaDevice>, name: &str, line: usize) -> &'a mut 
     if let Some(i) = out.iter().position(|d| d.name == name) {
         return &mut out[i];
     }
-    out.push(RdmaDevice {
-        name: name.to_string(),
-        ca_type: None,
-        firmware: None,
-        node_guid: None,
-        transport: None,
-        board_id: None,
-        ports: Vec::new(),
-        source: Source::line(line),
-    });
+    out.push(RdmaDevice::new(name.to_string(), Source::line(line)));
     out.last_mut().expect("just pushed")
 }
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::{Link, Linker};
 use crate::bundle::Bundle;
-use crate::evidence::{Source, Tool};
 use crate::evidence::measurement::Kind;
+use crate::evidence::{Source, Tool};
 
 /// `Two-node check: served ib_write_bw for n2 (paired by Slurm, job 7); ...`.
 pub(super) fn pair_text(p: &crate::bundle::PeerLink) -> String {
