@@ -308,7 +308,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         }
     }
     let read = b.blocks.len();
-    for (line, command) in &scan.silent {
+    for (line, command) in silent_session(&scan) {
         if let Some(listing) = evidence::lsmod::empty_listing(command, *line) {
             b.silent(*line, command, listing);
         }
@@ -341,6 +341,36 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         t.lines = account;
     }
     r
+}
+
+/// The command lines that printed nothing, less those in a run of such
+/// lines (nothing printed between them) where one of them always prints
+/// (`$ lsmod` then `$ lsmod | grep scull`): such a run lists commands to
+/// type, as a how-to does, and says nothing of what they printed.
+fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
+    let printed: std::collections::BTreeSet<usize> = scan
+        .segments
+        .iter()
+        .flat_map(|s| s.lines.iter().copied())
+        .collect();
+    let mut out = Vec::new();
+    let mut run: Vec<&(usize, String)> = Vec::new();
+    let mut end_run = |run: &mut Vec<&'s (usize, String)>| {
+        if !run.iter().any(|(_, c)| evidence::lsmod::prints_always(c)) {
+            out.extend(run.iter().copied());
+        }
+        run.clear();
+    };
+    for s in &scan.silent {
+        if let Some(&(last, _)) = run.last()
+            && printed.range(last + 1..s.0).next().is_some()
+        {
+            end_run(&mut run);
+        }
+        run.push(s);
+    }
+    end_run(&mut run);
+    out
 }
 
 /// What a line of unrecognised text read along with `tool`'s block is,
