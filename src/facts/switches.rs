@@ -21,7 +21,7 @@
 //! The tree comes from sysfs on a live node or from the `Bus:` lines of a
 //! whole-machine `lspci -vvv` (see `evidence::pcie`). A live collection
 //! that read both names each switch twice (`0000:18:00.0` and `18:00.0`):
-//! one switch per bridge address without its PCI domain is kept.
+//! one switch per bridge address is kept, a bare one read as domain 0000.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -80,11 +80,13 @@ fn rate(p: &PcieLink, above: Option<&PcieLink>) -> Option<(f64, String)> {
     Some((c.per_direction_bytes_per_s, c.link))
 }
 
-/// `0000:18:00.0` -> `18:00.0`: the address without its PCI domain.
-fn without_domain(address: &str) -> &str {
+/// `18:00.0` -> `0000:18:00.0`: lspci leaves the domain out only where it
+/// is 0000 (on a machine of one domain, without `-D`), so a bare address
+/// and its domain-0000 form are one bridge, and `0001:18:00.0` another.
+fn with_domain(address: &str) -> String {
     match address.split(':').count() {
-        3 => address.split_once(':').map_or(address, |(_, rest)| rest),
-        _ => address,
+        2 => format!("0000:{address}"),
+        _ => address.to_string(),
     }
 }
 
@@ -122,7 +124,7 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
             .and_then(|u| by_addr.get(u.as_str()).copied())
     };
     let mut out: Vec<Switch> = Vec::new();
-    let mut named: BTreeSet<&str> = BTreeSet::new();
+    let mut named: BTreeSet<String> = BTreeSet::new();
     for (bridge, devs) in &under {
         if devs.len() < 2 {
             continue;
@@ -138,7 +140,7 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
                         .any(|up| under.get(up.as_str()) == Some(devs))
                 })
         });
-        if nearer_same || !named.insert(without_domain(bridge)) {
+        if nearer_same || !named.insert(with_domain(bridge)) {
             continue;
         }
         let mut devices = Vec::new();
@@ -299,6 +301,14 @@ pub(crate) mod tests {
         assert_eq!(gpu.bytes_per_s, Some(gen3));
     }
 
+    /// `0000:18:00.0` -> `18:00.0`: the address without its PCI domain.
+    fn without_domain(address: &str) -> &str {
+        match address.split(':').count() {
+            3 => address.split_once(':').map_or(address, |(_, rest)| rest),
+            _ => address,
+        }
+    }
+
     #[test]
     fn one_switch_read_from_sysfs_and_from_lspci_is_named_once() {
         let mut b = synthetic_tree();
@@ -319,6 +329,31 @@ pub(crate) mod tests {
         let s = switches(&b);
         assert_eq!(s.len(), 1, "{s:#?}");
         assert_eq!(s[0].uplink_bridge, "0000:01:00.0");
+    }
+
+    #[test]
+    fn switches_at_one_address_in_two_pci_domains_are_two() {
+        // Synthetic: the same tree again in PCI domain 0001 (a machine of
+        // several root complexes, as lspci prints it there: every address
+        // with its domain). Two switches, not one named once.
+        let mut b = synthetic_tree();
+        let other: Vec<PcieLink> = b
+            .pcie
+            .iter()
+            .map(|p| PcieLink {
+                address: p.address.replacen("0000:", "0001:", 1),
+                upstream: p
+                    .upstream
+                    .iter()
+                    .map(|u| u.replacen("0000:", "0001:", 1))
+                    .collect(),
+                ..p.clone()
+            })
+            .collect();
+        b.pcie.extend(other);
+        let s = switches(&b);
+        let uplinks: Vec<&str> = s.iter().map(|s| s.uplink_bridge.as_str()).collect();
+        assert_eq!(uplinks, ["0000:01:00.0", "0001:01:00.0"]);
     }
 
     #[test]
