@@ -105,8 +105,13 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
         .iter()
         .filter(|p| p.role.as_deref() != Some("bridge") && p.upstream.len() >= 2)
         .collect();
-    // Per bridge below the root port: the devices whose chain passes it.
+    // Per bridge below the root port: the devices whose chain passes it;
+    // per bridge, the bridges right above it there, and the endpoints
+    // whose chain passes it (each built once: a whole machine's lspci can
+    // list thousands of switches).
     let mut under: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut parents: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut through: BTreeMap<&str, Vec<&PcieLink>> = BTreeMap::new();
     for e in &endpoints {
         let below_root = &e.upstream[..e.upstream.len() - 1];
         for bridge in below_root {
@@ -114,6 +119,15 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
                 .entry(bridge.as_str())
                 .or_default()
                 .insert(device_of(&e.address));
+        }
+        for pair in below_root.windows(2) {
+            parents
+                .entry(pair[0].as_str())
+                .or_default()
+                .insert(pair[1].as_str());
+        }
+        for bridge in &e.upstream {
+            through.entry(bridge.as_str()).or_default().push(e);
         }
     }
     // Keep a bridge shared by two devices or more, and of bridges with the
@@ -129,25 +143,14 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
         if devs.len() < 2 {
             continue;
         }
-        let nearer_same = endpoints.iter().any(|e| {
-            let below_root = &e.upstream[..e.upstream.len() - 1];
-            below_root
-                .iter()
-                .position(|x| x == bridge)
-                .is_some_and(|i| {
-                    below_root[i + 1..]
-                        .iter()
-                        .any(|up| under.get(up.as_str()) == Some(devs))
-                })
-        });
-        if nearer_same || !named.insert(with_domain(bridge)) {
+        if nearer_same(bridge, devs, &under, &parents) || !named.insert(with_domain(bridge)) {
             continue;
         }
         let mut devices = Vec::new();
         let mut seen = BTreeSet::new();
-        for e in &endpoints {
+        for e in through.get(bridge).into_iter().flatten() {
             let d = device_of(&e.address);
-            if devs.contains(d) && e.upstream.iter().any(|x| x == bridge) && seen.insert(d) {
+            if devs.contains(d) && seen.insert(d) {
                 devices.push(SwitchDevice {
                     address: e.address.clone(),
                     name: e.name.clone(),
@@ -167,6 +170,28 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
         });
     }
     out
+}
+
+/// Whether a bridge above `bridge` (below the root port) leads to the
+/// same devices `devs`: then that one, nearer the root, is the uplink.
+fn nearer_same(
+    bridge: &str,
+    devs: &BTreeSet<&str>,
+    under: &BTreeMap<&str, BTreeSet<&str>>,
+    parents: &BTreeMap<&str, BTreeSet<&str>>,
+) -> bool {
+    let mut stack: Vec<&str> = parents.get(bridge).into_iter().flatten().copied().collect();
+    let mut seen = BTreeSet::from([bridge]);
+    while let Some(up) = stack.pop() {
+        if !seen.insert(up) {
+            continue;
+        }
+        if under.get(up) == Some(devs) {
+            return true;
+        }
+        stack.extend(parents.get(up).into_iter().flatten().copied());
+    }
+    false
 }
 
 #[cfg(test)]
