@@ -195,11 +195,18 @@ impl Blocks<'_> {
         // where a fact cites it: the tool's own setup lines are skipped,
         // anything else (an environment dump, an MPI warning) was not
         // understood.
+        // The block's text line of each file line, found once (an
+        // environment dump can run to thousands of lines).
+        let text_of: std::collections::HashMap<usize, &str> = if loose.is_empty() {
+            Default::default()
+        } else {
+            seg.lines.iter().copied().zip(seg.text.lines()).collect()
+        };
         for &n in loose {
             let i = n.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = match seg.lines.iter().position(|&l| l == n) {
-                    Some(k) => loose_use(tool, seg.text.lines().nth(k).unwrap_or("")),
+                self.uses[i] = match text_of.get(&n) {
+                    Some(t) => loose_use(tool, t),
                     None => Use::NotUnderstood,
                 };
             }

@@ -552,3 +552,39 @@ fn a_machine_of_thousands_of_pcie_switches_renders_without_a_quadratic_hang() {
     );
     assert_eq!(md.matches("PCIe switch with uplink").count(), 20000);
 }
+
+/// Synthetic around a real capture: `$ env` printing 100000 variables,
+/// then the h100-lmdeploy-1gpu transcript (its 36 lines of check_env,
+/// then the topology). The env lines go with the topology's block and
+/// are not understood, each found once: before, every one was looked up
+/// by a scan of the whole block (over five minutes, debug build).
+#[test]
+fn a_long_dump_before_a_tool_block_is_accounted_without_a_quadratic_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("env-dump");
+    std::fs::create_dir(&node).unwrap();
+    let topo = std::fs::read_to_string(
+        "captures/h100-lmdeploy-1gpu/nvidia-topo-020-1x-h100-lmdeploy-check-env-embedded.txt",
+    )
+    .unwrap();
+    let mut text = String::from("$ env\n");
+    for i in 0..100_000 {
+        text += &format!("SOME_ENV_VAR_{i}=value {i}\n");
+    }
+    text += &topo;
+    std::fs::write(node.join("t.txt"), text).unwrap();
+    let out = d.path().join("b");
+    wr().args(["collect", "--from"])
+        .arg(&node)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let b = bundle_in(&out);
+    let t = &b.transcripts[0];
+    // 100000 variables and check_env's 35 non-blank lines.
+    assert_eq!(t.lines.not_understood, 100_035);
+    assert_eq!(t.lines.not_understood_lines[0], 2);
+    assert_eq!(b.topology.gpus().count(), 1);
+}
