@@ -215,18 +215,28 @@ pub fn looks_like_lsmod(text: &str, lines: &[&str]) -> bool {
     if text.contains("Used by") && lines.iter().any(|l| is_header(l)) {
         return true;
     }
-    let mut rows = 0;
-    for l in lines {
-        let t = l.trim();
-        if t.is_empty() || lsmod_command(t).is_some() {
-            continue;
-        }
-        if row(t, 0).is_none() {
-            return false;
-        }
-        rows += 1;
-    }
-    rows > 0
+    let listed: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|t| !t.is_empty() && lsmod_command(t).is_none())
+        .collect();
+    // The last row may be cut by the paste (`nvidia_peermem   163`).
+    let Some((last, rows)) = listed.split_last() else {
+        return false;
+    };
+    rows.iter().all(|t| row(t, 0).is_some())
+        && (row(last, 0).is_some() || !rows.is_empty() && is_cut_row(last))
+}
+
+/// The start of a row the paste cut: a name, then perhaps the size and
+/// the count (`nvidia_peermem   163`, `nvidia_pe`).
+fn is_cut_row(t: &str) -> bool {
+    let w: Vec<&str> = t.split_whitespace().collect();
+    let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    w.len() <= 3
+        && w.first().is_some_and(|n| is_module_name(n))
+        && w.get(1).is_none_or(|x| digits(x))
+        && w.get(2).is_none_or(|x| *x == "-" || digits(x))
 }
 
 /// Parses `lsmod` output: an optional header, then rows; an lsmod

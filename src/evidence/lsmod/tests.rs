@@ -257,3 +257,29 @@ fn commands_listed_to_type_say_nothing_of_what_they_print() {
         [("nvidia_peermem", 1), ("nv_peer_mem", 2)]
     );
 }
+
+#[test]
+fn a_grep_whose_last_row_the_paste_cut_is_read_up_to_the_cut() {
+    // Synthetic: the NCCL #1737 rows, the paste cut inside the last one.
+    let text = "nvidia_uvm           1523712  0\n\
+                nvidia_drm             73728  0\n\
+                nvidia_modeset       1306624  1 nvidia_drm\n\
+                nvidia_peermem         163\n";
+    assert_eq!(detect(text), Some(Tool::Lsmod));
+    let p = parse_lsmod(text).unwrap();
+    let l = &p.modules[0];
+    assert_eq!((l.rows.len(), l.cut), (3, true));
+    assert_eq!(p.issues[0].line, 4);
+    // Through the scanner, with its command: nothing ruled out.
+    let r = crate::ingest::read_transcript(
+        "lsmod.txt",
+        format!("$ lsmod | grep nvidia\n{text}").as_bytes(),
+    );
+    assert_eq!(state(&r.modules, "nvidia_peermem"), None);
+    assert!(matches!(
+        state(&r.modules, "nvidia_drm"),
+        Some(Said::Loaded(s)) if s.line == 3
+    ));
+    // A line that is no row's start keeps the text from being lsmod's.
+    assert_eq!(detect("nvidia_uvm  1523712  0\nsee the log above\n"), None);
+}
