@@ -141,14 +141,38 @@ fn prints_header(r: &filter::Reach) -> bool {
 }
 
 /// A command that prints something whenever it runs: a whole `lsmod` (or
-/// a grep that keeps its header), or another tool this reader knows
-/// (`ibstat`, `nvidia-smi topo -m`). A run of such command lines with
-/// nothing printed between them is a list of commands, not a session.
+/// a grep that keeps its header), or a device tool that prints at least
+/// a line of its own (`ibstat`, `nvidia-smi topo -m`; not `sudo modprobe`,
+/// a script or `docker`, which may print nothing). A run of such command
+/// lines with nothing printed between them is a list of commands, not a
+/// session.
 pub fn prints_always(command: &str) -> bool {
-    match filter::reach_of(command) {
-        Some(r) => prints_header(&r),
-        None => super::scan::is_command(command),
+    const TOOLS: [&str; 16] = [
+        "nvidia-smi",
+        "rocm-smi",
+        "amd-smi",
+        "ibstat",
+        "ibstatus",
+        "ibv_devinfo",
+        "ibv_devices",
+        "show_gids",
+        "lspci",
+        "nvbandwidth",
+        "p2pBandwidthLatencyTest",
+        "bandwidthTest",
+        "rocm-bandwidth-test",
+        "TransferBench",
+        "dcgmi",
+        "ethtool",
+    ];
+    if let Some(r) = filter::reach_of(command) {
+        return prints_header(&r);
     }
+    let mut words = command.split_whitespace().skip_while(|w| *w == "sudo");
+    words
+        .next()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .is_some_and(|p| TOOLS.contains(&p))
 }
 
 /// `Module  Size  Used by`.

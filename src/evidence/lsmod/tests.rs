@@ -246,6 +246,12 @@ fn commands_listed_to_type_say_nothing_of_what_they_print() {
         absent_in("$ ibstat\n$ lsmod | grep nvidia_peermem\n$ lsmod | grep nv_peer_mem\n"),
         []
     );
+    // A command that may print nothing (`sudo modprobe`) leaves the
+    // empty grep before it one of a session.
+    assert_eq!(
+        absent_in("$ lsmod | grep nvidia_peermem\n$ sudo modprobe nvidia_peermem\n"),
+        [("nvidia_peermem", 1)]
+    );
     // Greps that printed nothing between other commands' output are a
     // session: each rules its modules out.
     let session = "$ lsmod | grep nvidia_peermem\n\
