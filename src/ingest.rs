@@ -370,7 +370,7 @@ fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
     };
     for s in &scan.silent {
         if let Some(&(last, _)) = run.last()
-            && printed.range(last + 1..s.0).next().is_some()
+            && (s.0 <= *last || printed.range(last + 1..s.0).next().is_some())
         {
             end_run(&mut run);
         }
@@ -619,6 +619,18 @@ mod tests {
                 .one_line()
                 .starts_with("topo.txt:3: nvidia-smi-topo: expected 2 cells")
         );
+    }
+
+    #[test]
+    fn silent_commands_out_of_line_order_never_panic() {
+        // Synthetic: a scan whose silent commands are not in line order
+        // (no scanner makes one today); each starts a run of its own.
+        let mut scan = scan::scan("a\nb\nc\nd\ne\nf\n");
+        scan.silent = vec![
+            (5, "lsmod | grep nv_peer_mem".into()),
+            (3, "lsmod | grep nvidia_peermem".into()),
+        ];
+        assert_eq!(silent_session(&scan).len(), 2);
     }
 
     #[test]
