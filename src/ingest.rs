@@ -195,11 +195,18 @@ impl Blocks<'_> {
         // where a fact cites it: the tool's own setup lines are skipped,
         // anything else (an environment dump, an MPI warning) was not
         // understood.
+        // The block's text line of each file line, found once (an
+        // environment dump can run to thousands of lines).
+        let text_of: std::collections::HashMap<usize, &str> = if loose.is_empty() {
+            Default::default()
+        } else {
+            seg.lines.iter().copied().zip(seg.text.lines()).collect()
+        };
         for &n in loose {
             let i = n.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = match seg.lines.iter().position(|&l| l == n) {
-                    Some(k) => loose_use(tool, seg.text.lines().nth(k).unwrap_or("")),
+                self.uses[i] = match text_of.get(&n) {
+                    Some(t) => loose_use(tool, t),
                     None => Use::NotUnderstood,
                 };
             }
@@ -308,7 +315,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         }
     }
     let read = b.blocks.len();
-    for (line, command) in &scan.silent {
+    for (line, command) in silent_session(&scan) {
         if let Some(listing) = evidence::lsmod::empty_listing(command, *line) {
             b.silent(*line, command, listing);
         }
@@ -341,6 +348,36 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         t.lines = account;
     }
     r
+}
+
+/// The command lines that printed nothing, less those in a run of such
+/// lines (nothing printed between them) where one of them always prints
+/// (`$ lsmod` then `$ lsmod | grep scull`): such a run lists commands to
+/// type, as a how-to does, and says nothing of what they printed.
+fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
+    let printed: std::collections::BTreeSet<usize> = scan
+        .segments
+        .iter()
+        .flat_map(|s| s.lines.iter().copied())
+        .collect();
+    let mut out = Vec::new();
+    let mut run: Vec<&(usize, String)> = Vec::new();
+    let mut end_run = |run: &mut Vec<&'s (usize, String)>| {
+        if !run.iter().any(|(_, c)| evidence::lsmod::prints_always(c)) {
+            out.extend(run.iter().copied());
+        }
+        run.clear();
+    };
+    for s in &scan.silent {
+        if let Some(&(last, _)) = run.last()
+            && (s.0 <= *last || printed.range(last + 1..s.0).next().is_some())
+        {
+            end_run(&mut run);
+        }
+        run.push(s);
+    }
+    end_run(&mut run);
+    out
 }
 
 /// What a line of unrecognised text read along with `tool`'s block is,
@@ -582,6 +619,18 @@ mod tests {
                 .one_line()
                 .starts_with("topo.txt:3: nvidia-smi-topo: expected 2 cells")
         );
+    }
+
+    #[test]
+    fn silent_commands_out_of_line_order_never_panic() {
+        // Synthetic: a scan whose silent commands are not in line order
+        // (no scanner makes one today); each starts a run of its own.
+        let mut scan = scan::scan("a\nb\nc\nd\ne\nf\n");
+        scan.silent = vec![
+            (5, "lsmod | grep nv_peer_mem".into()),
+            (3, "lsmod | grep nvidia_peermem".into()),
+        ];
+        assert_eq!(silent_session(&scan).len(), 2);
     }
 
     #[test]

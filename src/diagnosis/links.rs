@@ -2,6 +2,8 @@
 //! than they can, NVLinks reported inactive, RDMA ports down or slower than
 //! the fastest of their link layer.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
 use crate::bundle::Bundle;
 use crate::diff::is_error_counter;
@@ -11,10 +13,11 @@ use crate::facts::NodeFacts;
 use crate::facts::sku::NvlinkWiring;
 
 /// The lanes of the port above a device (its slot), where a live
-/// collection listed the bridges above it and read their links.
-fn slot_lanes(b: &Bundle, p: &PcieLink) -> Option<u32> {
+/// collection listed the bridges above it and read their links; `lanes`
+/// maps each address to its first entry's capable width.
+fn slot_lanes(lanes: &BTreeMap<&str, Option<u32>>, p: &PcieLink) -> Option<u32> {
     let up = p.upstream.first()?;
-    b.pcie.iter().find(|x| &x.address == up)?.max_width_lanes
+    *lanes.get(up.as_str())?
 }
 
 /// `17:00.0` and `0000:17:00.0` are one device: lspci prints the domain
@@ -49,16 +52,24 @@ fn one_entry_per_device(b: &Bundle) -> Vec<bool> {
 
 pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
     let keep = one_entry_per_device(b);
+    // Built once (a whole machine's lspci lists thousands of functions):
+    // the ports with a device right below them, and each address's width.
+    let above_a_device: BTreeSet<String> = b
+        .pcie
+        .iter()
+        .filter(|x| x.role.as_deref() != Some("bridge"))
+        .filter_map(|x| x.upstream.first().map(|u| device_key(u)))
+        .collect();
+    let mut lanes: BTreeMap<&str, Option<u32>> = BTreeMap::new();
+    for x in &b.pcie {
+        lanes.entry(x.address.as_str()).or_insert(x.max_width_lanes);
+    }
     for (p, _) in b.pcie.iter().zip(&keep).filter(|x| *x.1) {
         // A port and the device right below it report one link: it is
         // judged once, on the device. (A switch's upstream port has only
         // bridges below it, its downstream ports, and keeps its own link.)
         // A link of width 0 is not trained (an empty slot), not a narrow one.
-        let below = |x: &PcieLink| {
-            x.upstream.first().map(|u| device_key(u)) == Some(device_key(&p.address))
-                && x.role.as_deref() != Some("bridge")
-        };
-        if p.current_width_lanes == Some(0) || b.pcie.iter().any(below) {
+        if p.current_width_lanes == Some(0) || above_a_device.contains(&device_key(&p.address)) {
             continue;
         }
         if let (Some(c), Some(m)) = (p.current_width_lanes, p.max_width_lanes)
@@ -67,7 +78,7 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             // A device's own LnkCap says what the card can do, not what the
             // slot can (a laptop's x8 wiring, an x16 card in an x4 slot):
             // critical only when the slot is known to be wider too.
-            let slot = slot_lanes(b, p);
+            let slot = slot_lanes(&lanes, p);
             let severity = match slot {
                 Some(s) if s > c => Severity::Critical,
                 _ => Severity::Info,

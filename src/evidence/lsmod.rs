@@ -35,6 +35,11 @@ pub struct ModuleListing {
     /// lsmod's header row (`Module Size Used by`) was printed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub header: bool,
+    /// A line among its rows could not be read as one (a paste cut or
+    /// wrapped mid-row): a module without a row may be on it, so the
+    /// command rules none out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
     pub rows: Vec<ModuleRow>,
     /// The listing's first line; for a grep that printed nothing, its
     /// command line.
@@ -52,6 +57,10 @@ pub struct ModuleRow {
     /// The modules that hold this one, as listed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub used_by: Vec<String>,
+    /// The `Used by` list ends in a comma, where lsmod never prints one:
+    /// the paste cut or wrapped the row there, so names may be missing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub holders_cut: bool,
     pub source: Source,
 }
 
@@ -94,7 +103,7 @@ impl ModuleListing {
                 return Some(Said::Loaded(r.source.clone()));
             }
         }
-        if self.reach().covers(module) {
+        if !self.cut && self.reach().covers(module) {
             return Some(Said::Absent(self.source.clone()));
         }
         let held = HOLDS.iter().find(|(m, _)| *m == module)?.1;
@@ -109,8 +118,10 @@ impl ModuleRow {
     /// The `Used by` list can be trusted whole: no more names than the
     /// count (each holder takes a reference), and not cut off by a `,`.
     fn holders_complete(&self) -> bool {
-        self.used
-            .is_some_and(|n| self.used_by.len() as u64 <= n && n < 100_000)
+        !self.holders_cut
+            && self
+                .used
+                .is_some_and(|n| self.used_by.len() as u64 <= n && n < 100_000)
     }
 }
 
@@ -122,6 +133,46 @@ pub fn state(listings: &[ModuleListing], module: &str) -> Option<Said> {
         .find(|s| matches!(s, Said::Loaded(_)))
         .or_else(|| said.first())
         .cloned()
+}
+
+/// Whether lsmod's header row (`Module  Size  Used by`) gets through.
+fn prints_header(r: &filter::Reach) -> bool {
+    r.covers("Module")
+}
+
+/// A command that prints something whenever it runs: a whole `lsmod` (or
+/// a grep that keeps its header), or a device tool that prints at least
+/// a line of its own (`ibstat`, `nvidia-smi topo -m`; not `sudo modprobe`,
+/// a script or `docker`, which may print nothing). A run of such command
+/// lines with nothing printed between them is a list of commands, not a
+/// session.
+pub fn prints_always(command: &str) -> bool {
+    const TOOLS: [&str; 16] = [
+        "nvidia-smi",
+        "rocm-smi",
+        "amd-smi",
+        "ibstat",
+        "ibstatus",
+        "ibv_devinfo",
+        "ibv_devices",
+        "show_gids",
+        "lspci",
+        "nvbandwidth",
+        "p2pBandwidthLatencyTest",
+        "bandwidthTest",
+        "rocm-bandwidth-test",
+        "TransferBench",
+        "dcgmi",
+        "ethtool",
+    ];
+    if let Some(r) = filter::reach_of(command) {
+        return prints_header(&r);
+    }
+    let mut words = command.split_whitespace().skip_while(|w| *w == "sudo");
+    words
+        .next()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .is_some_and(|p| TOOLS.contains(&p))
 }
 
 /// `Module  Size  Used by`.
@@ -139,7 +190,7 @@ fn is_module_name(w: &str) -> bool {
 }
 
 /// A row: name, size, count, and the holders (comma-separated) when any.
-fn row(t: &str) -> Option<(String, u64, Option<u64>, Vec<String>)> {
+fn row(t: &str, line: usize) -> Option<ModuleRow> {
     let mut w = t.split_whitespace();
     let name = w.next().filter(|n| is_module_name(n))?;
     let size = w.next()?.parse().ok()?;
@@ -148,9 +199,11 @@ fn row(t: &str) -> Option<(String, u64, Option<u64>, Vec<String>)> {
         "-" => None,
         c => Some(c.parse().ok()?),
     };
+    let mut cut = false;
     let holders: Vec<String> = match w.next() {
         None => Vec::new(),
         Some(list) => {
+            cut = list.ends_with(',');
             let names: Vec<&str> = list.split(',').filter(|s| !s.is_empty()).collect();
             if !names.iter().all(|n| is_module_name(n)) {
                 return None;
@@ -162,7 +215,14 @@ fn row(t: &str) -> Option<(String, u64, Option<u64>, Vec<String>)> {
     if w.any(|x| !(x.starts_with('[') || x.starts_with('('))) {
         return None;
     }
-    Some((name.to_string(), size, used, holders))
+    Some(ModuleRow {
+        name: name.to_string(),
+        size_bytes: size,
+        used,
+        used_by: holders,
+        holders_cut: cut,
+        source: Source::line(line),
+    })
 }
 
 /// The command of an in-text prompt line that runs lsmod (a block of
@@ -179,18 +239,28 @@ pub fn looks_like_lsmod(text: &str, lines: &[&str]) -> bool {
     if text.contains("Used by") && lines.iter().any(|l| is_header(l)) {
         return true;
     }
-    let mut rows = 0;
-    for l in lines {
-        let t = l.trim();
-        if t.is_empty() || lsmod_command(t).is_some() {
-            continue;
-        }
-        if row(t).is_none() {
-            return false;
-        }
-        rows += 1;
-    }
-    rows > 0
+    let listed: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|t| !t.is_empty() && lsmod_command(t).is_none())
+        .collect();
+    // The last row may be cut by the paste (`nvidia_peermem   163`).
+    let Some((last, rows)) = listed.split_last() else {
+        return false;
+    };
+    rows.iter().all(|t| row(t, 0).is_some())
+        && (row(last, 0).is_some() || !rows.is_empty() && is_cut_row(last))
+}
+
+/// The start of a row the paste cut: a name, then perhaps the size and
+/// the count (`nvidia_peermem   163`, `nvidia_pe`).
+fn is_cut_row(t: &str) -> bool {
+    let w: Vec<&str> = t.split_whitespace().collect();
+    let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    w.len() <= 3
+        && w.first().is_some_and(|n| is_module_name(n))
+        && w.get(1).is_none_or(|x| digits(x))
+        && w.get(2).is_none_or(|x| *x == "-" || digits(x))
 }
 
 /// Parses `lsmod` output: an optional header, then rows; an lsmod
@@ -201,6 +271,7 @@ pub fn parse_lsmod(text: &str) -> Result<Parsed, ParseError> {
     let start = |command: Option<&str>, line: usize| ModuleListing {
         command: command.map(String::from),
         header: false,
+        cut: false,
         rows: Vec::new(),
         source: Source::line(line),
     };
@@ -219,18 +290,17 @@ pub fn parse_lsmod(text: &str) -> Result<Parsed, ParseError> {
             listing.header = true;
             continue;
         }
-        match row(t) {
-            Some((name, size_bytes, used, used_by)) => listing.rows.push(ModuleRow {
-                name,
-                size_bytes,
-                used,
-                used_by,
-                source: Source::line(n),
-            }),
-            None => out.bad_row(
-                n,
-                format!("lsmod: expected a module row (`name size count [used by]`), found `{t}`"),
-            ),
+        match row(t, n) {
+            Some(r) => listing.rows.push(r),
+            None => {
+                listing.cut = true;
+                out.bad_row(
+                    n,
+                    format!(
+                        "lsmod: expected a module row (`name size count [used by]`), found `{t}`"
+                    ),
+                )
+            }
         }
     }
     out.modules.extend(cur);
@@ -244,14 +314,21 @@ pub fn parse_lsmod(text: &str) -> Result<Parsed, ParseError> {
 }
 
 /// A grep of lsmod that printed nothing: the listing its command line
-/// (at `line`) makes, or `None` when the command is not an lsmod one.
+/// (at `line`) makes, or `None` when the command is not an lsmod one, or
+/// is one that cannot print nothing (a whole `lsmod` prints its header,
+/// and so does a grep that keeps it): there the paste lost the output,
+/// or the text lists commands to run (`$ lsmod` then `$ lsmod | grep
+/// scull`, a how-to's steps).
 pub fn empty_listing(command: &str, line: usize) -> Option<ModuleListing> {
-    if let filter::Reach::Unknown(_) = filter::reach_of(command)? {
-        return None;
+    match filter::reach_of(command)? {
+        filter::Reach::Unknown(_) => return None,
+        r if prints_header(&r) => return None,
+        _ => {}
     }
     Some(ModuleListing {
         command: Some(command.to_string()),
         header: false,
+        cut: false,
         rows: Vec::new(),
         source: Source::line(line),
     })

@@ -21,7 +21,7 @@
 //! The tree comes from sysfs on a live node or from the `Bus:` lines of a
 //! whole-machine `lspci -vvv` (see `evidence::pcie`). A live collection
 //! that read both names each switch twice (`0000:18:00.0` and `18:00.0`):
-//! one switch per bridge address without its PCI domain is kept.
+//! one switch per bridge address is kept, a bare one read as domain 0000.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -80,11 +80,13 @@ fn rate(p: &PcieLink, above: Option<&PcieLink>) -> Option<(f64, String)> {
     Some((c.per_direction_bytes_per_s, c.link))
 }
 
-/// `0000:18:00.0` -> `18:00.0`: the address without its PCI domain.
-fn without_domain(address: &str) -> &str {
+/// `18:00.0` -> `0000:18:00.0`: lspci leaves the domain out only where it
+/// is 0000 (on a machine of one domain, without `-D`), so a bare address
+/// and its domain-0000 form are one bridge, and `0001:18:00.0` another.
+fn with_domain(address: &str) -> String {
     match address.split(':').count() {
-        3 => address.split_once(':').map_or(address, |(_, rest)| rest),
-        _ => address,
+        2 => format!("0000:{address}"),
+        _ => address.to_string(),
     }
 }
 
@@ -103,8 +105,13 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
         .iter()
         .filter(|p| p.role.as_deref() != Some("bridge") && p.upstream.len() >= 2)
         .collect();
-    // Per bridge below the root port: the devices whose chain passes it.
+    // Per bridge below the root port: the devices whose chain passes it;
+    // per bridge, the bridges right above it there, and the endpoints
+    // whose chain passes it (each built once: a whole machine's lspci can
+    // list thousands of switches).
     let mut under: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut parents: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut through: BTreeMap<&str, Vec<&PcieLink>> = BTreeMap::new();
     for e in &endpoints {
         let below_root = &e.upstream[..e.upstream.len() - 1];
         for bridge in below_root {
@@ -112,6 +119,15 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
                 .entry(bridge.as_str())
                 .or_default()
                 .insert(device_of(&e.address));
+        }
+        for pair in below_root.windows(2) {
+            parents
+                .entry(pair[0].as_str())
+                .or_default()
+                .insert(pair[1].as_str());
+        }
+        for bridge in &e.upstream {
+            through.entry(bridge.as_str()).or_default().push(e);
         }
     }
     // Keep a bridge shared by two devices or more, and of bridges with the
@@ -122,30 +138,19 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
             .and_then(|u| by_addr.get(u.as_str()).copied())
     };
     let mut out: Vec<Switch> = Vec::new();
-    let mut named: BTreeSet<&str> = BTreeSet::new();
+    let mut named: BTreeSet<String> = BTreeSet::new();
     for (bridge, devs) in &under {
         if devs.len() < 2 {
             continue;
         }
-        let nearer_same = endpoints.iter().any(|e| {
-            let below_root = &e.upstream[..e.upstream.len() - 1];
-            below_root
-                .iter()
-                .position(|x| x == bridge)
-                .is_some_and(|i| {
-                    below_root[i + 1..]
-                        .iter()
-                        .any(|up| under.get(up.as_str()) == Some(devs))
-                })
-        });
-        if nearer_same || !named.insert(without_domain(bridge)) {
+        if nearer_same(bridge, devs, &under, &parents) || !named.insert(with_domain(bridge)) {
             continue;
         }
         let mut devices = Vec::new();
         let mut seen = BTreeSet::new();
-        for e in &endpoints {
+        for e in through.get(bridge).into_iter().flatten() {
             let d = device_of(&e.address);
-            if devs.contains(d) && e.upstream.iter().any(|x| x == bridge) && seen.insert(d) {
+            if devs.contains(d) && seen.insert(d) {
                 devices.push(SwitchDevice {
                     address: e.address.clone(),
                     name: e.name.clone(),
@@ -165,6 +170,28 @@ pub fn switches(b: &Bundle) -> Vec<Switch> {
         });
     }
     out
+}
+
+/// Whether a bridge above `bridge` (below the root port) leads to the
+/// same devices `devs`: then that one, nearer the root, is the uplink.
+fn nearer_same(
+    bridge: &str,
+    devs: &BTreeSet<&str>,
+    under: &BTreeMap<&str, BTreeSet<&str>>,
+    parents: &BTreeMap<&str, BTreeSet<&str>>,
+) -> bool {
+    let mut stack: Vec<&str> = parents.get(bridge).into_iter().flatten().copied().collect();
+    let mut seen = BTreeSet::from([bridge]);
+    while let Some(up) = stack.pop() {
+        if !seen.insert(up) {
+            continue;
+        }
+        if under.get(up) == Some(devs) {
+            return true;
+        }
+        stack.extend(parents.get(up).into_iter().flatten().copied());
+    }
+    false
 }
 
 #[cfg(test)]
@@ -299,6 +326,14 @@ pub(crate) mod tests {
         assert_eq!(gpu.bytes_per_s, Some(gen3));
     }
 
+    /// `0000:18:00.0` -> `18:00.0`: the address without its PCI domain.
+    fn without_domain(address: &str) -> &str {
+        match address.split(':').count() {
+            3 => address.split_once(':').map_or(address, |(_, rest)| rest),
+            _ => address,
+        }
+    }
+
     #[test]
     fn one_switch_read_from_sysfs_and_from_lspci_is_named_once() {
         let mut b = synthetic_tree();
@@ -319,6 +354,31 @@ pub(crate) mod tests {
         let s = switches(&b);
         assert_eq!(s.len(), 1, "{s:#?}");
         assert_eq!(s[0].uplink_bridge, "0000:01:00.0");
+    }
+
+    #[test]
+    fn switches_at_one_address_in_two_pci_domains_are_two() {
+        // Synthetic: the same tree again in PCI domain 0001 (a machine of
+        // several root complexes, as lspci prints it there: every address
+        // with its domain). Two switches, not one named once.
+        let mut b = synthetic_tree();
+        let other: Vec<PcieLink> = b
+            .pcie
+            .iter()
+            .map(|p| PcieLink {
+                address: p.address.replacen("0000:", "0001:", 1),
+                upstream: p
+                    .upstream
+                    .iter()
+                    .map(|u| u.replacen("0000:", "0001:", 1))
+                    .collect(),
+                ..p.clone()
+            })
+            .collect();
+        b.pcie.extend(other);
+        let s = switches(&b);
+        let uplinks: Vec<&str> = s.iter().map(|s| s.uplink_bridge.as_str()).collect();
+        assert_eq!(uplinks, ["0000:01:00.0", "0001:01:00.0"]);
     }
 
     #[test]

@@ -497,3 +497,94 @@ fn absurd_values_are_problems_not_endless_charts() {
             "(printed `1e-320 GB/s`) is outside",
         ));
 }
+
+/// Synthetic: a whole-machine `lspci -vvv` of 20000 PCI domains, each a
+/// root port, a switch's upstream port and two GPUs below it (80000
+/// functions, 20000 switches). Collect and render finish within the
+/// guard: before, each switch and each link was checked against every
+/// device (a switch-uplink pass of minutes, a PCIe-link pass of hours).
+#[test]
+fn a_machine_of_thousands_of_pcie_switches_renders_without_a_quadratic_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("many-switches");
+    std::fs::create_dir(&node).unwrap();
+    let link = "\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16, ASPM not supported\n\
+                \t\tLnkSta:\tSpeed 8GT/s, Width x16\n";
+    let mut text = String::new();
+    for n in 0..20_000 {
+        let dom = format!("{n:05x}");
+        text += &format!(
+            "{dom}:00:01.0 PCI bridge: Intel Corporation Sky Lake-E PCI Express Root Port A (rev 04)\n\
+             \tBus: primary=00, secondary=01, subordinate=02, sec-latency=0\n\
+             \tCapabilities: [90] Express (v2) Root Port (Slot+), MSI 00\n{link}\n\
+             {dom}:01:00.0 PCI bridge: PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3 (8.0 GT/s) Switch (rev ca)\n\
+             \tBus: primary=01, secondary=02, subordinate=02, sec-latency=0\n\
+             \tCapabilities: [68] Express (v2) Upstream Port, MSI 00\n{link}\n"
+        );
+        for f in ["02:00.0", "02:01.0"] {
+            text +=
+                &format!("{dom}:{f} 3D controller: NVIDIA Corporation GV100GL (rev a1)\n{link}\n");
+        }
+    }
+    std::fs::write(node.join("lspci-vvv.txt"), text).unwrap();
+    let limit = std::time::Duration::from_secs(120);
+    let out = d.path().join("b");
+    wr().args(["collect", "--from"])
+        .arg(&node)
+        .arg("--out")
+        .arg(&out)
+        .timeout(limit)
+        .assert()
+        .success();
+    let md = wr()
+        .arg("render")
+        .arg(out.join("bundle.json"))
+        .args(["--format", "md"])
+        .timeout(limit)
+        .assert()
+        .success();
+    let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+    // One finding per switch (two Gen3 x16 GPUs under a Gen3 x16 uplink).
+    assert!(
+        md.contains("**Findings** (20000)"),
+        "{}",
+        &md[..md.len().min(600)]
+    );
+    assert_eq!(md.matches("PCIe switch with uplink").count(), 20000);
+}
+
+/// Synthetic around a real capture: `$ env` printing 100000 variables,
+/// then the h100-lmdeploy-1gpu transcript (its 36 lines of check_env,
+/// then the topology). The env lines go with the topology's block and
+/// are not understood, each found once: before, every one was looked up
+/// by a scan of the whole block (over five minutes, debug build).
+#[test]
+fn a_long_dump_before_a_tool_block_is_accounted_without_a_quadratic_hang() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("env-dump");
+    std::fs::create_dir(&node).unwrap();
+    let topo = std::fs::read_to_string(
+        "captures/h100-lmdeploy-1gpu/nvidia-topo-020-1x-h100-lmdeploy-check-env-embedded.txt",
+    )
+    .unwrap();
+    let mut text = String::from("$ env\n");
+    for i in 0..100_000 {
+        text += &format!("SOME_ENV_VAR_{i}=value {i}\n");
+    }
+    text += &topo;
+    std::fs::write(node.join("t.txt"), text).unwrap();
+    let out = d.path().join("b");
+    wr().args(["collect", "--from"])
+        .arg(&node)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let b = bundle_in(&out);
+    let t = &b.transcripts[0];
+    // 100000 variables and check_env's 35 non-blank lines.
+    assert_eq!(t.lines.not_understood, 100_035);
+    assert_eq!(t.lines.not_understood_lines[0], 2);
+    assert_eq!(b.topology.gpus().count(), 1);
+}

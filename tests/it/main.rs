@@ -23,6 +23,7 @@ mod models;
 mod never_panics;
 mod pair;
 mod parse_gaps;
+mod real_verdicts;
 mod recovery;
 mod site;
 mod streaming;

@@ -165,3 +165,127 @@ fn a_command_quoted_as_inline_code_with_a_colon_names_its_listing() {
     assert!(matches!(l.says("nvidia_peermem"), Some(Said::Absent(s)) if s.line == 1));
     assert!(matches!(l.says("nv_peer_mem"), Some(Said::Absent(s)) if s.line == 3));
 }
+
+#[test]
+fn a_listing_cut_mid_row_rules_nothing_out_by_its_command() {
+    // Synthetic: a whole lsmod (its header) whose paste ends inside a
+    // row; the modules after the cut are not in the paste.
+    let text = "Module                  Size  Used by\n\
+                nvidia_uvm           1523712  0\n\
+                mlx5_ib               487424  0\n\
+                ib_core               4423\n";
+    let p = parse_lsmod(text).unwrap();
+    let l = &p.modules[0];
+    assert!(l.cut && l.header);
+    assert_eq!(l.rows.len(), 2);
+    assert_eq!(p.issues[0].line, 4);
+    assert_eq!(l.says("nvidia_peermem"), None);
+    assert_eq!(l.says("nv_peer_mem"), None);
+    // Rows read still say what is loaded.
+    assert!(matches!(l.says("mlx5_ib"), Some(Said::Loaded(s)) if s.line == 3));
+}
+
+#[test]
+fn holders_that_end_in_a_comma_were_cut_and_rule_nothing_out() {
+    // Synthetic: the nvidia row wrapped after a comma (a mail or a narrow
+    // issue box), its last holder on a line of its own.
+    let text = "Module                  Size  Used by\n\
+                nvidia              56598528  147 nvidia_uvm,gdrdrv,nvidia_modeset,\n\
+                nvidia_peermem\n";
+    let p = parse_lsmod(text).unwrap();
+    let l = &p.modules[0];
+    assert!(l.rows[0].holders_cut);
+    assert_eq!(
+        l.rows[0].used_by,
+        ["nvidia_uvm", "gdrdrv", "nvidia_modeset"]
+    );
+    assert_eq!(l.says("nvidia_peermem"), None);
+    assert_eq!(l.says("nv_peer_mem"), None);
+    // Cut at the comma with nothing after it: the holders are still cut.
+    let p = parse_lsmod("nvidia  56598528  147 nvidia_uvm,gdrdrv,\n").unwrap();
+    let mut l = p.modules[0].clone();
+    l.command = Some("lsmod | grep gdrdrv".into());
+    assert!(l.rows[0].holders_cut && !l.cut);
+    assert_eq!(l.says("nv_peer_mem"), None);
+}
+
+/// Which modules the ingested `text` rules out, with the line.
+fn absent_in(text: &str) -> Vec<(&'static str, usize)> {
+    let r = crate::ingest::read_transcript("lsmod.txt", text.as_bytes());
+    ["nvidia_peermem", "nv_peer_mem"]
+        .into_iter()
+        .filter_map(|m| match state(&r.modules, m) {
+            Some(Said::Absent(s)) => Some((m, s.line)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_whole_lsmod_that_printed_nothing_lost_its_output() {
+    // Synthetic: lsmod always prints its header, so a bare `$ lsmod` with
+    // nothing after it is a paste without the output, not an empty list.
+    assert_eq!(absent_in("$ lsmod\n"), []);
+    assert_eq!(absent_in("$ lsmod\n$ ibstat\n"), []);
+    assert_eq!(absent_in("$ lsmod | grep -i module\n"), []);
+    assert_eq!(empty_listing("sudo lsmod | sort", 1), None);
+    assert!(empty_listing("lsmod | grep peer", 1).is_some());
+}
+
+#[test]
+fn commands_listed_to_type_say_nothing_of_what_they_print() {
+    // Synthetic, in the shape of a how-to's steps: command lines one
+    // after the other, none with output, one of them a whole lsmod.
+    let steps = "To check the module, enter:\n\
+                 $ lsmod\n\
+                 $ lsmod | grep nvidia_peermem\n\
+                 $ lsmod | grep nv_peer_mem\n";
+    assert_eq!(absent_in(steps), []);
+    // A tool that always prints (ibstat) in the run says the same.
+    assert_eq!(
+        absent_in("$ ibstat\n$ lsmod | grep nvidia_peermem\n$ lsmod | grep nv_peer_mem\n"),
+        []
+    );
+    // A command that may print nothing (`sudo modprobe`) leaves the
+    // empty grep before it one of a session.
+    assert_eq!(
+        absent_in("$ lsmod | grep nvidia_peermem\n$ sudo modprobe nvidia_peermem\n"),
+        [("nvidia_peermem", 1)]
+    );
+    // Greps that printed nothing between other commands' output are a
+    // session: each rules its modules out.
+    let session = "$ lsmod | grep nvidia_peermem\n\
+                   $ lsmod | grep nv_peer_mem\n\
+                   $ lsmod | grep mlx5\n\
+                   mlx5_ib               487424  0\n";
+    assert_eq!(
+        absent_in(session),
+        [("nvidia_peermem", 1), ("nv_peer_mem", 2)]
+    );
+}
+
+#[test]
+fn a_grep_whose_last_row_the_paste_cut_is_read_up_to_the_cut() {
+    // Synthetic: the NCCL #1737 rows, the paste cut inside the last one.
+    let text = "nvidia_uvm           1523712  0\n\
+                nvidia_drm             73728  0\n\
+                nvidia_modeset       1306624  1 nvidia_drm\n\
+                nvidia_peermem         163\n";
+    assert_eq!(detect(text), Some(Tool::Lsmod));
+    let p = parse_lsmod(text).unwrap();
+    let l = &p.modules[0];
+    assert_eq!((l.rows.len(), l.cut), (3, true));
+    assert_eq!(p.issues[0].line, 4);
+    // Through the scanner, with its command: nothing ruled out.
+    let r = crate::ingest::read_transcript(
+        "lsmod.txt",
+        format!("$ lsmod | grep nvidia\n{text}").as_bytes(),
+    );
+    assert_eq!(state(&r.modules, "nvidia_peermem"), None);
+    assert!(matches!(
+        state(&r.modules, "nvidia_drm"),
+        Some(Said::Loaded(s)) if s.line == 3
+    ));
+    // A line that is no row's start keeps the text from being lsmod's.
+    assert_eq!(detect("nvidia_uvm  1523712  0\nsee the log above\n"), None);
+}

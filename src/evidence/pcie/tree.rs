@@ -85,6 +85,12 @@ fn domain_bus(address: &str) -> Option<(&str, u8)> {
     Some((parts.next().unwrap_or("0000"), bus))
 }
 
+/// The most bridges a chain holds: PCIe allows 256 buses, but a real
+/// tree is a root port, a few switch levels and a device (a dozen at
+/// most); beyond this a text's chains would cost memory per device line
+/// times its depth.
+const MAX_CHAIN: usize = 64;
+
 /// Fills each device's `upstream` chain from the bridges' bus ranges.
 /// `buses` holds (index in `out.pcie`, range, line) per bridge, `kinds`
 /// (index, PCI Express port kind) per device that printed one.
@@ -123,7 +129,14 @@ pub(super) fn chains(
     }
     let kind: BTreeMap<usize, &str> = kinds.iter().copied().collect();
     let mut cut_at: BTreeSet<usize> = BTreeSet::new();
+    let mut listed: BTreeSet<String> = BTreeSet::new();
+    let mut too_deep = None;
     for i in 0..out.pcie.len() {
+        // A device printed again (a paste repeated) gets no second copy
+        // of its chain: the bundle keeps the first entry of an address.
+        if !listed.insert(out.pcie[i].address.clone()) {
+            continue;
+        }
         let mut chain = Vec::new();
         let mut seen = BTreeSet::from([i]);
         let mut at = i;
@@ -131,6 +144,10 @@ pub(super) fn chains(
             && let Some(&up) = below.get(&(domain.to_string(), bus))
             && seen.insert(up)
         {
+            if chain.len() == MAX_CHAIN {
+                too_deep.get_or_insert(out.pcie[i].source.line);
+                break;
+            }
             chain.push(out.pcie[up].address.clone());
             at = up;
         }
@@ -138,6 +155,15 @@ pub(super) fn chains(
             cut_at.insert(at);
         }
         out.pcie[i].upstream = chain;
+    }
+    if let Some(line) = too_deep {
+        out.note(
+            line,
+            format!(
+                "bridge chains deeper than {MAX_CHAIN} bridges (no machine's) are cut there: \
+                 the devices below keep the {MAX_CHAIN} nearest"
+            ),
+        );
     }
     for at in cut_at {
         let (line, address) = (out.pcie[at].source.line, out.pcie[at].address.clone());

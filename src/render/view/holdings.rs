@@ -213,6 +213,11 @@ fn modules(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
                 }
                 crate::evidence::lsmod::filter::Reach::Unknown(why) => format!("not known: {why}"),
             };
+            let reach = if l.cut {
+                format!("{reach}; a line not read as a row (cut or wrapped): none ruled out")
+            } else {
+                reach
+            };
             vec![
                 l.command
                     .clone()

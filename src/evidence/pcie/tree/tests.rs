@@ -196,3 +196,46 @@ fn a_bridge_that_claims_its_own_bus_ends_the_chain() {
     // The root port and 18:00.0 both claim bus 18: its devices get none.
     assert!(chain_of(&p, "18:00.0").is_empty());
 }
+
+/// Synthetic: a chain of `depth` bridges (bus 00 to `depth`), then
+/// `repeats` copies of one device line on the last bus.
+fn deep_tree(depth: usize, repeats: usize) -> String {
+    let link = "\t\tLnkSta:\tSpeed 8GT/s, Width x16\n";
+    let mut t = String::new();
+    for b in 0..depth {
+        t += &format!(
+            "{b:02x}:00.0 PCI bridge: PLX Technology, Inc. PEX 8747 (rev ca)\n\
+             \tBus: primary={b:02x}, secondary={:02x}, subordinate=ff, sec-latency=0\n{link}\n",
+            b + 1
+        );
+    }
+    for _ in 0..repeats {
+        t += &format!("{depth:02x}:00.0 3D controller: NVIDIA Corporation GV100GL\n{link}\n");
+    }
+    t
+}
+
+#[test]
+fn a_device_printed_again_gets_no_second_chain() {
+    let p = parse_lspci(&deep_tree(3, 3)).unwrap();
+    let chains: Vec<usize> = p
+        .pcie
+        .iter()
+        .filter(|d| d.address == "03:00.0")
+        .map(|d| d.upstream.len())
+        .collect();
+    assert_eq!(chains, [3, 0, 0]);
+}
+
+#[test]
+fn a_chain_deeper_than_any_machine_is_cut_with_a_note() {
+    let p = parse_lspci(&deep_tree(200, 1)).unwrap();
+    let gpu = p.pcie.iter().find(|d| d.address == "c8:00.0").unwrap();
+    assert_eq!(gpu.upstream.len(), MAX_CHAIN);
+    assert_eq!(gpu.upstream[0], "c7:00.0");
+    assert!(
+        p.notes.iter().any(|n| n.text.contains("deeper than 64")),
+        "{:?}",
+        p.notes
+    );
+}
