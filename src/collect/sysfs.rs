@@ -59,14 +59,23 @@ pub struct PciFunction {
 
 impl PciFunction {
     pub fn is_gpu(&self) -> bool {
-        // 0x03xxxx: display controllers (VGA 0x0300, 3D 0x0302, other 0x0380).
-        self.class >> 16 == 0x03
+        // 0x03xxxx: display controllers (VGA 0x0300, 3D 0x0302, other 0x0380),
+        // except a BMC's console (ASPEED, Matrox).
+        self.class >> 16 == 0x03 && !is_bmc_vendor(self.link.vendor_id.as_deref())
     }
 
     pub fn is_nic(&self) -> bool {
         // 0x0200 Ethernet, 0x0207 InfiniBand.
         matches!(self.class >> 8, 0x0200 | 0x0207)
     }
+}
+
+/// A BMC console's vendor (`0x1a03` ASPEED, `0x102b` Matrox), as sysfs
+/// prints it.
+fn is_bmc_vendor(vendor: Option<&str>) -> bool {
+    vendor.is_some_and(|v| {
+        crate::evidence::pcie::BMC_DISPLAY_VENDORS.contains(&v.trim().trim_start_matches("0x"))
+    })
 }
 
 /// `8.0 GT/s PCIe` -> 8.0; `Unknown` -> None.
@@ -137,7 +146,9 @@ pub fn pci_functions(root: &Root) -> Vec<PciFunction> {
                 device_names.extend(v);
             }
         }
-        let role = if class >> 16 == 0x03 {
+        let vendor = get("vendor");
+        let bmc = is_bmc_vendor(vendor.as_deref());
+        let role = if class >> 16 == 0x03 && !bmc {
             Some("gpu")
         } else if matches!(class >> 8, 0x0200 | 0x0207) {
             Some("nic")
@@ -155,7 +166,7 @@ pub fn pci_functions(root: &Root) -> Vec<PciFunction> {
             max_width_lanes: get("max_link_width").and_then(|w| w.parse().ok()),
             current_width_lanes: get("current_link_width").and_then(|w| w.parse().ok()),
             role: role.map(str::to_string),
-            vendor_id: get("vendor"),
+            vendor_id: vendor,
             device_id: get("device"),
             upstream: chain.clone(),
             root_complex: root_complex.clone(),

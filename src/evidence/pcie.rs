@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{ParseError, Parsed, Source, numbered_lines};
 
 mod tree;
+pub use tree::BMC_DISPLAY_VENDORS;
 use tree::{BusRange, bus_range, chains, express_kind, role_of};
 
 /// One device's PCIe link, capable vs current.

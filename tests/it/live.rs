@@ -671,3 +671,47 @@ fn the_collecting_process_bound_to_one_socket_is_far_from_the_other_sockets_gpus
             .all(|x| !matches!(x.finding, Finding::ProcessFarFromGpu { .. }))
     );
 }
+
+#[test]
+fn a_bmc_display_controller_is_not_a_gpu() {
+    // SYNTHETIC: one root port with an ASPEED BMC VGA (vendor 0x1a03,
+    // class 0x030000) and one with an NVIDIA 3D controller.
+    let d = tempfile::tempdir().unwrap();
+    let link = ("8.0 GT/s PCIe", 1, "8.0 GT/s PCIe", 1);
+    for (port, dev, class, vendor) in [
+        ("00:01.0", "01:00.0", "0x030000", "0x1a03"),
+        ("00:02.0", "02:00.0", "0x030200", "0x10de"),
+    ] {
+        let up = format!("pci0000:00/0000:{port}");
+        add(
+            d.path(),
+            &Fn {
+                path: &up,
+                class: "0x060400",
+                vendor: "0x8086",
+                link,
+                numa: 0,
+                cpus: "0-3",
+            },
+        );
+        add(
+            d.path(),
+            &Fn {
+                path: &format!("{up}/0000:{dev}"),
+                class,
+                vendor,
+                link,
+                numa: 0,
+                cpus: "0-3",
+            },
+        );
+    }
+    let b = collect(d.path());
+    // The BMC's VGA is no GPU: not one of the node's GPUs, and not kept
+    // as a device of interest (or kept without a role).
+    let bmc = b.pcie.iter().find(|p| p.address == "0000:01:00.0");
+    assert!(bmc.is_none_or(|p| p.role.is_none()), "{bmc:?}");
+    let gpu = b.pcie.iter().find(|p| p.address == "0000:02:00.0").unwrap();
+    assert_eq!(gpu.role.as_deref(), Some("gpu"));
+    assert_eq!(b.topology.gpus().count(), 1, "{:?}", b.topology.devices);
+}

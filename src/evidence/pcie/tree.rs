@@ -49,10 +49,27 @@ pub(super) fn express_kind(t: &str) -> Option<&str> {
     Some(rest[..end].trim()).filter(|k| !k.is_empty())
 }
 
+/// PCI vendors whose display controllers are a server's BMC console
+/// (ASPEED `1a03`, Matrox `102b` on iDRAC), not GPUs: `0x1a03` from sysfs,
+/// `1a03` from lspci's `[1a03:2000]`.
+pub const BMC_DISPLAY_VENDORS: [&str; 2] = ["1a03", "102b"];
+
+/// Whether an lspci device description is a BMC's display controller.
+fn is_bmc_display(desc: &str) -> bool {
+    desc.contains("ASPEED")
+        || desc.contains("Matrox")
+        || BMC_DISPLAY_VENDORS
+            .iter()
+            .any(|v| desc.contains(&format!("[{v}:")))
+}
+
 /// The role sysfs gives a PCI class (`gpu`, `nic`, `bridge`), from the
 /// header's class: its code where lspci printed it (`-nn`: `PCI bridge
-/// [0604]`), else its name.
+/// [0604]`), else its name. A BMC's display controller has none.
 pub(super) fn role_of(desc: &str) -> Option<&'static str> {
+    if is_bmc_display(desc) {
+        return None;
+    }
     let class = desc.split_once(':').map_or(desc, |(c, _)| c).trim();
     let code = class
         .rsplit_once('[')

@@ -89,6 +89,15 @@ fn a_role_comes_from_the_class_code_or_its_name() {
             None,
         ),
         ("Class 0604: Device 1b21:1187", Some("bridge")),
+        // A server's BMC console, not a GPU (synthetic lines in lspci's form).
+        (
+            "VGA compatible controller [0300]: ASPEED Technology, Inc. ASPEED Graphics Family [1a03:2000] (rev 41)",
+            None,
+        ),
+        (
+            "VGA compatible controller: Matrox Electronics Systems Ltd. Integrated Matrox G200eW3 Graphics Controller (rev 04)",
+            None,
+        ),
     ];
     for (desc, role) in roles {
         assert_eq!(role_of(desc), role, "{desc}");
