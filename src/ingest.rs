@@ -184,6 +184,12 @@ impl Blocks<'_> {
                     *c = true;
                 }
             });
+            // Lines the parser read a run's context from count as cited.
+            for &l in &p.context_lines {
+                if let Some(c) = l.checked_sub(1).and_then(|i| cited.get_mut(i)) {
+                    *c = true;
+                }
+            }
         }
         for note in &p.notes {
             let i = note.line.wrapping_sub(1);
@@ -192,7 +198,8 @@ impl Blocks<'_> {
             }
         }
         // Text before the tool's title (or between its runs) is read only
-        // where a fact cites it: the tool's own setup lines are skipped,
+        // where a fact cites it or the parser read context from it: the
+        // tool's own setup lines are skipped,
         // anything else (an environment dump, an MPI warning) was not
         // understood.
         // The block's text line of each file line, found once (an
@@ -393,33 +400,9 @@ fn loose_use(tool: Tool, line: &str) -> Use {
     if scan::is_command(t) {
         return Use::Skipped("a command line");
     }
-    // perftest's own lines before its title (src/cuda_memory.c, its
-    // server banner, its inline and polling notices); nccl-tests' version.
-    const PERFTEST: [&str; 19] = [
-        "initializing CUDA",
-        "initializing ROCm",
-        "Listing all CUDA devices",
-        "CUDA device ",
-        "Picking device No.",
-        "[pid = ",
-        "creating CUDA Ctx",
-        "making it the current CUDA Ctx",
-        "cuMemAlloc() of a ",
-        "allocated GPU buffer",
-        "using DMA-BUF",
-        "Perftest doesn't supports",
-        "Device not recognized to implement inline",
-        "* Waiting for client to connect",
-        "WARNING: BW peak won't be measured",
-        "Requested mtu is higher than active mtu",
-        "Changing to active mtu",
-        "Calling ibv_reg_dmabuf_mr",
-        "Calling ibv_reg_mr",
-    ];
+    // perftest's own setup lines; nccl-tests' version line.
     let own = match tool {
-        Tool::Perftest => {
-            PERFTEST.iter().any(|p| t.starts_with(p)) || t == "Disabling dynamic polling"
-        }
+        Tool::Perftest => evidence::rdma::is_perftest_setup(t),
         Tool::NcclTests => t.starts_with("# nccl-tests version") || t.starts_with("# rccl-tests"),
         _ => false,
     };

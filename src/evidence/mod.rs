@@ -200,6 +200,10 @@ pub struct Parsed {
     pub modules: Vec<lsmod::ModuleListing>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
+    /// Lines a parser read context from that no single fact cites (a
+    /// perftest run's GPU, its buffer registration, its server side):
+    /// they count as read.
+    pub context_lines: Vec<usize>,
 }
 
 impl Parsed {
@@ -260,6 +264,9 @@ impl Parsed {
     /// "`Attached GPUs : 2` (line 8)") is renumbered too.
     pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
         self.for_each_source(|s| s.line = map(s.line));
+        for l in &mut self.context_lines {
+            *l = map(*l);
+        }
         // A text that names no line stays as it is (no copy).
         for n in &mut self.notes {
             n.line = map(n.line);

@@ -250,6 +250,43 @@ pub use ports::{
 };
 pub use statistics::{looks_like_device_statistics, parse_device_statistics};
 
+/// A line perftest prints before its title that its parser reads context
+/// from: the server's wait banner, the no-peak notice, the GPU it picked
+/// and how its buffer was registered (src/cuda_memory.c, rocm_memory.c).
+pub(crate) fn is_perftest_context(t: &str) -> bool {
+    t.contains("Waiting for client to connect")
+        || t.contains("BW peak won't be measured")
+        || t.starts_with("[pid = ")
+        || t == "initializing CUDA"
+        || t.starts_with("initializing ROCm")
+        || t.starts_with("CUDA device integrated:")
+        || t.starts_with("using DMA-BUF")
+        || t.contains("ibv_reg_dmabuf_mr")
+        || t.starts_with("allocated GPU buffer of a")
+}
+
+/// perftest's own setup lines that carry nothing its parser reads (GPU
+/// listing and context creation, MTU and inline notices): skipped, not
+/// "not understood", when they sit before its title.
+pub(crate) fn is_perftest_setup(t: &str) -> bool {
+    const SETUP: [&str; 13] = [
+        "Listing all CUDA devices",
+        "CUDA device ",
+        "Picking device No.",
+        "creating CUDA Ctx",
+        "making it the current CUDA Ctx",
+        "cuMemAlloc() of a ",
+        "allocated GPU buffer",
+        "Perftest doesn't supports",
+        "Device not recognized to implement inline",
+        "Requested mtu is higher than active mtu",
+        "Changing to active mtu",
+        "Calling ibv_reg_mr",
+        "Disabling dynamic polling",
+    ];
+    SETUP.iter().any(|p| t.starts_with(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,6 +151,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
+        if super::is_perftest_context(t) {
+            out.context_lines.push(lines[i].0);
+        }
         if t.contains("Waiting for client to connect") {
             waiting = true;
         } else if t.starts_with("Completion with error") {

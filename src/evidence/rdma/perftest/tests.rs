@@ -1,0 +1,117 @@
+use super::*;
+
+#[test]
+fn splits_two_column_header_lines() {
+    let p = header_pairs(" Dual-port       : OFF\t\tDevice         : mlx5_0");
+    assert_eq!(
+        p,
+        vec![
+            ("Dual-port".into(), "OFF".into()),
+            ("Device".into(), "mlx5_0".into())
+        ]
+    );
+    let p = header_pairs(" rdma_cm QPs\t : OFF");
+    assert_eq!(p, vec![("rdma_cm QPs".into(), "OFF".into())]);
+    let p = header_pairs(" Data ex. method : rdma_cm \tTOS    : 41");
+    assert_eq!(p[1], ("TOS".into(), "41".into()));
+}
+
+#[test]
+fn perftest_columns_strip_units() {
+    let c = perftest_columns(
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]",
+    );
+    assert_eq!(
+        c,
+        ["#bytes", "#iterations", "BW peak", "BW average", "MsgRate"]
+    );
+    let c = perftest_columns(" #bytes #iterations    t_min[usec]    99% percentile[usec]");
+    assert_eq!(c, ["#bytes", "#iterations", "t_min", "99% percentile"]);
+}
+
+#[test]
+fn a_run_stopped_by_a_completion_error_keeps_its_rows_and_says_so_once() {
+    // The end of a real run (dranet's GKE demo, ib_write_bw on mlx5_3).
+    let text = "                    RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 32768      5000             376.54             376.29               1.435442
+ 65536      5000             381.50             381.41               0.727473
+ Completion with error at client
+ Failed status 10: wr_id 0 syndrom 0x88
+scnt=128, ccnt=0
+ Failed to complete run_iter_bw function successfully
+";
+    let p = parse_perftest(text).unwrap();
+    assert_eq!(p.measurements.len(), 4);
+    let errors: Vec<_> = p
+        .issues
+        .iter()
+        .filter(|x| x.kind == crate::evidence::IssueKind::ToolError)
+        .collect();
+    assert_eq!(errors.len(), 1, "{:?}", p.issues);
+    assert_eq!(errors[0].line, 5);
+    assert_eq!(
+        errors[0].message,
+        format!(
+            "perftest: Completion with error at client; Failed status 10: wr_id 0 syndrom 0x88; Failed to complete run_iter_bw function successfully{STATUS_10_AFTER_DEFAULT}"
+        )
+    );
+    // Stopped after another size (synthetic: the rows cut at 32 KiB):
+    // no word about the default size.
+    let cut = text.replace(
+        " 65536      5000             381.50             381.41               0.727473\n",
+        "",
+    );
+    let p = parse_perftest(&cut).unwrap();
+    let e = p
+        .issues
+        .iter()
+        .find(|x| x.kind == crate::evidence::IssueKind::ToolError);
+    assert!(!e.unwrap().message.contains("default"), "{e:?}");
+}
+
+#[test]
+fn a_run_stopped_at_its_first_size_gets_no_word_from_the_run_before() {
+    // Synthetic: a first run ending at 64 KiB, then a second run that
+    // stops before its first row: the hint is about the run that stopped.
+    let text = "                    RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 65536      5000             381.50             381.41               0.727473
+                RDMA_Write BW Test
+ #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ Completion with error at client
+ Failed status 10: wr_id 0 syndrom 0x88
+";
+    let issues = parse_perftest(text).unwrap().issues;
+    assert!(!issues[0].message.contains("default"), "{issues:?}");
+}
+
+#[test]
+fn command_lines_say_whether_gpu_buffers_were_asked_for() {
+    let (host, gpu) = (Some((false, false)), Some((true, false)));
+    for (line, want) in [
+        (
+            "root@rdma-perftest-1:/# ib_write_bw 10.0.4.7 -a --report_gbits",
+            host,
+        ),
+        (
+            "ib_write_bw -d mlx5_3 --use_cuda=0 -a 10.0.4.8 --use_cuda_dmabuf",
+            Some((true, true)),
+        ),
+        ("$ /usr/bin/ib_read_lat --use_rocm=1", gpu),
+        ("sudo -E ib_send_lat -d mlx5_0", host),
+        (" ib_write_bw 10.0.4.8 -a --report_gbits", host),
+        ("[root@gpu1 ~]# ib_write_bw --use_cuda=0", gpu),
+        ("(base) u@h:~$ ib_write_bw --use_cuda=0", gpu),
+        (
+            " Failed to complete run_iter_bw function successfully",
+            None,
+        ),
+        ("RDMA_Write BW Test", None),
+        // Prose naming the program is no command line (nor a buffer fact).
+        ("I ran ib_write_bw between the nodes", None),
+        ("Then ib_send_lat hangs", None),
+    ] {
+        assert_eq!(command_line(line), want, "{line}");
+    }
+}
