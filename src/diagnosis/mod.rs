@@ -20,7 +20,7 @@
 
 mod affinity;
 mod finding;
-mod gpudirect;
+pub(crate) mod gpudirect;
 mod links;
 mod measurements;
 mod topology;

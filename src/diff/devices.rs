@@ -141,9 +141,82 @@ pub(super) fn rdma(old: &Bundle, new: &Bundle, out: &mut Vec<ChangeKind>) {
     }
 }
 
+/// The peer-memory module a collection saw loaded (`Some(name)`), saw not
+/// loaded (`Some(None)`: a live collection reads every module; listings
+/// must rule out both NVIDIA ones), or cannot say (`None`).
+fn peer_module(b: &Bundle) -> Option<Option<String>> {
+    use crate::diagnosis::gpudirect::{NVIDIA_PEER_MEMORY_MODULES, PEER_MEMORY_MODULES};
+    use crate::evidence::lsmod::{Said, state};
+    let live = b.system.as_ref();
+    let loaded = PEER_MEMORY_MODULES.iter().find(|m| {
+        live.is_some_and(|s| s.drivers.iter().any(|d| d.module == **m))
+            || matches!(state(&b.modules, m), Some(Said::Loaded(_)))
+    });
+    if let Some(m) = loaded {
+        return Some(Some(m.to_string()));
+    }
+    let ruled_out = NVIDIA_PEER_MEMORY_MODULES
+        .iter()
+        .all(|m| matches!(state(&b.modules, m), Some(Said::Absent(_))));
+    (live.is_some() || ruled_out).then_some(None)
+}
+
+/// Whether GPUDirect RDMA's peer-memory module came or went.
+pub(super) fn peer_memory(old: &Bundle, new: &Bundle, out: &mut Vec<ChangeKind>) {
+    if let (Some(from), Some(to)) = (peer_module(old), peer_module(new))
+        && from.is_some() != to.is_some()
+    {
+        out.push(ChangeKind::PeerMemory { from, to });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One node named `n` holding the real `lsmod` transcript at `path`.
+    fn node_with(path: &str) -> Bundle {
+        let mut b = Bundle::new(crate::bundle::Host {
+            name: "n".into(),
+            origin: crate::bundle::Origin::Ingested,
+        });
+        let bytes = std::fs::read(path).unwrap();
+        b.absorb(crate::ingest::read_transcript(path, &bytes));
+        b
+    }
+
+    #[test]
+    fn a_peer_memory_module_that_goes_is_worse_and_one_that_comes_is_better() {
+        // Real listings: NVIDIA/nccl #1737 shows `nvidia_peermem` loaded;
+        // openucx/ucx #9908's `nvidia` row names neither module among its
+        // holders (both ruled out). As two collections of one node:
+        let with = node_with(
+            "captures/nv18-8gpu-6nic-peermem-nccl1737/lsmod-001-grep-nvidia-peermem-loaded-8x-nv18-gh-3714u15.txt",
+        );
+        let without = node_with(
+            "captures/cx6-hdr-gpu1-no-peermem-ucx9908/lsmod-002-grep-gdrdrv-nvidia-holders-no-peermem-gpu1.txt",
+        );
+        let mut out = Vec::new();
+        peer_memory(&with, &without, &mut out);
+        assert_eq!(
+            out,
+            [ChangeKind::PeerMemory {
+                from: Some("nvidia_peermem".into()),
+                to: None
+            }]
+        );
+        assert_eq!(out[0].trend(), super::super::Trend::Worse);
+        let mut back = Vec::new();
+        peer_memory(&without, &with, &mut back);
+        assert_eq!(back[0].trend(), super::super::Trend::Better);
+        // A node that says nothing of its modules gives no change.
+        let silent = node_with(
+            "captures/cx6-hdr-gpu1-no-peermem-ucx9908/ibv-devinfo-010-vv-cx6-mlx5_0-hdr-active-mlx5_1-disabled-gpu1.txt",
+        );
+        let mut none = Vec::new();
+        peer_memory(&with, &silent, &mut none);
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn error_counters_are_told_from_traffic_counters() {

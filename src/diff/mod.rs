@@ -33,6 +33,7 @@ pub enum Area {
     Pcie,
     RdmaPort,
     Counter,
+    PeerMemory,
     Bandwidth,
 }
 
@@ -44,6 +45,7 @@ impl Area {
             Area::Pcie => "pcie",
             Area::RdmaPort => "rdma-port",
             Area::Counter => "counter",
+            Area::PeerMemory => "peer-memory",
             Area::Bandwidth => "bandwidth",
         }
     }
@@ -101,6 +103,12 @@ pub enum ChangeKind {
         after: u64,
         /// Growth while the new collection ran.
         delta: u64,
+    },
+    /// A GPUDirect RDMA peer-memory module was loaded in one collection
+    /// and not in the other (the module it was, when loaded).
+    PeerMemory {
+        from: Option<String>,
+        to: Option<String>,
     },
     /// A bandwidth figure moved beyond its spread.
     Bandwidth {
@@ -218,6 +226,12 @@ impl ChangeKind {
                 }
             }
             ChangeKind::CounterGrew { .. } => Trend::Worse,
+            // Losing the module sends GPUDirect RDMA through host memory.
+            ChangeKind::PeerMemory { from, to } => match (from, to) {
+                (Some(_), None) => Trend::Worse,
+                (None, Some(_)) => Trend::Better,
+                _ => Trend::Neutral,
+            },
             ChangeKind::Bandwidth {
                 relative_change, ..
             } => {
@@ -237,6 +251,7 @@ impl ChangeKind {
             ChangeKind::PcieWidth { .. } | ChangeKind::PcieSpeed { .. } => Area::Pcie,
             ChangeKind::PortState { .. } => Area::RdmaPort,
             ChangeKind::CounterGrew { .. } => Area::Counter,
+            ChangeKind::PeerMemory { .. } => Area::PeerMemory,
             ChangeKind::Bandwidth { .. } => Area::Bandwidth,
         }
     }
@@ -290,6 +305,7 @@ pub fn diff(old: &[Bundle], new: &[Bundle]) -> Diff {
         devices::topology(ob, nb, &mut found);
         devices::pcie(ob, nb, &mut found);
         devices::rdma(ob, nb, &mut found);
+        devices::peer_memory(ob, nb, &mut found);
         let f = figures::bandwidth(ob, nb, &mut found);
         compared += f.compared;
         within += f.within_spread;

@@ -178,6 +178,19 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
                 "grew between the two collections: errors on the link cost retransmissions, bandwidth and latency".into()
             },
         ),
+        ChangeKind::PeerMemory { from, to } => {
+            let said = |m: &Option<String>| m.clone().unwrap_or_else(|| "none loaded".into());
+            (
+                "GPUDirect RDMA peer-memory module".into(),
+                said(from),
+                said(to),
+                match k.trend() {
+                    Trend::Worse => "the module is gone: unless dma-buf carries it, GPU buffers on the network now stage through host memory".into(),
+                    Trend::Better => "a peer-memory module is loaded now: the adapter can reach GPU memory directly".into(),
+                    Trend::Neutral => "peer-memory module changed".into(),
+                },
+            )
+        }
         ChangeKind::Bandwidth {
             figure: f,
             before_bytes_per_s,
