@@ -126,9 +126,27 @@ impl ModuleRow {
 }
 
 /// What every listing of a node says about `module`: loaded where any
-/// listing shows it, else absent where one rules it out.
+/// listing shows it, else absent where one rules it out. A listing whose
+/// command would have printed a row another listing shows (an empty
+/// `lsmod | grep nvidia` beside a listing with the `nvidia` row) lost its
+/// output or ran elsewhere: it rules nothing out.
 pub fn state(listings: &[ModuleListing], module: &str) -> Option<Said> {
-    let said: Vec<Said> = listings.iter().filter_map(|l| l.says(module)).collect();
+    let shown: Vec<&str> = listings
+        .iter()
+        .flat_map(|l| &l.rows)
+        .map(|r| r.name.as_str())
+        .collect();
+    let said: Vec<Said> = listings
+        .iter()
+        .filter(|l| {
+            let reach = l.reach();
+            !shown
+                .iter()
+                .filter(|m| !l.rows.iter().any(|r| r.name == **m))
+                .any(|m| reach.covers(m))
+        })
+        .filter_map(|l| l.says(module))
+        .collect();
     said.iter()
         .find(|s| matches!(s, Said::Loaded(_)))
         .or_else(|| said.first())

@@ -289,3 +289,17 @@ fn a_grep_whose_last_row_the_paste_cut_is_read_up_to_the_cut() {
     // A line that is no row's start keeps the text from being lsmod's.
     assert_eq!(detect("nvidia_uvm  1523712  0\nsee the log above\n"), None);
 }
+
+#[test]
+fn an_empty_grep_that_another_listing_contradicts_rules_nothing_out() {
+    // Synthetic: `grep nvidia` printed nothing, yet the next listing shows
+    // the `nvidia` row it would have printed: its output was lost (or it
+    // ran elsewhere), so its silence says nothing. Alone, it rules out
+    // `nvidia_peermem` (a name `grep nvidia` would print).
+    let empty = "$ lsmod | grep nvidia\n";
+    assert_eq!(absent_in(empty), [("nvidia_peermem", 1)]);
+    let both = "$ lsmod | grep nvidia\n$ lsmod | grep -E 'nvidia|mlx5'\nnvidia              56598528  147 nvidia_uvm,nvidia_modeset\n";
+    // The second listing's own `nvidia` row still rules them out (its
+    // holders are whole and name neither), now from line 3, not line 1.
+    assert_eq!(absent_in(both), [("nvidia_peermem", 3), ("nv_peer_mem", 3)]);
+}
