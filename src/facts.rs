@@ -658,12 +658,6 @@ mod tests {
             d.name = Some(name.into());
             b.topology.devices.push(d);
             b.rdma.push(RdmaDevice {
-                name: name.into(),
-                ca_type: None,
-                firmware: None,
-                node_guid: None,
-                transport: None,
-                board_id: None,
                 ports: vec![RdmaPort {
                     port: 1,
                     active: Some(true),
@@ -671,7 +665,7 @@ mod tests {
                     link_layer: Some(layer.into()),
                     ..RdmaPort::default()
                 }],
-                source: src(),
+                ..RdmaDevice::new(name, src())
             });
         };
         add("mlx5_0", 200.0, "InfiniBand");

@@ -45,17 +45,14 @@ fn port(port: u32, active: bool, physical: &str, gbit: Option<f64>) -> RdmaPort 
 
 fn device(name: &str, ports: Vec<RdmaPort>) -> RdmaDevice {
     RdmaDevice {
-        name: name.into(),
-        ca_type: None,
-        firmware: None,
-        node_guid: None,
-        transport: None,
-        board_id: None,
         ports,
-        source: Source {
-            file: "ibstat.txt".into(),
-            line: 1,
-        },
+        ..RdmaDevice::new(
+            name,
+            Source {
+                file: "ibstat.txt".into(),
+                line: 1,
+            },
+        )
     }
 }
 

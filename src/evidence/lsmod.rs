@@ -165,24 +165,6 @@ fn prints_header(r: &filter::Reach) -> bool {
 /// lines with nothing printed between them is a list of commands, not a
 /// session.
 pub fn prints_always(command: &str) -> bool {
-    const TOOLS: [&str; 16] = [
-        "nvidia-smi",
-        "rocm-smi",
-        "amd-smi",
-        "ibstat",
-        "ibstatus",
-        "ibv_devinfo",
-        "ibv_devices",
-        "show_gids",
-        "lspci",
-        "nvbandwidth",
-        "p2pBandwidthLatencyTest",
-        "bandwidthTest",
-        "rocm-bandwidth-test",
-        "TransferBench",
-        "dcgmi",
-        "ethtool",
-    ];
     if let Some(r) = filter::reach_of(command) {
         return prints_header(&r);
     }
@@ -190,7 +172,7 @@ pub fn prints_always(command: &str) -> bool {
     words
         .next()
         .map(|w| w.rsplit('/').next().unwrap_or(w))
-        .is_some_and(|p| TOOLS.contains(&p))
+        .is_some_and(|p| super::scan::DEVICE_TOOLS.contains(&p))
 }
 
 /// `Module  Size  Used by`.

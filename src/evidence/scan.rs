@@ -473,8 +473,9 @@ fn strip_task_label(line: &str) -> &str {
     rest.strip_prefix(": ").unwrap_or(line)
 }
 
-/// Programs whose command line starts a transcript people paste.
-const PROGRAMS: &[&str] = &[
+/// Device tools whose command line starts a transcript people paste; each
+/// prints a line of its own whenever it runs.
+pub(crate) const DEVICE_TOOLS: [&str; 16] = [
     "nvidia-smi",
     "rocm-smi",
     "amd-smi",
@@ -491,24 +492,25 @@ const PROGRAMS: &[&str] = &[
     "TransferBench",
     "dcgmi",
     "ethtool",
-    "lsmod",
-    "mpirun",
-    "mpiexec",
-    "srun",
-    "numactl",
-    "sudo",
-    "kubectl",
-    "docker",
-    "cat",
 ];
 
-/// `PROGRAM_INITIALS[b]`: whether some entry of [`PROGRAMS`] starts with
-/// the byte `b` (a quick test before the list is searched).
+/// Other programs that start a pasted command line (launchers, wrappers).
+const OTHER_PROGRAMS: [&str; 9] = [
+    "lsmod", "mpirun", "mpiexec", "srun", "numactl", "sudo", "kubectl", "docker", "cat",
+];
+
+/// `PROGRAM_INITIALS[b]`: whether some known program starts with the byte
+/// `b` (a quick test before the lists are searched).
 const PROGRAM_INITIALS: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
-    while i < PROGRAMS.len() {
-        t[PROGRAMS[i].as_bytes()[0] as usize] = true;
+    while i < DEVICE_TOOLS.len() {
+        t[DEVICE_TOOLS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < OTHER_PROGRAMS.len() {
+        t[OTHER_PROGRAMS[i].as_bytes()[0] as usize] = true;
         i += 1;
     }
     t
@@ -630,7 +632,8 @@ pub(crate) fn is_command(t: &str) -> bool {
         None => first,
     };
     let initial = prog.as_bytes().first().map_or(0, |b| usize::from(*b));
-    let known = (PROGRAM_INITIALS[initial] && PROGRAMS.contains(&prog))
+    let known = (PROGRAM_INITIALS[initial]
+        && (DEVICE_TOOLS.contains(&prog) || OTHER_PROGRAMS.contains(&prog)))
         || prog.ends_with("_perf")
         || prog.starts_with("osu_")
         || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
