@@ -8,8 +8,10 @@
 //! of transcripts in.
 //!
 //! Prints MB/s per CPU-second for both and their ratio, the same ingest in
-//! process with nothing written (parsers and bundles alone), the bundles'
-//! bytes over the transcripts' bytes, and peak RSS at 1,024 nodes vs all.
+//! process with nothing written (parsers and bundles alone), the floor (the
+//! file operations ingest cannot avoid, with no parsing at all), the
+//! bundles' bytes over the transcripts' bytes, and peak RSS at 1,024 nodes
+//! vs all.
 //!
 //! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5). A
 //! benchmark, not a test: nothing here asserts a time.
@@ -40,7 +42,7 @@ fn main() {
         bytes_in as f64 / 1e6
     );
 
-    let (mut mine, mut base) = (Vec::new(), Vec::new());
+    let (mut mine, mut base, mut floor_cpu) = (Vec::new(), Vec::new(), Vec::new());
     let mut bundle_bytes = 0;
     for i in 0..runs {
         let out = dir.path().join(format!("bundles{i}"));
@@ -52,6 +54,7 @@ fn main() {
         bundle_bytes = tree_bytes(&out);
         let copy = dir.path().join(format!("copy{i}"));
         base.push(run(&mut common::cp(&corpus, &copy)));
+        floor_cpu.push(floor(&corpus, &dir.path().join(format!("floor{i}"))));
     }
     // Deleted only now: on an ext4 without a journal, creating inodes just
     // after deleting thousands makes every create scan the inode table
@@ -59,6 +62,7 @@ fn main() {
     for i in 0..runs {
         std::fs::remove_dir_all(dir.path().join(format!("bundles{i}"))).unwrap();
         std::fs::remove_dir_all(dir.path().join(format!("copy{i}"))).unwrap();
+        std::fs::remove_dir_all(dir.path().join(format!("floor{i}"))).unwrap();
     }
     let (m, b) = (median(&mine), median(&base));
     let mbs = |c: &Cost| bytes_in as f64 / 1e6 / c.cpu_s;
@@ -90,6 +94,14 @@ fn main() {
     );
 
     in_process(&corpus, bytes_in, runs);
+    floor_cpu.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
+    let (u, s) = floor_cpu[floor_cpu.len() / 2];
+    println!(
+        "floor (walk, read every file, one atomic file per node, one sync; no parsing): {:.2} CPU-s ({u:.2} user + {s:.2} system): {:.1} MB/s per CPU-second; collect costs {:.1}x the floor",
+        u + s,
+        bytes_in as f64 / 1e6 / (u + s),
+        m.cpu_s / (u + s)
+    );
 
     // Peak RSS against the node count: the first 1,024 nodes, then all.
     let rss = |paths: &[PathBuf]| {
@@ -167,4 +179,44 @@ fn in_process(corpus: &Path, bytes_in: u64, runs: usize) {
         u + s,
         bytes_in as f64 / 1e6 / (u + s)
     );
+}
+
+/// The file operations `collect --from` cannot do without, and nothing
+/// else, in this process: walk the corpus, read every file, and per node
+/// write one file as big as its transcripts (a bundle holds at least them)
+/// atomically (temporary file, rename) into its own directory under `out`,
+/// then one sync. No detection, parsing or serialising: what ingest would
+/// cost if understanding the transcripts were free. Returns this process's
+/// (user, system) CPU seconds.
+fn floor(corpus: &Path, out: &Path) -> (f64, f64) {
+    let (u0, s0) = common::self_cpu();
+    let mut node: Vec<u8> = Vec::new();
+    let mut dir: Option<PathBuf> = None;
+    let flush = |dir: &Option<PathBuf>, node: &mut Vec<u8>| {
+        if let Some(d) = dir {
+            let to = out.join(d.file_name().unwrap()).join("bundle.json");
+            wire_report::fs::write_unsynced(&to, node).unwrap();
+        }
+        node.clear();
+    };
+    for e in walkdir::WalkDir::new(corpus)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        let e = e.unwrap();
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let parent = e.path().parent().map(Path::to_path_buf);
+        if parent != dir {
+            flush(&dir, &mut node);
+            dir = parent;
+        }
+        let cap = wire_report::inputs::MAX_TRANSCRIPT_BYTES;
+        node.extend_from_slice(&wire_report::fs::read_capped(e.path(), cap).unwrap());
+    }
+    flush(&dir, &mut node);
+    wire_report::fs::sync_dirs(&[out]).unwrap();
+    let (u1, s1) = common::self_cpu();
+    (u1 - u0, s1 - s0)
 }
