@@ -13,7 +13,8 @@
 //! bundles' bytes over the transcripts' bytes, and peak RSS at 1,024 nodes
 //! vs all.
 //!
-//! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5). A
+//! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5;
+//! BENCH_DIR=dir for the scratch directory, default `target`). A
 //! benchmark, not a test: nothing here asserts a time.
 
 mod common;
@@ -30,9 +31,13 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    // On the disk cargo builds on (not /tmp, which may be tmpfs).
-    std::fs::create_dir_all("target").unwrap();
-    let dir = tempfile::tempdir_in("target").expect("a directory under target/");
+    // On the disk cargo builds on (not /tmp, which may be tmpfs), unless
+    // BENCH_DIR names another place (`/dev/shm`: the same run without a
+    // disk filesystem's cost of creating files).
+    let scratch = std::env::var("BENCH_DIR").unwrap_or_else(|_| "target".into());
+    std::fs::create_dir_all(&scratch).unwrap();
+    let dir = tempfile::tempdir_in(&scratch).expect("a scratch directory");
+    println!("scratch directory: {}", dir.path().display());
     let corpus = dir.path().join("corpus");
     let nodes = replicate(Path::new("captures"), &corpus, TARGET_BYTES);
     let bytes_in = tree_bytes(&corpus);

@@ -116,10 +116,25 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
         }
     }
     files.dedup_by(|a, b| a.0 == b.0);
+    // The walk gives a directory's files one after another (but for its
+    // subdirectories' between them): the map is asked once per run of
+    // files, not once per file (paths compare component by component).
     let mut by_dir: BTreeMap<PathBuf, Vec<(PathBuf, Option<String>)>> = BTreeMap::new();
+    let mut run: Option<(PathBuf, Vec<(PathBuf, Option<String>)>)> = None;
     for f in files {
-        let dir = f.0.parent().map(Path::to_path_buf).unwrap_or_default();
-        by_dir.entry(dir).or_default().push(f);
+        let parent = f.0.parent().unwrap_or(Path::new(""));
+        match &mut run {
+            Some((dir, same)) if dir.as_os_str() == parent.as_os_str() => same.push(f),
+            _ => {
+                let next = (parent.to_path_buf(), vec![f]);
+                if let Some((dir, done)) = run.replace(next) {
+                    by_dir.entry(dir).or_default().extend(done);
+                }
+            }
+        }
+    }
+    if let Some((dir, done)) = run {
+        by_dir.entry(dir).or_default().extend(done);
     }
     let names = node_names(by_dir.keys());
     Ok(by_dir

@@ -239,17 +239,25 @@ pub fn looks_like_lsmod(text: &str, lines: &[&str]) -> bool {
     if text.contains("Used by") && lines.iter().any(|l| is_header(l)) {
         return true;
     }
-    let listed: Vec<&str> = lines
+    // Every line but the last must be a row; the last may be cut by the
+    // paste (`nvidia_peermem   163`). The first line that is neither ends
+    // the look (most blocks that come here are not lsmod).
+    let mut listed = lines
         .iter()
         .map(|l| l.trim())
-        .filter(|t| !t.is_empty() && lsmod_command(t).is_none())
-        .collect();
-    // The last row may be cut by the paste (`nvidia_peermem   163`).
-    let Some((last, rows)) = listed.split_last() else {
+        .filter(|t| !t.is_empty() && lsmod_command(t).is_none());
+    let Some(mut last) = listed.next() else {
         return false;
     };
-    rows.iter().all(|t| row(t, 0).is_some())
-        && (row(last, 0).is_some() || !rows.is_empty() && is_cut_row(last))
+    let mut rows = 0;
+    for t in listed {
+        if row(last, 0).is_none() {
+            return false;
+        }
+        rows += 1;
+        last = t;
+    }
+    row(last, 0).is_some() || rows > 0 && is_cut_row(last)
 }
 
 /// The start of a row the paste cut: a name, then perhaps the size and

@@ -26,8 +26,14 @@ use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 
 /// `Statistics after 90 seconds`.
 fn is_table_title(line: &str) -> bool {
-    let w: Vec<&str> = line.split_whitespace().collect();
-    matches!(w.as_slice(), ["Statistics", "after", n, "seconds"] if n.parse::<u64>().is_ok())
+    // Every line of every block not yet recognised comes here: words are
+    // taken one by one, nothing is collected.
+    let mut w = line.split_whitespace();
+    w.next() == Some("Statistics")
+        && w.next() == Some("after")
+        && w.next().is_some_and(|n| n.parse::<u64>().is_ok())
+        && w.next() == Some("seconds")
+        && w.next().is_none()
 }
 
 /// `Counter name  Device  Port  Counter value(delta)`.
