@@ -118,25 +118,34 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
     files.dedup_by(|a, b| a.0 == b.0);
     // The walk gives a directory's files one after another (but for its
     // subdirectories' between them): the map is asked once per run of
-    // files, not once per file (paths compare component by component).
-    let mut by_dir: BTreeMap<PathBuf, Vec<(PathBuf, Option<String>)>> = BTreeMap::new();
-    let mut run: Option<(PathBuf, Vec<(PathBuf, Option<String>)>)> = None;
+    // files, not once per file, and keyed by `order_key`, which sorts as
+    // the paths do without comparing them component by component.
+    type Files = Vec<(PathBuf, Option<String>)>;
+    let mut by_dir: BTreeMap<Vec<u8>, (PathBuf, Files)> = BTreeMap::new();
+    let mut run: Option<(PathBuf, Files)> = None;
+    let mut keep = |(dir, done): (PathBuf, Files)| {
+        by_dir
+            .entry(order_key(&dir))
+            .or_insert_with(|| (dir, Vec::new()))
+            .1
+            .extend(done);
+    };
     for f in files {
         let parent = f.0.parent().unwrap_or(Path::new(""));
         match &mut run {
             Some((dir, same)) if dir.as_os_str() == parent.as_os_str() => same.push(f),
             _ => {
-                let next = (parent.to_path_buf(), vec![f]);
-                if let Some((dir, done)) = run.replace(next) {
-                    by_dir.entry(dir).or_default().extend(done);
+                if let Some(done) = run.replace((parent.to_path_buf(), vec![f])) {
+                    keep(done);
                 }
             }
         }
     }
-    if let Some((dir, done)) = run {
-        by_dir.entry(dir).or_default().extend(done);
+    if let Some(done) = run {
+        keep(done);
     }
-    let names = node_names(by_dir.keys());
+    let by_dir: Vec<(PathBuf, Files)> = by_dir.into_values().collect();
+    let names = node_names(by_dir.iter().map(|(d, _)| d));
     Ok(by_dir
         .into_iter()
         .zip(names)
@@ -214,6 +223,28 @@ fn is_unversioned_bundle(text: &str) -> bool {
         && ["generator", "transcripts", "topology"]
             .iter()
             .any(|k| m.contains_key(*k))
+}
+
+/// Bytes that sort as `p` does among paths (`Path`'s order: component by
+/// component, root before `.` before `..` before names, `a//b` equal to
+/// `a/b`): each component as a tag byte, its bytes (a name holds neither
+/// `/` nor NUL) and a NUL, so a shorter name sorts first.
+fn order_key(p: &Path) -> Vec<u8> {
+    use std::path::Component;
+    let mut key = Vec::with_capacity(p.as_os_str().len() + 8);
+    for c in p.components() {
+        let (tag, bytes): (u8, &[u8]) = match c {
+            Component::Prefix(x) => (1, x.as_os_str().as_encoded_bytes()),
+            Component::RootDir => (2, &[]),
+            Component::CurDir => (3, &[]),
+            Component::ParentDir => (4, &[]),
+            Component::Normal(s) => (5, s.as_encoded_bytes()),
+        };
+        key.push(tag);
+        key.extend_from_slice(bytes);
+        key.push(0);
+    }
+    key
 }
 
 /// Directory names as node names; a name used twice gets its parent's name
@@ -461,6 +492,39 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn order_key_sorts_as_paths_do() {
+        // Prefixes of names, separators sorting below letters (`a-b` vs
+        // `a/c`), doubled and trailing slashes, `.` and `..`, roots.
+        let raw = [
+            "a",
+            "a-b",
+            "a/c",
+            "a/c/d",
+            "a//c",
+            "a/c/",
+            "ab",
+            "a.b",
+            "/a",
+            "/",
+            "./a",
+            "../a",
+            "a/..",
+            "a/./c",
+            "b",
+            "",
+            "a\u{1}",
+            "caf\u{e9}",
+            "cafe",
+        ];
+        let paths: Vec<&Path> = raw.iter().map(Path::new).collect();
+        for p in &paths {
+            for q in &paths {
+                assert_eq!(order_key(p).cmp(&order_key(q)), p.cmp(q), "{p:?} vs {q:?}");
+            }
+        }
+    }
 
     #[test]
     fn node_names_are_the_directory_names_absolute_would_give() {

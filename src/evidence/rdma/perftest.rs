@@ -103,18 +103,14 @@ impl PerftestRun {
 
 /// Splits ` Dual-port       : OFF\t\tDevice         : mlx5_0` into pairs.
 fn header_pairs(l: &str) -> Vec<(String, String)> {
-    let mut pieces: Vec<String> = Vec::new();
-    for chunk in l.split('\t') {
-        for p in chunk.split("  ") {
-            let p = p.trim();
-            if !p.is_empty() {
-                pieces.push(p.to_string());
-            }
-        }
-    }
     let mut out = Vec::new();
     let mut key: Option<String> = None;
-    for p in pieces {
+    // Pieces are borrowed from the line; only keys and values are owned.
+    let mut piece = |p: &str| {
+        let p = p.trim();
+        if p.is_empty() {
+            return;
+        }
         if let Some(v) = p.strip_prefix(':') {
             if let Some(k) = key.take() {
                 out.push((k, v.trim().to_string()));
@@ -122,11 +118,30 @@ fn header_pairs(l: &str) -> Vec<(String, String)> {
         } else if let Some((k, v)) = p.split_once(" : ").or_else(|| p.split_once(" :")) {
             out.push((k.trim().to_string(), v.trim().to_string()));
         } else {
-            key = Some(match key.take() {
-                Some(k) => format!("{k} {p}"),
-                None => p,
-            });
+            match &mut key {
+                Some(k) => {
+                    k.push(' ');
+                    k.push_str(p);
+                }
+                None => key = Some(p.to_string()),
+            }
         }
+    };
+    for chunk in l.split('\t') {
+        // `chunk.split("  ")` (two spaces, matched left to right without
+        // overlap), without building a substring searcher per chunk.
+        let b = chunk.as_bytes();
+        let (mut start, mut i) = (0, 0);
+        while i + 1 < b.len() {
+            if b[i] == b' ' && b[i + 1] == b' ' {
+                piece(&chunk[start..i]);
+                i += 2;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        piece(&chunk[start..]);
     }
     out
 }

@@ -85,9 +85,15 @@ pub(super) fn read_matrix<'a>(
     diagonal: Option<&[&str]>,
     what: &str,
 ) -> Result<Matrix<'a>, ParseError> {
+    // One buffer for the words of every line looked at (not one per line).
+    let mut words: Vec<&str> = Vec::new();
     let hi = lines
         .iter()
-        .position(|(_, l)| is_header(&l.split_whitespace().collect::<Vec<_>>()))
+        .position(|(_, l)| {
+            words.clear();
+            words.extend(l.split_whitespace());
+            is_header(&words)
+        })
         .ok_or_else(|| ParseError::new(1, format!("a {what} header line naming the devices")))?;
     let (header_line, header) = lines[hi];
     // The header names the devices: more of them than rows, with rows
