@@ -129,9 +129,7 @@ impl AtomicWriter {
         };
         std::fs::create_dir_all(dir)
             .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
-        let tmp = tempfile::Builder::new()
-            .prefix(".wire-report-")
-            .suffix(".tmp")
+        let tmp = temp_builder()
             .tempfile_in(dir)
             .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
         Ok(AtomicWriter {
@@ -164,13 +162,6 @@ impl AtomicWriter {
             .map_err(|e| e.into_error())
             .and_then(|t| t.as_file().sync_all().map(|_| t))
             .with_context(|| format!("failed to write `{}`", path.display()))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = tmp
-                .as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644));
-        }
         tmp.persist(&path).map_err(|e| e.error).with_context(|| {
             format!(
                 "failed to move the new file into place at `{}`",
@@ -179,6 +170,21 @@ impl AtomicWriter {
         })?;
         Ok(())
     }
+}
+
+/// The temporary file every output starts as. A temporary file is
+/// private (0600) by default; what we write is for readers (a web server,
+/// a colleague), so it is created 0644 (less what the umask takes, as any
+/// program's output), at creation rather than by a chmod per file.
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".wire-report-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    b
 }
 
 /// A rendered site is thousands of small files that can be rendered again:
@@ -197,9 +203,7 @@ fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(dir)
         .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".wire-report-")
-        .suffix(".tmp")
+    let mut tmp = temp_builder()
         .tempfile_in(absolute_dir(dir))
         .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
     tmp.write_all(bytes)
@@ -211,15 +215,6 @@ fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
             }
         })
         .with_context(|| format!("failed to write `{}`", path.display()))?;
-    // A temporary file is private (0600); what we write is for readers
-    // (a web server, a colleague): make it 0644 like any other output.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
     tmp.persist(path).map_err(|e| e.error).with_context(|| {
         format!(
             "failed to move the new file into place at `{}`",
@@ -353,6 +348,31 @@ pub fn check_writable_dir(dir: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Outputs are readable by others: 0644, less what the umask takes
+    /// (read from /proc, never changed: tests run side by side).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn outputs_are_0644_less_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+            .unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let one = d.path().join("one.json");
+        write_unsynced(&one, b"{}").unwrap();
+        let two = d.path().join("two.html");
+        let mut w = AtomicWriter::create(&two).unwrap();
+        w.write(b"<p>").unwrap();
+        w.commit().unwrap();
+        for p in [one, two] {
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644 & !umask, "{}", p.display());
+        }
+    }
 
     #[test]
     fn writes_atomically_and_leaves_no_temporary_file() {
