@@ -499,22 +499,46 @@ const OTHER_PROGRAMS: [&str; 9] = [
     "lsmod", "mpirun", "mpiexec", "srun", "numactl", "sudo", "kubectl", "docker", "cat",
 ];
 
-/// `PROGRAM_INITIALS[b]`: whether some known program starts with the byte
-/// `b` (a quick test before the lists are searched).
-const PROGRAM_INITIALS: [bool; 256] = {
-    let mut t = [false; 256];
+/// `PROGRAM_INITIALS[b]`: which known programs start with the byte `b`, as
+/// bits (bit `i` for `DEVICE_TOOLS[i]`, bit 16 + `j` for
+/// `OTHER_PROGRAMS[j]`): a word is compared only with the one or two
+/// names that share its first byte, not with every name.
+const PROGRAM_INITIALS: [u32; 256] = {
+    assert!(DEVICE_TOOLS.len() <= 16 && OTHER_PROGRAMS.len() <= 16);
+    let mut t = [0u32; 256];
     let mut i = 0;
     while i < DEVICE_TOOLS.len() {
-        t[DEVICE_TOOLS[i].as_bytes()[0] as usize] = true;
+        t[DEVICE_TOOLS[i].as_bytes()[0] as usize] |= 1 << i;
         i += 1;
     }
     let mut i = 0;
     while i < OTHER_PROGRAMS.len() {
-        t[OTHER_PROGRAMS[i].as_bytes()[0] as usize] = true;
+        t[OTHER_PROGRAMS[i].as_bytes()[0] as usize] |= 1 << (16 + i);
         i += 1;
     }
     t
 };
+
+/// Whether `prog` is one of `DEVICE_TOOLS` or `OTHER_PROGRAMS`.
+fn is_known_program(prog: &str) -> bool {
+    let Some(&b) = prog.as_bytes().first() else {
+        return false;
+    };
+    let mut bits = PROGRAM_INITIALS[usize::from(b)];
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        let name = if i < 16 {
+            DEVICE_TOOLS[i]
+        } else {
+            OTHER_PROGRAMS[i - 16]
+        };
+        if name == prog {
+            return true;
+        }
+        bits &= bits - 1;
+    }
+    false
+}
 
 /// If `t` (a trimmed line) is a shell prompt or a bare command line, the
 /// command (possibly empty).
@@ -572,7 +596,10 @@ fn is_shell_prompt(head: &str) -> bool {
 
 /// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
 fn after_prompt(t: &str) -> Option<&str> {
-    let at = t.find('@')?;
+    // Asked of every line: memchr's search costs a fraction of `find`'s
+    // setup on a line of a few dozen bytes. (`@` is ASCII: the byte is the
+    // character.)
+    let at = memchr::memchr(b'@', t.as_bytes())?;
     // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
     let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
     let head = &t[..head_end];
@@ -631,9 +658,7 @@ pub(crate) fn is_command(t: &str) -> bool {
         Some(i) => &first[i + 1..],
         None => first,
     };
-    let initial = prog.as_bytes().first().map_or(0, |b| usize::from(*b));
-    let known = (PROGRAM_INITIALS[initial]
-        && (DEVICE_TOOLS.contains(&prog) || OTHER_PROGRAMS.contains(&prog)))
+    let known = is_known_program(prog)
         || prog.ends_with("_perf")
         || prog.starts_with("osu_")
         || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
