@@ -14,6 +14,7 @@ pub mod ethtool;
 pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
+pub(crate) mod needle;
 pub mod pcie;
 pub mod qp;
 pub mod rdma;

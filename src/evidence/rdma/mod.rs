@@ -14,6 +14,7 @@ use super::measurement::{
     parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
+use crate::evidence::needle::has;
 
 /// One RDMA adapter (an `hca_id` / `CA`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -254,14 +255,14 @@ pub use statistics::{looks_like_device_statistics, parse_device_statistics};
 /// from: the server's wait banner, the no-peak notice, the GPU it picked
 /// and how its buffer was registered (src/cuda_memory.c, rocm_memory.c).
 pub(crate) fn is_perftest_context(t: &str) -> bool {
-    t.contains("Waiting for client to connect")
-        || t.contains("BW peak won't be measured")
+    has!(t, "Waiting for client to connect")
+        || has!(t, "BW peak won't be measured")
         || t.starts_with("[pid = ")
         || t == "initializing CUDA"
         || t.starts_with("initializing ROCm")
         || t.starts_with("CUDA device integrated:")
         || t.starts_with("using DMA-BUF")
-        || t.contains("ibv_reg_dmabuf_mr")
+        || has!(t, "ibv_reg_dmabuf_mr")
         || t.starts_with("allocated GPU buffer of a")
 }
 

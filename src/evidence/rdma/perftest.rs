@@ -5,6 +5,7 @@ use super::*;
 use crate::evidence::answers::{
     Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
 };
+use crate::evidence::needle::has;
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     // A `#bytes` line or a title beside `Connection type`: no line pass without.
@@ -102,6 +103,14 @@ impl PerftestRun {
 }
 
 /// Splits ` Dual-port       : OFF\t\tDevice         : mlx5_0` into pairs.
+/// Whether `t` holds a `key : value` field (` : `, `\t: ` or `\t : `): a
+/// `:` with a blank before it and a space after, found by `:`s alone.
+fn is_field_line(t: &str) -> bool {
+    let b = t.as_bytes();
+    memchr::memchr_iter(b':', b)
+        .any(|i| i > 0 && matches!(b[i - 1], b' ' | b'\t') && b.get(i + 1) == Some(&b' '))
+}
+
 fn header_pairs(l: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut key: Option<String> = None;
@@ -169,7 +178,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         if super::is_perftest_context(t) {
             out.context_lines.push(lines[i].0);
         }
-        if t.contains("Waiting for client to connect") {
+        if has!(t, "Waiting for client to connect") {
             waiting = true;
         } else if t.starts_with("Completion with error") {
             // perftest stopped mid-run (`Completion with error at client`,
@@ -194,7 +203,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 message.push_str(STATUS_10_AFTER_DEFAULT);
             }
             out.tool_error(lines[i].0, message);
-        } else if t.contains("BW peak won't be measured") {
+        } else if has!(t, "BW peak won't be measured") {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
             open_run = Some(lines[i].0);
@@ -220,7 +229,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             run.gpu_kind = Some("CUDA");
         } else if t == "CUDA device integrated: 1" {
             run.integrated_gpu = true;
-        } else if t.starts_with("using DMA-BUF") || t.contains("ibv_reg_dmabuf_mr") {
+        } else if t.starts_with("using DMA-BUF") || has!(t, "ibv_reg_dmabuf_mr") {
             run.registration = GpuRegistration::DmaBuf;
         } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
             // perftest prints `using DMA-BUF ...` before this line when it
@@ -233,10 +242,10 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             if gpu.1 {
                 run.registration = GpuRegistration::DmaBuf;
             }
-        } else if t.starts_with("initializing ROCm") || t.contains("ROCm device") {
+        } else if t.starts_with("initializing ROCm") || has!(t, "ROCm device") {
             run.gpu_kind = Some("ROCm");
-        } else if t.contains(" : ") || t.contains("\t: ") || t.contains("\t : ") {
-            if !t.starts_with('#') && !t.contains("address:") {
+        } else if is_field_line(t) {
+            if !t.starts_with('#') && !has!(t, "address:") {
                 run.fields.extend(header_pairs(l));
             }
         } else if t.starts_with("#bytes") {
