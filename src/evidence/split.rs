@@ -139,17 +139,23 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
 }
 
 /// [`split_at_headers`], each part pushed onto `out` with the tool
-/// [`detect`](super::detect) finds in it; a segment that is not cut is
-/// split into lines once for both.
+/// [`detect`](super::detect) finds in it; the segment is split into
+/// lines once for the cuts and every detection.
 pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
-    let lines: Vec<&str> = seg.text.lines().collect();
+    // One line per line number: the scanner's count sizes the list.
+    let mut lines: Vec<&str> = Vec::with_capacity(seg.lines.len());
+    lines.extend(seg.text.lines());
+    // Without a `\r` the lines are the text's pieces between single `\n`s:
+    // a run of them is a slice of the text and splits back into itself,
+    // so detection needs no joined copy and no second split.
+    let plain = !seg.text.as_bytes().contains(&b'\r');
     let cuts = if lines.len() == seg.lines.len() {
-        header_cuts(&lines)
+        header_cuts(&seg.text, &lines, plain)
     } else {
         Vec::new()
     };
     if cuts.is_empty() {
-        let tool = if lines.iter().any(|l| l.ends_with('\r')) {
+        let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)
         } else {
             super::detect_in(&seg.text, &lines)
@@ -158,15 +164,21 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
         out.push((seg, tool));
         return;
     }
-    for part in cut_at(&seg, &lines, &cuts) {
-        let tool = super::detect(&part.text);
+    for (part, range) in cut_at(&seg, &lines, &cuts) {
+        let tool = if plain {
+            // The part's text is these lines, each followed by `\n`.
+            super::detect_in(&part.text, &lines[range])
+        } else {
+            super::detect(&part.text)
+        };
         out.push((part, tool));
     }
 }
 
-/// Where [`split_at_headers`] cuts `lines` (a segment's, one per line
-/// number): before each header line whose tool the text before it is not.
-fn header_cuts(lines: &[&str]) -> Vec<usize> {
+/// Where [`split_at_headers`] cuts `lines` (`text`'s, one per line
+/// number): before each header line whose tool the text before it is
+/// not. `plain`: `text` holds no `\r`.
+fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<usize> {
     let mut cuts: Vec<usize> = Vec::new();
     let mut start = 0;
     let mut own: Option<Tool> = None;
@@ -185,8 +197,7 @@ fn header_cuts(lines: &[&str]) -> Vec<usize> {
             own = Some(tool);
             continue;
         }
-        let before = lines[start..cut].join("\n");
-        if super::detect(&before) == Some(tool) {
+        if detect_joined(text, &lines[start..cut], plain) == Some(tool) {
             own = Some(tool);
             continue;
         }
@@ -197,9 +208,34 @@ fn header_cuts(lines: &[&str]) -> Vec<usize> {
     cuts
 }
 
-/// `seg` (split into `lines`) cut at `cuts`; parts that are all blank are
-/// left out.
-fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<'a>> {
+/// [`detect`](super::detect) of `run.join("\n")`, where `run` is a
+/// non-empty run of `text`'s lines. Without a `\r` in `text` that join is
+/// the slice of `text` from the run's first line to the end of its last,
+/// and it splits into `run` less a last empty line (`lines` ends at the
+/// final `\n`).
+fn detect_joined(text: &str, run: &[&str], plain: bool) -> Option<Tool> {
+    let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        return super::detect("");
+    };
+    if !plain {
+        return super::detect(&run.join("\n"));
+    }
+    let at = |l: &str| l.as_ptr() as usize - text.as_ptr() as usize;
+    let joined = &text[at(first)..at(last) + last.len()];
+    let run = match run.split_last() {
+        Some((&"", rest)) => rest,
+        _ => run,
+    };
+    super::detect_in(joined, run)
+}
+
+/// `seg` (split into `lines`) cut at `cuts`, each part with its range of
+/// `lines`; parts that are all blank are left out.
+fn cut_at<'a>(
+    seg: &Segment<'a>,
+    lines: &[&str],
+    cuts: &[usize],
+) -> Vec<(Segment<'a>, std::ops::Range<usize>)> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut bounds = vec![0];
     bounds.extend(cuts);
@@ -214,7 +250,7 @@ fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<
             text.push_str(l);
             text.push('\n');
         }
-        out.push(Segment {
+        let part = Segment {
             command: if k == 0 { seg.command.clone() } else { None },
             prompt_line: if k == 0 {
                 seg.prompt_line.clone()
@@ -223,7 +259,8 @@ fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<
             },
             text: Cow::Owned(text),
             lines: seg.lines[a..b].to_vec(),
-        });
+        };
+        out.push((part, a..b));
     }
     out
 }
