@@ -18,7 +18,7 @@ use super::{ParseError, Parsed, Source, numbered_lines};
 /// a header-less fragment: two rows of a known shape, or one followed by
 /// `Avg bus bandwidth`. One pass over the lines.
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
-    if text.contains("# nThread ") {
+    if has!(text, "# nThread ") {
         return true;
     }
     let mut rows = 0;
@@ -46,7 +46,7 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
             }
         }
     }
-    rows == 1 && text.contains("Avg bus bandwidth")
+    rows == 1 && has!(text, "Avg bus bandwidth")
 }
 
 /// Whether `t` (trimmed) may pass [`is_standard_row`], judged by bytes

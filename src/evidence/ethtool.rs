@@ -126,7 +126,7 @@ fn per_queue(name: &str) -> bool {
 }
 
 pub fn looks_like_ethtool_stats(text: &str, lines: &[&str]) -> bool {
-    if text.contains("NIC statistics:") && lines.iter().any(|l| l.trim() == "NIC statistics:") {
+    if has!(text, "NIC statistics:") && lines.iter().any(|l| l.trim() == "NIC statistics:") {
         return true;
     }
     // `ethtool -S eth0 | grep pause` keeps only rows: every one a

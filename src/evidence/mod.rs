@@ -6,6 +6,18 @@
 //! runs commands or panics on bad input. [`detect`] picks the parser from the
 //! content alone, never from a file name.
 
+/// `$text.contains($needle)` for a literal a detector looks for in every
+/// block the tool table is shown: the searcher (`memchr`'s, which picks
+/// the needle's rarest bytes and scans 32 bytes a step) is built once for
+/// the process, where `str::contains` sets one up on every call.
+macro_rules! has {
+    ($text:expr, $needle:literal) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find(($text).as_bytes()).is_some()
+    }};
+}
+
 pub mod answers;
 pub mod collective;
 pub mod context;

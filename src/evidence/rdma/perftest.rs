@@ -8,12 +8,12 @@ use crate::evidence::answers::{
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     // A `#bytes` line or a title beside `Connection type`: no line pass without.
-    (text.contains("#bytes") || text.contains("Connection type"))
+    (has!(text, "#bytes") || has!(text, "Connection type"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
             let t = l.trim();
             (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
                 || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
-                    && text.contains("Connection type"))
+                    && has!(text, "Connection type"))
         })
 }
 
