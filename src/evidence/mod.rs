@@ -379,11 +379,28 @@ pub fn map_line_refs(text: &str, map: &impl Fn(usize) -> usize) -> String {
 /// signatures are tried first (the order of [`TOOLS`]).
 pub fn detect(text: &str) -> Option<Tool> {
     // Split once; every signature looks at the same lines.
-    let lines: Vec<&str> = text
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    let mut lines = Vec::new();
+    push_lines(text, &mut lines);
+    for l in &mut lines {
+        *l = l.strip_suffix('\r').unwrap_or(l);
+    }
     detect_in(text, &lines)
+}
+
+/// The lines of `text` as [`str::lines`] gives them (split at `\n`, a
+/// `\r` right before it dropped, no empty piece after a final `\n`),
+/// pushed onto `out`. memchr steps from one `\n` to the next in a few
+/// instructions; `lines` spends a couple of hundred on each line.
+pub(crate) fn push_lines<'a>(text: &'a str, out: &mut Vec<&'a str>) {
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        let line = &text[start..nl];
+        out.push(line.strip_suffix('\r').unwrap_or(line));
+        start = nl + 1;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
 }
 
 /// [`detect`] given `text` already split into `lines` (each without a
@@ -426,14 +443,70 @@ pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize,
 
 /// Lines with their 1-based numbers, a trailing `\r` removed.
 pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
+    Lines { rest: text }
         .enumerate()
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+}
+
+/// [`str::lines`], each `\n` found by memchr (see [`push_lines`]).
+struct Lines<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let line = match memchr::memchr(b'\n', self.rest.as_bytes()) {
+            Some(nl) => {
+                let line = &self.rest[..nl];
+                self.rest = &self.rest[nl + 1..];
+                line.strip_suffix('\r').unwrap_or(line)
+            }
+            None => std::mem::take(&mut self.rest),
+        };
+        Some(line)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_lines_and_numbered_lines_split_as_str_lines_does() {
+        for text in [
+            "",
+            "\n",
+            "\n\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\n\nb\n",
+            "a\r\n",
+            "a\r",
+            "a\r\r\n",
+            "\r\n\r\n",
+            "\r",
+            "a\rb\n",
+            "x\r\ny\r",
+            "\u{e9}\n\u{10000}\r\n",
+        ] {
+            let mut got = Vec::new();
+            push_lines(text, &mut got);
+            assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
+            let numbered: Vec<(usize, &str)> = numbered_lines(text).collect();
+            let want: Vec<(usize, &str)> = text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+                .collect();
+            assert_eq!(numbered, want, "{text:?}");
+        }
+    }
 
     #[test]
     fn line_numbers_in_messages_are_renumbered_outside_quotes() {

@@ -144,7 +144,7 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
 pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
     // One line per line number: the scanner's count sizes the list.
     let mut lines: Vec<&str> = Vec::with_capacity(seg.lines.len());
-    lines.extend(seg.text.lines());
+    super::push_lines(&seg.text, &mut lines);
     // Without a `\r` the lines are the text's pieces between single `\n`s:
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
