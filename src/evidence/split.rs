@@ -164,12 +164,17 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
         out.push((seg, tool));
         return;
     }
-    for (part, range) in cut_at(&seg, &lines, &cuts) {
-        let tool = if plain {
+    let at: Vec<usize> = cuts.iter().map(|&(cut, _)| cut).collect();
+    for (part, range) in cut_at(&seg, &lines, &at) {
+        let before = cuts.iter().find(|&&(cut, _)| cut == range.end);
+        let tool = match before {
+            // A part that ends at a cut was detected there, as the same
+            // lines less the last `\n` (and a last empty line): no
+            // detector tells the two apart (`detection_ignores_a_final_newline`).
+            Some(&(_, tool)) if plain => tool,
             // The part's text is these lines, each followed by `\n`.
-            super::detect_in(&part.text, &lines[range])
-        } else {
-            super::detect(&part.text)
+            _ if plain => super::detect_in(&part.text, &lines[range]),
+            _ => super::detect(&part.text),
         };
         out.push((part, tool));
     }
@@ -177,9 +182,10 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
 
 /// Where [`split_at_headers`] cuts `lines` (`text`'s, one per line
 /// number): before each header line whose tool the text before it is
-/// not. `plain`: `text` holds no `\r`.
-fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<usize> {
-    let mut cuts: Vec<usize> = Vec::new();
+/// not; with each cut, the tool detected in that text. `plain`: `text`
+/// holds no `\r`.
+fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<(usize, Option<Tool>)> {
+    let mut cuts = Vec::new();
     let mut start = 0;
     let mut own: Option<Tool> = None;
     for (i, l) in lines.iter().enumerate() {
@@ -197,11 +203,12 @@ fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<usize> {
             own = Some(tool);
             continue;
         }
-        if detect_joined(text, &lines[start..cut], plain) == Some(tool) {
+        let found = detect_joined(text, &lines[start..cut], plain);
+        if found == Some(tool) {
             own = Some(tool);
             continue;
         }
-        cuts.push(cut);
+        cuts.push((cut, found));
         start = cut;
         own = Some(tool);
     }
@@ -300,6 +307,60 @@ mod tests {
         assert_eq!(segs[1].lines, vec![3, 4, 5, 6, 7]);
         assert!(header_tool("00:01.0 PCI bridge: Intel").is_some());
         assert!(header_tool("   0     1.00    2.00").is_none());
+    }
+
+    /// What lets a cut part keep the tool detected before the cut: every
+    /// detector answers alike for lines joined with `\n` and for the same
+    /// lines each followed by `\n` (a last empty line then counts), over
+    /// runs of every capture.
+    #[test]
+    fn detection_ignores_a_final_newline() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    files(&p, out);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures"),
+            &mut paths,
+        );
+        let mut runs = 0;
+        for p in paths {
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            if text.contains('\r') {
+                continue;
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            // Every run from the top that ends at a blank line or the end.
+            for end in (1..=lines.len()).filter(|&e| e == lines.len() || lines[e - 1].is_empty()) {
+                let run = &lines[..end];
+                let joined = run.join("\n");
+                let bare = match run.split_last() {
+                    Some((&"", rest)) => rest,
+                    _ => run,
+                };
+                let ended = format!("{joined}\n");
+                for s in super::super::TOOLS {
+                    assert_eq!(
+                        (s.detect)(&joined, bare),
+                        (s.detect)(&ended, run),
+                        "{} on {} lines 1-{end}",
+                        s.name,
+                        p.display()
+                    );
+                }
+                runs += 1;
+            }
+        }
+        assert!(runs > 100);
     }
 
     #[test]
