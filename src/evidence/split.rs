@@ -148,7 +148,7 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
     // Without a `\r` the lines are the text's pieces between single `\n`s:
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
-    let plain = !seg.text.as_bytes().contains(&b'\r');
+    let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
     let cuts = if lines.len() == seg.lines.len() {
         header_cuts(&seg.text, &lines, plain)
     } else {
