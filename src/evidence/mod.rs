@@ -436,6 +436,35 @@ pub(crate) fn printed(value: &str, unit: &str) -> String {
     s
 }
 
+/// `s.trim()`, inlined: ASCII spaces and tabs at either end are stripped
+/// by a byte look, and `str::trim` (a call that decodes characters) runs
+/// only where an end holds other whitespace or a non-ASCII character.
+/// For the looks every line of every block gets.
+#[inline]
+pub(crate) fn trim(s: &str) -> &str {
+    let t = trim_start(s);
+    let b = t.as_bytes();
+    let mut j = b.len();
+    while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+        j -= 1;
+    }
+    match j.checked_sub(1).map(|k| b[k]) {
+        Some(c) if !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0B => t.trim_end(),
+        _ => &t[..j],
+    }
+}
+
+/// `s.trim_start()`, inlined as [`trim`] is.
+#[inline]
+pub(crate) fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+    match b.get(i) {
+        Some(&c) if !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0B => s.trim_start(),
+        _ => &s[i..],
+    }
+}
+
 /// Already-split lines with their 1-based numbers.
 pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
     lines.iter().enumerate().map(|(i, l)| (i + 1, *l))
@@ -505,6 +534,31 @@ mod tests {
                 .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
                 .collect();
             assert_eq!(numbered, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn trim_and_trim_start_are_str_s() {
+        for s in [
+            "",
+            " ",
+            "\t \t",
+            "a",
+            " a ",
+            "\ta b\t ",
+            " \u{a0}a\u{a0} ",
+            "\u{3000}x",
+            "x\u{3000}",
+            " \r\n",
+            "\x0bq\x0b",
+            " \x0c",
+            "\u{e9} ",
+            " \u{e9}",
+            "a\u{85}",
+            "\u{10000}",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+            assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
         }
     }
 

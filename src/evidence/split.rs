@@ -18,7 +18,7 @@ use super::scan::Segment;
 /// The tool whose output starts at `line` (as the scanner left it), if
 /// the line is such a header.
 pub fn header_tool(line: &str) -> Option<Tool> {
-    let t = line.trim();
+    let t = super::trim(line);
     let first = *t.as_bytes().first()?;
     // Cheap first-byte filter: most lines of most transcripts end here.
     if !matches!(

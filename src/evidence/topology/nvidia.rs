@@ -70,7 +70,7 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
     let mut last_header = None;
     for (n, l) in crate::evidence::numbered(lines) {
         // Only header and GPU rows matter; skip everything else unsplit.
-        if !l.trim_start().starts_with("GPU") {
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
             continue;
         }
         let toks: Vec<&str> = l.split_whitespace().collect();
@@ -96,7 +96,7 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
         return true;
     }
     let row = crate::evidence::numbered(lines).any(|(_, l)| {
-        if !l.trim_start().starts_with("GPU") {
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
             return false;
         }
         let toks: Vec<&str> = l.split_whitespace().collect();
