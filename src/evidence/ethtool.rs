@@ -126,26 +126,25 @@ fn per_queue(name: &str) -> bool {
 }
 
 pub fn looks_like_ethtool_stats(text: &str, lines: &[&str]) -> bool {
-    if text.contains("NIC statistics:") && lines.iter().any(|l| l.trim() == "NIC statistics:") {
+    if has!(text, "NIC statistics:") && lines.iter().any(|l| l.trim() == "NIC statistics:") {
         return true;
     }
     // `ethtool -S eth0 | grep pause` keeps only rows: every one a
     // counter, some of them rx_/tx_ ones.
-    let rows: Vec<&str> = lines
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect();
     // Labels, markdown fences and the `ethtool -S` line itself may sit
     // between the rows.
     let other = |l: &str| is_label(l) || l.starts_with("```") || interface_of_command(l).is_some();
-    rows.len() >= 2
-        && rows.iter().all(|l| counter_row(l).is_some() || other(l))
-        && rows
-            .iter()
-            .filter(|l| l.starts_with("rx_") || l.starts_with("tx_"))
-            .count()
-            >= 2
+    // One pass, no list: the first other line ends the look (most blocks
+    // that come here, the table's last entry, are not ethtool's).
+    let (mut rows, mut rx_tx) = (0, 0);
+    for l in lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+        if counter_row(l).is_none() && !other(l) {
+            return false;
+        }
+        rows += 1;
+        rx_tx += usize::from(l.starts_with("rx_") || l.starts_with("tx_"));
+    }
+    rows >= 2 && rx_tx >= 2
 }
 
 /// Parses `ethtool -S` output: `NIC statistics:` then `name: value`

@@ -236,7 +236,7 @@ fn lsmod_command(t: &str) -> Option<&str> {
 }
 
 pub fn looks_like_lsmod(text: &str, lines: &[&str]) -> bool {
-    if text.contains("Used by") && lines.iter().any(|l| is_header(l)) {
+    if has!(text, "Used by") && lines.iter().any(|l| is_header(l)) {
         return true;
     }
     // Every line but the last must be a row; the last may be cut by the

@@ -6,6 +6,18 @@
 //! runs commands or panics on bad input. [`detect`] picks the parser from the
 //! content alone, never from a file name.
 
+/// `$text.contains($needle)` for a literal a detector looks for in every
+/// block the tool table is shown: the searcher (`memchr`'s, which picks
+/// the needle's rarest bytes and scans 32 bytes a step) is built once for
+/// the process, where `str::contains` sets one up on every call.
+macro_rules! has {
+    ($text:expr, $needle:literal) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find(($text).as_bytes()).is_some()
+    }};
+}
+
 pub mod answers;
 pub mod collective;
 pub mod context;
@@ -14,7 +26,6 @@ pub mod ethtool;
 pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
-pub(crate) mod needle;
 pub mod pcie;
 pub mod qp;
 pub mod rdma;
@@ -368,11 +379,28 @@ pub fn map_line_refs(text: &str, map: &impl Fn(usize) -> usize) -> String {
 /// signatures are tried first (the order of [`TOOLS`]).
 pub fn detect(text: &str) -> Option<Tool> {
     // Split once; every signature looks at the same lines.
-    let lines: Vec<&str> = text
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    let mut lines = Vec::new();
+    push_lines(text, &mut lines);
+    for l in &mut lines {
+        *l = l.strip_suffix('\r').unwrap_or(l);
+    }
     detect_in(text, &lines)
+}
+
+/// The lines of `text` as [`str::lines`] gives them (split at `\n`, a
+/// `\r` right before it dropped, no empty piece after a final `\n`),
+/// pushed onto `out`. memchr steps from one `\n` to the next in a few
+/// instructions; `lines` spends a couple of hundred on each line.
+pub(crate) fn push_lines<'a>(text: &'a str, out: &mut Vec<&'a str>) {
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+        let line = &text[start..nl];
+        out.push(line.strip_suffix('\r').unwrap_or(line));
+        start = nl + 1;
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
 }
 
 /// [`detect`] given `text` already split into `lines` (each without a
@@ -408,6 +436,35 @@ pub(crate) fn printed(value: &str, unit: &str) -> String {
     s
 }
 
+/// `s.trim()`, inlined: ASCII spaces and tabs at either end are stripped
+/// by a byte look, and `str::trim` (a call that decodes characters) runs
+/// only where an end holds other whitespace or a non-ASCII character.
+/// For the looks every line of every block gets.
+#[inline]
+pub(crate) fn trim(s: &str) -> &str {
+    let t = trim_start(s);
+    let b = t.as_bytes();
+    let mut j = b.len();
+    while j > 0 && matches!(b[j - 1], b' ' | b'\t') {
+        j -= 1;
+    }
+    match j.checked_sub(1).map(|k| b[k]) {
+        Some(c) if !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0B => t.trim_end(),
+        _ => &t[..j],
+    }
+}
+
+/// `s.trim_start()`, inlined as [`trim`] is.
+#[inline]
+pub(crate) fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().take_while(|c| matches!(c, b' ' | b'\t')).count();
+    match b.get(i) {
+        Some(&c) if !c.is_ascii() || c.is_ascii_whitespace() || c == 0x0B => s.trim_start(),
+        _ => &s[i..],
+    }
+}
+
 /// Already-split lines with their 1-based numbers.
 pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
     lines.iter().enumerate().map(|(i, l)| (i + 1, *l))
@@ -415,14 +472,112 @@ pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize,
 
 /// Lines with their 1-based numbers, a trailing `\r` removed.
 pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
+    Lines { rest: text }
         .enumerate()
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+}
+
+/// [`str::lines`], each `\n` found by memchr (see [`push_lines`]).
+struct Lines<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let line = match memchr::memchr(b'\n', self.rest.as_bytes()) {
+            Some(nl) => {
+                let line = &self.rest[..nl];
+                self.rest = &self.rest[nl + 1..];
+                line.strip_suffix('\r').unwrap_or(line)
+            }
+            None => std::mem::take(&mut self.rest),
+        };
+        Some(line)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_agrees_with_contains() {
+        let hays = [
+            "",
+            "a",
+            "Waiting",
+            "x Waiting for client",
+            "é Waiting for client é",
+            "WaitinWaiting for client",
+        ];
+        for hay in hays {
+            let want = hay.contains("Waiting for client");
+            assert_eq!(has!(hay, "Waiting for client"), want, "{hay}");
+            assert_eq!(has!(hay, "é"), hay.contains('é'), "{hay}");
+        }
+    }
+
+    #[test]
+    fn push_lines_and_numbered_lines_split_as_str_lines_does() {
+        for text in [
+            "",
+            "\n",
+            "\n\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\n\nb\n",
+            "a\r\n",
+            "a\r",
+            "a\r\r\n",
+            "\r\n\r\n",
+            "\r",
+            "a\rb\n",
+            "x\r\ny\r",
+            "\u{e9}\n\u{10000}\r\n",
+        ] {
+            let mut got = Vec::new();
+            push_lines(text, &mut got);
+            assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
+            let numbered: Vec<(usize, &str)> = numbered_lines(text).collect();
+            let want: Vec<(usize, &str)> = text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
+                .collect();
+            assert_eq!(numbered, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn trim_and_trim_start_are_str_s() {
+        for s in [
+            "",
+            " ",
+            "\t \t",
+            "a",
+            " a ",
+            "\ta b\t ",
+            " \u{a0}a\u{a0} ",
+            "\u{3000}x",
+            "x\u{3000}",
+            " \r\n",
+            "\x0bq\x0b",
+            " \x0c",
+            "\u{e9} ",
+            " \u{e9}",
+            "a\u{85}",
+            "\u{10000}",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+            assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
+        }
+    }
 
     #[test]
     fn line_numbers_in_messages_are_renumbered_outside_quotes() {

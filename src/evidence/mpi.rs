@@ -15,7 +15,7 @@ use super::{ParseError, Parsed, numbered_lines};
 
 pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
     // Either line below holds `# OSU MPI` or `# Size`: no line pass without.
-    (text.contains("# OSU MPI") || text.contains("# Size"))
+    (has!(text, "# OSU MPI") || has!(text, "# Size"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim_start();
         t.starts_with("# OSU MPI")

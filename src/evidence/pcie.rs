@@ -94,17 +94,17 @@ fn lanes(s: &str) -> Option<u32> {
 pub fn looks_like_lspci(text: &str, lines: &[&str]) -> bool {
     let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
     let headed = it.next().is_some_and(|(_, l)| device_header(l).is_some())
-        && (text.contains("Capabilities:")
-            || text.contains("LnkSta:")
-            || text.contains("Kernel driver in use"));
+        && (has!(text, "Capabilities:")
+            || has!(text, "LnkSta:")
+            || has!(text, "Kernel driver in use"));
     headed || is_lnk_fragment(text, lines)
 }
 
 /// `lspci -vvv | grep -E 'LnkCap|LnkSta'`: only `Lnk*` lines (and lspci's
 /// own `lspci: ...` messages), at least one `LnkCap:` and one `LnkSta:`.
 fn is_lnk_fragment(text: &str, lines: &[&str]) -> bool {
-    text.contains("LnkCap:")
-        && text.contains("LnkSta:")
+    has!(text, "LnkCap:")
+        && has!(text, "LnkSta:")
         && lines.iter().all(|l| {
             let t = l.trim();
             t.is_empty() || t.starts_with("Lnk") || t.starts_with("lspci: ")
@@ -327,9 +327,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
 // nvidia-smi -q
 
 pub fn looks_like_nvidia_smi_q(text: &str, lines: &[&str]) -> bool {
-    text.contains("==============NVSMI LOG==============")
-        || (text.contains("Link Width")
-            && text.contains("Replays")
+    has!(text, "==============NVSMI LOG==============")
+        || (has!(text, "Link Width")
+            && has!(text, "Replays")
             && crate::evidence::numbered(lines)
                 .any(|(_, l)| l.trim_start().starts_with("Link Width"))
             && crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("Replays")))

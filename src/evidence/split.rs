@@ -18,7 +18,7 @@ use super::scan::Segment;
 /// The tool whose output starts at `line` (as the scanner left it), if
 /// the line is such a header.
 pub fn header_tool(line: &str) -> Option<Tool> {
-    let t = line.trim();
+    let t = super::trim(line);
     let first = *t.as_bytes().first()?;
     // Cheap first-byte filter: most lines of most transcripts end here.
     if !matches!(
@@ -139,17 +139,23 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
 }
 
 /// [`split_at_headers`], each part pushed onto `out` with the tool
-/// [`detect`](super::detect) finds in it; a segment that is not cut is
-/// split into lines once for both.
+/// [`detect`](super::detect) finds in it; the segment is split into
+/// lines once for the cuts and every detection.
 pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
-    let lines: Vec<&str> = seg.text.lines().collect();
+    // One line per line number: the scanner's count sizes the list.
+    let mut lines: Vec<&str> = Vec::with_capacity(seg.lines.len());
+    super::push_lines(&seg.text, &mut lines);
+    // Without a `\r` the lines are the text's pieces between single `\n`s:
+    // a run of them is a slice of the text and splits back into itself,
+    // so detection needs no joined copy and no second split.
+    let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
     let cuts = if lines.len() == seg.lines.len() {
-        header_cuts(&lines)
+        header_cuts(&seg.text, &lines, plain)
     } else {
         Vec::new()
     };
     if cuts.is_empty() {
-        let tool = if lines.iter().any(|l| l.ends_with('\r')) {
+        let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)
         } else {
             super::detect_in(&seg.text, &lines)
@@ -158,16 +164,28 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
         out.push((seg, tool));
         return;
     }
-    for part in cut_at(&seg, &lines, &cuts) {
-        let tool = super::detect(&part.text);
+    let at: Vec<usize> = cuts.iter().map(|&(cut, _)| cut).collect();
+    for (part, range) in cut_at(&seg, &lines, &at) {
+        let before = cuts.iter().find(|&&(cut, _)| cut == range.end);
+        let tool = match before {
+            // A part that ends at a cut was detected there, as the same
+            // lines less the last `\n` (and a last empty line): no
+            // detector tells the two apart (`detection_ignores_a_final_newline`).
+            Some(&(_, tool)) if plain => tool,
+            // The part's text is these lines, each followed by `\n`.
+            _ if plain => super::detect_in(&part.text, &lines[range]),
+            _ => super::detect(&part.text),
+        };
         out.push((part, tool));
     }
 }
 
-/// Where [`split_at_headers`] cuts `lines` (a segment's, one per line
-/// number): before each header line whose tool the text before it is not.
-fn header_cuts(lines: &[&str]) -> Vec<usize> {
-    let mut cuts: Vec<usize> = Vec::new();
+/// Where [`split_at_headers`] cuts `lines` (`text`'s, one per line
+/// number): before each header line whose tool the text before it is
+/// not; with each cut, the tool detected in that text. `plain`: `text`
+/// holds no `\r`.
+fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<(usize, Option<Tool>)> {
+    let mut cuts = Vec::new();
     let mut start = 0;
     let mut own: Option<Tool> = None;
     for (i, l) in lines.iter().enumerate() {
@@ -185,21 +203,46 @@ fn header_cuts(lines: &[&str]) -> Vec<usize> {
             own = Some(tool);
             continue;
         }
-        let before = lines[start..cut].join("\n");
-        if super::detect(&before) == Some(tool) {
+        let found = detect_joined(text, &lines[start..cut], plain);
+        if found == Some(tool) {
             own = Some(tool);
             continue;
         }
-        cuts.push(cut);
+        cuts.push((cut, found));
         start = cut;
         own = Some(tool);
     }
     cuts
 }
 
-/// `seg` (split into `lines`) cut at `cuts`; parts that are all blank are
-/// left out.
-fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<'a>> {
+/// [`detect`](super::detect) of `run.join("\n")`, where `run` is a
+/// non-empty run of `text`'s lines. Without a `\r` in `text` that join is
+/// the slice of `text` from the run's first line to the end of its last,
+/// and it splits into `run` less a last empty line (`lines` ends at the
+/// final `\n`).
+fn detect_joined(text: &str, run: &[&str], plain: bool) -> Option<Tool> {
+    let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        return super::detect("");
+    };
+    if !plain {
+        return super::detect(&run.join("\n"));
+    }
+    let at = |l: &str| l.as_ptr() as usize - text.as_ptr() as usize;
+    let joined = &text[at(first)..at(last) + last.len()];
+    let run = match run.split_last() {
+        Some((&"", rest)) => rest,
+        _ => run,
+    };
+    super::detect_in(joined, run)
+}
+
+/// `seg` (split into `lines`) cut at `cuts`, each part with its range of
+/// `lines`; parts that are all blank are left out.
+fn cut_at<'a>(
+    seg: &Segment<'a>,
+    lines: &[&str],
+    cuts: &[usize],
+) -> Vec<(Segment<'a>, std::ops::Range<usize>)> {
     let mut out = Vec::with_capacity(cuts.len() + 1);
     let mut bounds = vec![0];
     bounds.extend(cuts);
@@ -214,7 +257,7 @@ fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<
             text.push_str(l);
             text.push('\n');
         }
-        out.push(Segment {
+        let part = Segment {
             command: if k == 0 { seg.command.clone() } else { None },
             prompt_line: if k == 0 {
                 seg.prompt_line.clone()
@@ -223,7 +266,8 @@ fn cut_at<'a>(seg: &Segment<'a>, lines: &[&str], cuts: &[usize]) -> Vec<Segment<
             },
             text: Cow::Owned(text),
             lines: seg.lines[a..b].to_vec(),
-        });
+        };
+        out.push((part, a..b));
     }
     out
 }
@@ -263,6 +307,60 @@ mod tests {
         assert_eq!(segs[1].lines, vec![3, 4, 5, 6, 7]);
         assert!(header_tool("00:01.0 PCI bridge: Intel").is_some());
         assert!(header_tool("   0     1.00    2.00").is_none());
+    }
+
+    /// What lets a cut part keep the tool detected before the cut: every
+    /// detector answers alike for lines joined with `\n` and for the same
+    /// lines each followed by `\n` (a last empty line then counts), over
+    /// runs of every capture.
+    #[test]
+    fn detection_ignores_a_final_newline() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    files(&p, out);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        let mut paths = Vec::new();
+        files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures"),
+            &mut paths,
+        );
+        let mut runs = 0;
+        for p in paths {
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            if text.contains('\r') {
+                continue;
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            // Every run from the top that ends at a blank line or the end.
+            for end in (1..=lines.len()).filter(|&e| e == lines.len() || lines[e - 1].is_empty()) {
+                let run = &lines[..end];
+                let joined = run.join("\n");
+                let bare = match run.split_last() {
+                    Some((&"", rest)) => rest,
+                    _ => run,
+                };
+                let ended = format!("{joined}\n");
+                for s in super::super::TOOLS {
+                    assert_eq!(
+                        (s.detect)(&joined, bare),
+                        (s.detect)(&ended, run),
+                        "{} on {} lines 1-{end}",
+                        s.name,
+                        p.display()
+                    );
+                }
+                runs += 1;
+            }
+        }
+        assert!(runs > 100);
     }
 
     #[test]

@@ -19,8 +19,8 @@ use super::super::{ParseError, Parsed, numbered_lines};
 const MB_1024: f64 = 1.024e6;
 
 pub fn looks_like_bandwidth_test(text: &str, lines: &[&str]) -> bool {
-    text.contains("[CUDA Bandwidth Test]")
-        || text.contains("Transfer Size (Bytes)")
+    has!(text, "[CUDA Bandwidth Test]")
+        || has!(text, "Transfer Size (Bytes)")
             && lines.iter().any(|l| {
                 let t = l.trim();
                 t.starts_with("Transfer Size (Bytes)") && t.contains("Bandwidth(")

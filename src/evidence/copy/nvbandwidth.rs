@@ -4,8 +4,8 @@
 use super::*;
 
 pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
-    text.contains("nvbandwidth Version:")
-        || text.contains("(row)")
+    has!(text, "nvbandwidth Version:")
+        || has!(text, "(row)")
             && crate::evidence::numbered(lines).any(|(_, l)| {
                 let t = l.trim();
                 (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")

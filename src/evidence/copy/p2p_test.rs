@@ -5,13 +5,13 @@ use super::*;
 
 pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
     // Every signature below holds `P2P`: one short search rules most out.
-    text.contains("P2P")
-        && (text.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
-        || text.contains("P2P Connectivity Matrix")
-        || (text.contains("P2P=Disabled") && text.contains("Matrix ("))
+    has!(text, "P2P")
+        && (has!(text, "P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+        || has!(text, "P2P Connectivity Matrix")
+        || (has!(text, "P2P=Disabled") && has!(text, "Matrix ("))
         // One matrix pasted on its own: `Bidirectional P2P=Enabled
         // Bandwidth Matrix (GB/s)` over a `D\D` header.
-        || (text.contains("P2P=Enabled") && text.contains("Matrix (") && text.contains("D\\D")))
+        || (has!(text, "P2P=Enabled") && has!(text, "Matrix (") && has!(text, "D\\D")))
 }
 
 /// Some captures carry an editor's line numbers (` 1 `, ` 2 `...) in front of

@@ -4,13 +4,13 @@
 use super::*;
 
 pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
-    text.contains("RocmBandwidthTest Version")
-        || text.contains("Inter-Device Access")
+    has!(text, "RocmBandwidthTest Version")
+        || has!(text, "Inter-Device Access")
         // All three end so: one search rules them out.
-        || text.contains("irectional Benchmark Result")
-            && (text.contains("Unidirectional Benchmark Result")
-                || text.contains("Bidirectional Benchmark Result")
-                || text.contains("Bdirectional Benchmark Result"))
+        || has!(text, "irectional Benchmark Result")
+            && (has!(text, "Unidirectional Benchmark Result")
+                || has!(text, "Bidirectional Benchmark Result")
+                || has!(text, "Bdirectional Benchmark Result"))
 }
 
 /// The agents of the device list, and what the access matrix says of them.

@@ -4,11 +4,11 @@
 use super::*;
 
 pub fn looks_like_transferbench(text: &str, _lines: &[&str]) -> bool {
-    text.contains("TransferBench v")
+    has!(text, "TransferBench v")
         || super::transferbench_presets::is_scaling(text)
         || super::transferbench_presets::is_p2p(text)
-        || (text.contains("Test 1:") && text.contains("Aggregate (CPU)"))
-        || (text.contains("Summary: [") && text.contains("bytes per Transfer]"))
+        || (has!(text, "Test 1:") && has!(text, "Aggregate (CPU)"))
+        || (has!(text, "Summary: [") && has!(text, "bytes per Transfer]"))
 }
 
 /// TransferBench memory names: `G0` GPU 0 device memory, `C0`/`P0` host

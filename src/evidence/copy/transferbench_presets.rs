@@ -25,15 +25,15 @@ use crate::evidence::{IssueKind, Parsed, numbered_lines};
 
 pub fn is_scaling(text: &str) -> bool {
     // The whole-text searches first: a line pass only where they match.
-    text.contains("GPU-GFX Scaling benchmark:")
-        || text.contains("- Copying ")
-            && text.contains("NumCUs ")
+    has!(text, "GPU-GFX Scaling benchmark:")
+        || has!(text, "- Copying ")
+            && has!(text, "NumCUs ")
             && text.lines().any(|l| l.trim_start().starts_with("NumCUs "))
 }
 
 pub fn is_p2p(text: &str) -> bool {
-    text.contains("copy peak bandwidth GB/s [")
-        || text.contains("SRC+EXE\\DST")
+    has!(text, "copy peak bandwidth GB/s [")
+        || has!(text, "SRC+EXE\\DST")
             && text
                 .lines()
                 .any(|l| l.trim_start().starts_with("SRC+EXE\\DST"))

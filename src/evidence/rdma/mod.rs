@@ -14,7 +14,6 @@ use super::measurement::{
     parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
-use crate::evidence::needle::has;
 
 /// One RDMA adapter (an `hca_id` / `CA`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

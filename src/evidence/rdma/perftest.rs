@@ -5,16 +5,15 @@ use super::*;
 use crate::evidence::answers::{
     Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
 };
-use crate::evidence::needle::has;
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     // A `#bytes` line or a title beside `Connection type`: no line pass without.
-    (text.contains("#bytes") || text.contains("Connection type"))
+    (has!(text, "#bytes") || has!(text, "Connection type"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
             let t = l.trim();
             (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))
                 || ((t.ends_with("BW Test") || t.ends_with("Latency Test"))
-                    && text.contains("Connection type"))
+                    && has!(text, "Connection type"))
         })
 }
 

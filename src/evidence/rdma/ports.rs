@@ -5,8 +5,8 @@ use super::*;
 
 pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
     // Whole-text searches first: the line pass runs only where they match.
-    text.contains("State:")
-        && (text.contains("CA '") || text.contains("CA: '"))
+    has!(text, "State:")
+        && (has!(text, "CA '") || has!(text, "CA: '"))
         && lines.iter().any(|l| {
             let t = l.trim_start_matches(['│', '┃', '|']).trim();
             (t.starts_with("CA '") || t.starts_with("CA: '")) && t.ends_with('\'')
@@ -124,7 +124,7 @@ fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
 }
 
 pub fn looks_like_ibstatus(text: &str, lines: &[&str]) -> bool {
-    text.contains("Infiniband device '")
+    has!(text, "Infiniband device '")
         && crate::evidence::numbered(lines)
             .any(|(_, l)| l.starts_with("Infiniband device '") && l.contains(" port "))
 }
@@ -209,7 +209,7 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
 }
 
 pub fn looks_like_ibv_devinfo(text: &str, lines: &[&str]) -> bool {
-    text.contains("hca_id:")
+    has!(text, "hca_id:")
         && crate::evidence::numbered(lines).any(|(_, l)| l.trim_start().starts_with("hca_id:"))
         || lines
             .iter()
@@ -374,7 +374,7 @@ pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
 }
 
 pub fn looks_like_show_gids(text: &str, lines: &[&str]) -> bool {
-    text.contains("INDEX")
+    has!(text, "INDEX")
         && lines.iter().any(|l| {
             let mut t = l.split_whitespace();
             t.next() == Some("DEV")

@@ -42,10 +42,12 @@ fn is_column_header(line: &str) -> bool {
     t.starts_with("Counter name") && t.contains("Device") && t.ends_with("Counter value(delta)")
 }
 
-pub fn looks_like_device_statistics(_text: &str, lines: &[&str]) -> bool {
-    lines
-        .windows(2)
-        .any(|w| is_table_title(w[0]) && is_column_header(w[1]))
+pub fn looks_like_device_statistics(text: &str, lines: &[&str]) -> bool {
+    // A title line holds `Statistics`: no line pass without it.
+    has!(text, "Statistics")
+        && lines
+            .windows(2)
+            .any(|w| is_table_title(w[0]) && is_column_header(w[1]))
 }
 
 /// One row: a counter's value in one table, and the growth it printed

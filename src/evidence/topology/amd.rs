@@ -64,8 +64,8 @@ pub fn amd_class(
 }
 
 pub fn looks_like_rocm_smi(text: &str, lines: &[&str]) -> bool {
-    text.contains("ROCm System Management Interface")
-        || text.contains("==")
+    has!(text, "ROCm System Management Interface")
+        || has!(text, "==")
             && crate::evidence::numbered(lines).any(|(_, l)| {
                 banner(l).is_some_and(|b| {
                     b.ends_with("between two GPUs") || b == "Numa Nodes" || b == "Bandwidth"
@@ -75,7 +75,7 @@ pub fn looks_like_rocm_smi(text: &str, lines: &[&str]) -> bool {
 
 pub fn looks_like_amd_smi(text: &str, lines: &[&str]) -> bool {
     // Each of the titles below ends so: no line pass without it.
-    text.contains(" TABLE:")
+    has!(text, " TABLE:")
         && crate::evidence::numbered(lines).any(|(_, l)| {
             let t = l.trim();
             matches!(

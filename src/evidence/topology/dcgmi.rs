@@ -25,7 +25,7 @@ use super::{Device, DeviceKind, NvlinkPort, Topology};
 use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 
 pub fn looks_like_dcgmi_nvlink(text: &str, lines: &[&str]) -> bool {
-    text.contains("|  NvLink Link Status  |")
+    has!(text, "|  NvLink Link Status  |")
         && lines.iter().any(|l| l.trim() == "|  NvLink Link Status  |")
 }
 

@@ -63,14 +63,14 @@ fn row_label(first: &str, toks: &[&str]) -> bool {
 }
 
 pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
-    if text.contains("Connection traversing") {
+    if has!(text, "Connection traversing") {
         return true;
     }
     let mut header = false;
     let mut last_header = None;
     for (n, l) in crate::evidence::numbered(lines) {
         // Only header and GPU rows matter; skip everything else unsplit.
-        if !l.trim_start().starts_with("GPU") {
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
             continue;
         }
         let toks: Vec<&str> = l.split_whitespace().collect();
@@ -92,11 +92,11 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
 }
 
 pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
-    if text.contains("Chipset not supported") || text.contains("= Status Ok") {
+    if has!(text, "Chipset not supported") || has!(text, "= Status Ok") {
         return true;
     }
     let row = crate::evidence::numbered(lines).any(|(_, l)| {
-        if !l.trim_start().starts_with("GPU") {
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
             return false;
         }
         let toks: Vec<&str> = l.split_whitespace().collect();
@@ -127,8 +127,8 @@ fn is_p2p_header(l: &str) -> bool {
 }
 
 pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
-    text.contains("Link ")
-        && text.contains("GPU ")
+    has!(text, "Link ")
+        && has!(text, "GPU ")
         && crate::evidence::numbered(lines).any(|(_, l)| {
             l.trim_start().starts_with("Link ") && l.contains(':')
                 || l.contains("Unable to retrieve NVLink information")

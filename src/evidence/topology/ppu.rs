@@ -22,7 +22,7 @@ fn is_header(t: &str) -> bool {
 }
 
 pub fn looks_like_ppu_smi(text: &str, lines: &[&str]) -> bool {
-    text.contains("CPU Affinity") && lines.iter().any(|l| is_header(l.trim()))
+    has!(text, "CPU Affinity") && lines.iter().any(|l| is_header(l.trim()))
 }
 
 pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
