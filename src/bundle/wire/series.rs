@@ -5,7 +5,7 @@
 //! [`Cell`] (same fields, order and omissions; the tests compare them).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use serde::{Serialize, Serializer};
 
@@ -160,11 +160,81 @@ impl<'a> Key<'a> {
     }
 
     fn hash64(&self) -> u64 {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut h = Mix(0);
         self.hash(&mut h);
         h.finish()
     }
 }
+
+/// A multiply-rotate hash, eight bytes a step (rustc's Fx): a series key
+/// is hashed once per new series, and SipHash cost more than the rest of
+/// the grouping. Not keyed: the keys are this bundle's own test names, and
+/// a collision costs one more [`SeriesOut::holds`], never a wrong series.
+struct Mix(u64);
+
+impl Mix {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(26) ^ w).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for Mix {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let mut last = [0u8; 8];
+        let rest = chunks.remainder();
+        last[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(last) ^ rest.len() as u64);
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.add(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The map from a key's [`Mix`] hash to its series: the hash is already
+/// mixed, so the map uses it as it is.
+#[derive(Default)]
+struct AsIs(u64);
+
+impl Hasher for AsIs {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type ByHash = HashMap<u64, u32, BuildHasherDefault<AsIs>>;
 
 /// One cell as written: [`super::Cell`] borrowed from its measurement.
 #[derive(Serialize)]
@@ -295,8 +365,11 @@ impl<'a> MeasurementsOut<'a> {
     pub(super) fn of(ms: &'a [Measurement]) -> MeasurementsOut<'a> {
         let mut series: Vec<SeriesOut<'a>> = Vec::new();
         let mut of_cell = Vec::with_capacity(ms.len());
-        // Series by the hash of their key, for those not among the newest.
-        let mut by_key: HashMap<u64, Vec<u32>> = HashMap::new();
+        // Series by the hash of their key, for those not among the newest:
+        // the newest series of each hash, and for each series the one
+        // before it with the same hash (a chain, no list per hash).
+        let mut by_key = ByHash::default();
+        let mut same_hash: Vec<u32> = Vec::new();
         // The file of the cell before (cells of one file come together)
         // and the series of the cell before (a matrix's cells share one).
         let mut last_file: Option<(&Text, u32)> = None;
@@ -311,22 +384,21 @@ impl<'a> MeasurementsOut<'a> {
                 }
             };
             let newest = series.len().saturating_sub(NEWEST);
+            let mut hash = None;
             let found = if series.get(last).is_some_and(|s| s.holds(m, file)) {
                 Some(last)
             } else if let Some(k) = series[newest..].iter().rposition(|s| s.holds(m, file)) {
                 Some(newest + k)
             } else {
-                by_key.get(&Key::of(m, file).hash64()).and_then(|c| {
-                    c.iter()
-                        .map(|&i| i as usize)
-                        .find(|&i| series[i].holds(m, file))
-                })
+                let h = *hash.insert(Key::of(m, file).hash64());
+                older(&by_key, &same_hash, h, |i| series[i].holds(m, file))
             };
             let i = match found {
                 Some(i) => i as u32,
                 None => {
                     let i = series.len() as u32;
-                    by_key.entry(Key::of(m, file).hash64()).or_default().push(i);
+                    let h = hash.unwrap_or_else(|| Key::of(m, file).hash64());
+                    same_hash.push(by_key.insert(h, i).unwrap_or(u32::MAX));
                     series.push(SeriesOut::of(m, file));
                     i
                 }
@@ -342,6 +414,24 @@ impl<'a> MeasurementsOut<'a> {
             },
         }
     }
+}
+
+/// The series of hash `h` that `holds`: the chain from the newest of that
+/// hash, walked back. Series all differ, so at most one holds a cell.
+fn older(
+    by_key: &ByHash,
+    same_hash: &[u32],
+    h: u64,
+    holds: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut at = by_key.get(&h).copied().unwrap_or(u32::MAX);
+    while at != u32::MAX {
+        if holds(at as usize) {
+            return Some(at as usize);
+        }
+        at = same_hash[at as usize];
+    }
+    None
 }
 
 #[cfg(test)]
