@@ -43,6 +43,26 @@ fn every_ascii_byte_at_every_offset_of_a_word_is_escaped_as_serde_json_does() {
 }
 
 #[test]
+fn escapes_past_the_first_block_and_in_the_overlapping_tail_are_found() {
+    // Lengths over two 16-byte blocks, the tail tested by overlapping the
+    // last block; a second escape after the first, and UTF-8 around them.
+    for c in [0u8, 0x1f, b'"', b'\\', b'\n', 0x7f, b' '] {
+        for len in 16..40 {
+            for at in 0..len {
+                let mut s = vec![b'a'; len];
+                s[at] = c;
+                s[len - 1 - at] = b'\t';
+                same(std::str::from_utf8(&s).unwrap());
+                let mut u = "é".repeat(len).into_bytes();
+                u[2 * at] = c;
+                u[2 * at + 1] = c;
+                same(std::str::from_utf8(&u).unwrap());
+            }
+        }
+    }
+}
+
+#[test]
 fn multi_byte_characters_are_never_escaped() {
     for s in [
         "é\"\\\u{7f}\u{80}€\n",
