@@ -5,11 +5,12 @@
 //! [`Cell`] (same fields, order and omissions; the tests compare them).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash};
 
 use serde::{Serialize, Serializer};
 
 use super::{compact, index_of};
+use crate::bundle::mix::{self, AsIs};
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
@@ -160,77 +161,7 @@ impl<'a> Key<'a> {
     }
 
     fn hash64(&self) -> u64 {
-        let mut h = Mix(0);
-        self.hash(&mut h);
-        h.finish()
-    }
-}
-
-/// A multiply-rotate hash, eight bytes a step (rustc's Fx): a series key
-/// is hashed once per new series, and SipHash cost more than the rest of
-/// the grouping. Not keyed: the keys are this bundle's own test names, and
-/// a collision costs one more [`SeriesOut::holds`], never a wrong series.
-struct Mix(u64);
-
-impl Mix {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(26) ^ w).wrapping_mul(Self::K);
-    }
-}
-
-impl Hasher for Mix {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let mut last = [0u8; 8];
-        let rest = chunks.remainder();
-        last[..rest.len()].copy_from_slice(rest);
-        self.add(u64::from_le_bytes(last) ^ rest.len() as u64);
-    }
-
-    fn write_u8(&mut self, v: u8) {
-        self.add(u64::from(v));
-    }
-
-    fn write_u32(&mut self, v: u32) {
-        self.add(u64::from(v));
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.add(v);
-    }
-
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// The map from a key's [`Mix`] hash to its series: the hash is already
-/// mixed, so the map uses it as it is.
-#[derive(Default)]
-struct AsIs(u64);
-
-impl Hasher for AsIs {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
+        mix::hash_of(self)
     }
 }
 
