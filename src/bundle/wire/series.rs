@@ -113,6 +113,72 @@ impl<'a> SeriesOut<'a> {
             && **questions == m.questions
     }
 
+    /// What serde_json writes for the series: its own fields one by one,
+    /// the verification and the questions by [`compact::write`].
+    fn write_compact(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let SeriesOut {
+            tool,
+            file,
+            kind,
+            test,
+            direction,
+            statistic,
+            p2p,
+            buffers,
+            copy_engine,
+            iterations,
+            warmup_iterations,
+            queue_depth,
+            qps,
+            verification,
+            questions,
+        } = self;
+        out.extend_from_slice(b"{\"tool\":");
+        compact::write_str(out, tool);
+        out.extend_from_slice(b",\"file\":");
+        compact::write_u64(out, u64::from(*file));
+        out.extend_from_slice(b",\"kind\":");
+        compact::write(kind, out)?;
+        out.extend_from_slice(b",\"test\":");
+        compact::write_str(out, test);
+        out.extend_from_slice(b",\"direction\":");
+        compact::write(direction, out)?;
+        out.extend_from_slice(b",\"statistic\":");
+        compact::write(statistic, out)?;
+        if !is_unknown(p2p) {
+            out.extend_from_slice(b",\"p2p\":");
+            compact::write(p2p, out)?;
+        }
+        if !is_unknown(buffers) {
+            out.extend_from_slice(b",\"buffers\":");
+            compact::write(buffers, out)?;
+        }
+        if !is_unknown(copy_engine) {
+            out.extend_from_slice(b",\"copy_engine\":");
+            compact::write(copy_engine, out)?;
+        }
+        let counts: [(&[u8], Option<u64>); 4] = [
+            (b",\"iterations\":", *iterations),
+            (b",\"warmup_iterations\":", *warmup_iterations),
+            (b",\"queue_depth\":", queue_depth.map(u64::from)),
+            (b",\"qps\":", qps.map(u64::from)),
+        ];
+        for (key, v) in counts {
+            if let Some(v) = v {
+                out.extend_from_slice(key);
+                compact::write_u64(out, v);
+            }
+        }
+        if !is_unknown_verification(verification) {
+            out.extend_from_slice(b",\"verification\":");
+            compact::write(*verification, out)?;
+        }
+        out.extend_from_slice(b",\"questions\":");
+        compact::write(*questions, out)?;
+        out.push(b'}');
+        Ok(())
+    }
+
     /// The owned [`Series`] it writes as (for tests).
     #[cfg(test)]
     pub(super) fn to_owned(&self) -> super::Series {
@@ -271,9 +337,14 @@ impl MeasurementsOut<'_> {
     /// What serde_json writes for `self`: the series by [`compact`], the
     /// cells field by field.
     pub(super) fn write_compact(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"series\":");
-        compact::write(&self.series, out).expect("a series always serialises");
-        out.extend_from_slice(b",\"cells\":[");
+        out.extend_from_slice(b"{\"series\":[");
+        for (k, s) in self.series.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            s.write_compact(out).expect("a series always serialises");
+        }
+        out.extend_from_slice(b"],\"cells\":[");
         let CellsOut { cells, series } = &self.cells;
         for (k, (m, &i)) in cells.iter().zip(series).enumerate() {
             if k > 0 {

@@ -288,3 +288,42 @@ fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them(
     written_as_serde_json_writes(&b);
     written_as_serde_json_writes(&crate::bundle::Bundle::new(b.host.clone()));
 }
+
+#[test]
+fn series_with_every_field_are_written_as_serde_json_writes_them() {
+    use crate::evidence::answers::{Path, Unit};
+    use crate::evidence::measurement::{
+        Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Statistic, Verification,
+    };
+    let mut b = crate::bundle::Bundle::new(crate::bundle::Host {
+        name: "n".into(),
+        origin: crate::bundle::Origin::Ingested,
+    });
+    for i in 0..6u32 {
+        let mut m = Measurement::new("t\"", 3, Kind::MpiPt2pt, "x\ty", Statistic::P999);
+        m.source.file = "f.txt".into();
+        m.direction = [Direction::Bi, Direction::NotStated][i as usize % 2];
+        m.p2p = [P2p::Enabled, P2p::Unknown][i as usize % 2];
+        m.buffers = [Buffers::HostPinned, Buffers::Unknown, Buffers::Mixed][i as usize % 3];
+        m.copy_engine = [CopyEngine::Sm, CopyEngine::Unknown][i as usize / 3];
+        m.iterations = (i % 2 == 0).then_some(u64::MAX);
+        m.warmup_iterations = (i % 3 == 0).then_some(0);
+        m.queue_depth = (i > 2).then_some(i);
+        m.qps = (i != 4).then_some(u32::MAX - i);
+        m.verification = [
+            Verification::Checked { errors: 7 },
+            Verification::Unknown,
+            Verification::Failed,
+        ][i as usize % 3]
+            .clone();
+        m.questions.unit = Unit::MebibytesPerS {
+            printed: "MiB/sec".into(),
+        };
+        m.questions.path = Path::GpuToGpu {
+            access: (i == 1).then_some(true),
+        };
+        m.questions.legacy.context = (i == 5).then(|| "legacy \"words\"".into());
+        b.measurements.push(m);
+    }
+    written_as_serde_json_writes(&b);
+}
