@@ -117,6 +117,7 @@ pub struct Compact<'o> {
 /// `s` as a JSON string, escaped as serde_json escapes: `\"`, `\\`, the
 /// short forms `\b \t \n \f \r`, and `\u00xx` (lowercase) for other
 /// control characters; everything else as it is.
+#[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
@@ -126,6 +127,13 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         out.push(b'"');
         return;
     }
+    write_long(out, b);
+}
+
+/// [`write_str`] of a string longer than 16 bytes or with something to
+/// escape (out of line: most strings are short and plain).
+#[inline(never)]
+fn write_long(out: &mut Vec<u8>, b: &[u8]) {
     out.push(b'"');
     let mut run = 0;
     while let Some(at) = next_escaped(b, run) {

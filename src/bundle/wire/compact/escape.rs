@@ -98,6 +98,7 @@ pub(super) fn next_escaped(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// Whether `b` is at most 16 bytes with nothing to escape (most keys, ids
 /// and printed values): two words read from its ends, overlapping.
+#[inline]
 pub(super) fn plain_short(b: &[u8]) -> bool {
     let n = b.len();
     let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
