@@ -55,7 +55,9 @@
 //! [`migrate`].
 
 mod absorb;
+mod dedup;
 pub mod migrate;
+mod mix;
 mod peer;
 mod probe;
 pub mod redact;
@@ -447,75 +449,6 @@ impl Bundle {
         self.problems.extend(problems);
         n
     }
-
-    /// Keeps one entry per key (a topology pair, a PCIe address, an RDMA
-    /// device, a port of one device): the first, which is the one every
-    /// lookup finds. Duplicates (rows a transcript printed twice, a spliced
-    /// file) become one problem naming `file` and the keys, so a diff of a
-    /// bundle with itself matches one entry per key and never reports a
-    /// change. Returns how many entries were dropped.
-    pub fn drop_duplicate_keys(&mut self, file: &str) -> usize {
-        let mut dups: Vec<String> = Vec::new();
-        let links = &mut self.topology.links;
-        let keep = first_of_each(links, |l| {
-            if l.a <= l.b {
-                (l.a.as_str(), l.b.as_str())
-            } else {
-                (l.b.as_str(), l.a.as_str())
-            }
-        });
-        keep_flagged(links, &keep, |l| {
-            dups.push(format!("topology pair {}-{}", l.a, l.b))
-        });
-        let keep = first_of_each(&self.pcie, |p| p.address.as_str());
-        keep_flagged(&mut self.pcie, &keep, |p| {
-            dups.push(format!("PCIe address {}", p.address))
-        });
-        let keep = first_of_each(&self.rdma, |d| d.name.as_str());
-        keep_flagged(&mut self.rdma, &keep, |d| {
-            dups.push(format!("RDMA device {}", d.name))
-        });
-        for d in &mut self.rdma {
-            let keep = first_of_each(&d.ports, |p| p.port);
-            keep_flagged(&mut d.ports, &keep, |p| {
-                dups.push(format!("port {} of {}", p.port, d.name))
-            });
-        }
-        if let Some(first) = dups.first() {
-            let more = dups.len() - 1;
-            self.problems.push(Problem {
-                file: file.to_string(),
-                line: None,
-                kind: ProblemKind::Conflict,
-                message: format!(
-                    "{} entries repeat a key already present ({first}{}); the first of each is kept, the repeats are dropped",
-                    dups.len(),
-                    if more > 0 { format!(" and {more} more") } else { String::new() }
-                ),
-            });
-        }
-        dups.len()
-    }
-}
-
-/// For each of `items`, whether it is the first with its key. Keys are
-/// borrowed: nothing is copied to compare them.
-fn first_of_each<'a, T, K: Ord>(items: &'a [T], key: impl Fn(&'a T) -> K) -> Vec<bool> {
-    let mut seen = std::collections::BTreeSet::new();
-    items.iter().map(|t| seen.insert(key(t))).collect()
-}
-
-/// Keeps the entries of `items` flagged in `keep` (one flag each), in
-/// order; `dropped` is told of each other one first.
-fn keep_flagged<T>(items: &mut Vec<T>, keep: &[bool], mut dropped: impl FnMut(&T)) {
-    if keep.iter().all(|k| *k) {
-        return;
-    }
-    for (t, _) in items.iter().zip(keep).filter(|(_, k)| !**k) {
-        dropped(t);
-    }
-    let mut flags = keep.iter();
-    items.retain(|_| *flags.next().expect("one flag per entry"));
 }
 
 /// Bandwidths a machine can show, bytes/s: above 1 byte/s (a tool prints

@@ -74,8 +74,19 @@ impl Table {
         self.index.get(f).copied()
     }
 
+    #[inline]
     fn add(&mut self, f: &Text) {
-        // The sources of one file come together: most are the last added.
+        // The sources of one file come together: most are the last added
+        // (a copy of it, the same bytes: checked inline, before a call).
+        if let Some(last) = self.paths.last()
+            && std::ptr::eq(last.as_str(), f.as_str())
+        {
+            return;
+        }
+        self.add_other(f);
+    }
+
+    fn add_other(&mut self, f: &Text) {
         if self.paths.last() == Some(f) {
             return;
         }

@@ -343,8 +343,10 @@ pub enum Context {
 
 /// A migrated bundle's sentences that could not be read as facts, per
 /// question; each is shown as it is.
+// (Its doc comment is the schema's description; held boxed by [`Legacy`].)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-pub struct Legacy {
+#[schemars(rename = "Legacy")]
+pub struct LegacySentences {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,4 +361,107 @@ pub struct Legacy {
     pub path: Option<Text>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Text>,
+}
+
+/// [`LegacySentences`], boxed and only when there are some: no cell this
+/// build reads from a transcript has any, and seven empty slots in every
+/// cell made each one 168 bytes bigger to move, compare and drop. Reads
+/// and writes as the sentences themselves (serde, schema, `Debug`).
+#[derive(Clone, Default)]
+pub struct Legacy(Option<Box<LegacySentences>>);
+
+/// What an empty [`Legacy`] reads as.
+static NO_SENTENCES: LegacySentences = LegacySentences {
+    unit: None,
+    direction: None,
+    message_size: None,
+    warm_up: None,
+    outstanding: None,
+    path: None,
+    context: None,
+};
+
+impl std::ops::Deref for Legacy {
+    type Target = LegacySentences;
+    fn deref(&self) -> &LegacySentences {
+        self.0.as_deref().unwrap_or(&NO_SENTENCES)
+    }
+}
+
+impl std::ops::DerefMut for Legacy {
+    fn deref_mut(&mut self) -> &mut LegacySentences {
+        self.0.get_or_insert_default()
+    }
+}
+
+impl From<LegacySentences> for Legacy {
+    fn from(s: LegacySentences) -> Legacy {
+        Legacy((s != NO_SENTENCES).then(|| Box::new(s)))
+    }
+}
+
+impl PartialEq for Legacy {
+    fn eq(&self, other: &Legacy) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            _ => **self == **other,
+        }
+    }
+}
+
+impl Eq for Legacy {}
+
+impl std::hash::Hash for Legacy {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
+}
+
+impl std::fmt::Debug for Legacy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let LegacySentences {
+            unit,
+            direction,
+            message_size,
+            warm_up,
+            outstanding,
+            path,
+            context,
+        } = &**self;
+        f.debug_struct("Legacy")
+            .field("unit", unit)
+            .field("direction", direction)
+            .field("message_size", message_size)
+            .field("warm_up", warm_up)
+            .field("outstanding", outstanding)
+            .field("path", path)
+            .field("context", context)
+            .finish()
+    }
+}
+
+impl Serialize for Legacy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Legacy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Legacy, D::Error> {
+        LegacySentences::deserialize(d).map(Legacy::from)
+    }
+}
+
+impl JsonSchema for Legacy {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        LegacySentences::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        LegacySentences::schema_id()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        LegacySentences::json_schema(g)
+    }
 }

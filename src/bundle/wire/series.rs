@@ -5,11 +5,12 @@
 //! [`Cell`] (same fields, order and omissions; the tests compare them).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash};
 
 use serde::{Serialize, Serializer};
 
 use super::{compact, index_of};
+use crate::bundle::mix::{self, AsIs};
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
@@ -112,6 +113,72 @@ impl<'a> SeriesOut<'a> {
             && **questions == m.questions
     }
 
+    /// What serde_json writes for the series: its own fields one by one,
+    /// the verification and the questions by [`compact::write`].
+    fn write_compact(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let SeriesOut {
+            tool,
+            file,
+            kind,
+            test,
+            direction,
+            statistic,
+            p2p,
+            buffers,
+            copy_engine,
+            iterations,
+            warmup_iterations,
+            queue_depth,
+            qps,
+            verification,
+            questions,
+        } = self;
+        out.extend_from_slice(b"{\"tool\":");
+        compact::write_str(out, tool);
+        out.extend_from_slice(b",\"file\":");
+        compact::write_u64(out, u64::from(*file));
+        out.extend_from_slice(b",\"kind\":");
+        compact::write(kind, out)?;
+        out.extend_from_slice(b",\"test\":");
+        compact::write_str(out, test);
+        out.extend_from_slice(b",\"direction\":");
+        compact::write(direction, out)?;
+        out.extend_from_slice(b",\"statistic\":");
+        compact::write(statistic, out)?;
+        if !is_unknown(p2p) {
+            out.extend_from_slice(b",\"p2p\":");
+            compact::write(p2p, out)?;
+        }
+        if !is_unknown(buffers) {
+            out.extend_from_slice(b",\"buffers\":");
+            compact::write(buffers, out)?;
+        }
+        if !is_unknown(copy_engine) {
+            out.extend_from_slice(b",\"copy_engine\":");
+            compact::write(copy_engine, out)?;
+        }
+        let counts: [(&[u8], Option<u64>); 4] = [
+            (b",\"iterations\":", *iterations),
+            (b",\"warmup_iterations\":", *warmup_iterations),
+            (b",\"queue_depth\":", queue_depth.map(u64::from)),
+            (b",\"qps\":", qps.map(u64::from)),
+        ];
+        for (key, v) in counts {
+            if let Some(v) = v {
+                out.extend_from_slice(key);
+                compact::write_u64(out, v);
+            }
+        }
+        if !is_unknown_verification(verification) {
+            out.extend_from_slice(b",\"verification\":");
+            compact::write(*verification, out)?;
+        }
+        out.extend_from_slice(b",\"questions\":");
+        compact::write(*questions, out)?;
+        out.push(b'}');
+        Ok(())
+    }
+
     /// The owned [`Series`] it writes as (for tests).
     #[cfg(test)]
     pub(super) fn to_owned(&self) -> super::Series {
@@ -160,11 +227,11 @@ impl<'a> Key<'a> {
     }
 
     fn hash64(&self) -> u64 {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.hash(&mut h);
-        h.finish()
+        mix::hash_of(self)
     }
 }
+
+type ByHash = HashMap<u64, u32, BuildHasherDefault<AsIs>>;
 
 /// One cell as written: [`super::Cell`] borrowed from its measurement.
 #[derive(Serialize)]
@@ -270,9 +337,14 @@ impl MeasurementsOut<'_> {
     /// What serde_json writes for `self`: the series by [`compact`], the
     /// cells field by field.
     pub(super) fn write_compact(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"{\"series\":");
-        compact::write(&self.series, out).expect("a series always serialises");
-        out.extend_from_slice(b",\"cells\":[");
+        out.extend_from_slice(b"{\"series\":[");
+        for (k, s) in self.series.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            s.write_compact(out).expect("a series always serialises");
+        }
+        out.extend_from_slice(b"],\"cells\":[");
         let CellsOut { cells, series } = &self.cells;
         for (k, (m, &i)) in cells.iter().zip(series).enumerate() {
             if k > 0 {
@@ -295,8 +367,11 @@ impl<'a> MeasurementsOut<'a> {
     pub(super) fn of(ms: &'a [Measurement]) -> MeasurementsOut<'a> {
         let mut series: Vec<SeriesOut<'a>> = Vec::new();
         let mut of_cell = Vec::with_capacity(ms.len());
-        // Series by the hash of their key, for those not among the newest.
-        let mut by_key: HashMap<u64, Vec<u32>> = HashMap::new();
+        // Series by the hash of their key, for those not among the newest:
+        // the newest series of each hash, and for each series the one
+        // before it with the same hash (a chain, no list per hash).
+        let mut by_key = ByHash::default();
+        let mut same_hash: Vec<u32> = Vec::new();
         // The file of the cell before (cells of one file come together)
         // and the series of the cell before (a matrix's cells share one).
         let mut last_file: Option<(&Text, u32)> = None;
@@ -311,22 +386,21 @@ impl<'a> MeasurementsOut<'a> {
                 }
             };
             let newest = series.len().saturating_sub(NEWEST);
+            let mut hash = None;
             let found = if series.get(last).is_some_and(|s| s.holds(m, file)) {
                 Some(last)
             } else if let Some(k) = series[newest..].iter().rposition(|s| s.holds(m, file)) {
                 Some(newest + k)
             } else {
-                by_key.get(&Key::of(m, file).hash64()).and_then(|c| {
-                    c.iter()
-                        .map(|&i| i as usize)
-                        .find(|&i| series[i].holds(m, file))
-                })
+                let h = *hash.insert(Key::of(m, file).hash64());
+                older(&by_key, &same_hash, h, |i| series[i].holds(m, file))
             };
             let i = match found {
                 Some(i) => i as u32,
                 None => {
                     let i = series.len() as u32;
-                    by_key.entry(Key::of(m, file).hash64()).or_default().push(i);
+                    let h = hash.unwrap_or_else(|| Key::of(m, file).hash64());
+                    same_hash.push(by_key.insert(h, i).unwrap_or(u32::MAX));
                     series.push(SeriesOut::of(m, file));
                     i
                 }
@@ -342,6 +416,24 @@ impl<'a> MeasurementsOut<'a> {
             },
         }
     }
+}
+
+/// The series of hash `h` that `holds`: the chain from the newest of that
+/// hash, walked back. Series all differ, so at most one holds a cell.
+fn older(
+    by_key: &ByHash,
+    same_hash: &[u32],
+    h: u64,
+    holds: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut at = by_key.get(&h).copied().unwrap_or(u32::MAX);
+    while at != u32::MAX {
+        if holds(at as usize) {
+            return Some(at as usize);
+        }
+        at = same_hash[at as usize];
+    }
+    None
 }
 
 #[cfg(test)]

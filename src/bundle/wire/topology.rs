@@ -1,13 +1,13 @@
-//! `topology` as written: what serde_json writes for [`Topology`], with
-//! its links (a node's most numerous topology entries) written field by
-//! field. Each struct is taken apart whole, so a field added to
-//! [`Topology`] or [`Link`] does not compile until it is written here too;
-//! the tests compare the bytes with serde_json's.
+//! `topology` as written: what serde_json writes for [`Topology`], its
+//! devices, links, peer-access cells and NVLink ports written field by
+//! field. Each struct is taken apart whole, so a field added to one does
+//! not compile until it is written here too; the tests compare the bytes
+//! with serde_json's.
 
 use super::compact::{self, Declined, Object};
 use super::index_of;
 use crate::evidence::Source;
-use crate::evidence::topology::{Link, Topology};
+use crate::evidence::topology::{Device, Link, NvlinkPort, P2pCell, Topology};
 
 /// What serde_json writes for `t`.
 pub(super) fn write(t: &Topology, out: &mut Vec<u8>) -> Result<(), Declined> {
@@ -18,24 +18,138 @@ pub(super) fn write(t: &Topology, out: &mut Vec<u8>) -> Result<(), Declined> {
         nvlink,
     } = t;
     let mut o = Object::open(out);
-    o.field("devices", devices)?;
+    o.key("devices");
+    list(devices, o.out(), device)?;
     o.key("links");
-    let out = o.out();
+    list(links, o.out(), link)?;
+    if !p2p.is_empty() {
+        o.key("p2p");
+        list(p2p, o.out(), p2p_cell)?;
+    }
+    if !nvlink.is_empty() {
+        o.key("nvlink");
+        list(nvlink, o.out(), nvlink_port)?;
+    }
+    o.close();
+    Ok(())
+}
+
+/// `[a,b,...]`, each written by `one`.
+fn list<T>(
+    items: &[T],
+    out: &mut Vec<u8>,
+    one: fn(&T, &mut Vec<u8>) -> Result<(), Declined>,
+) -> Result<(), Declined> {
     out.push(b'[');
-    for (i, l) in links.iter().enumerate() {
+    for (i, t) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        link(l, out)?;
+        one(t, out)?;
     }
     out.push(b']');
-    if !p2p.is_empty() {
-        o.field("p2p", p2p)?;
+    Ok(())
+}
+
+fn device(d: &Device, out: &mut Vec<u8>) -> Result<(), Declined> {
+    let Device {
+        id,
+        kind,
+        name,
+        pci_bus_id,
+        uuid,
+        numa_node,
+        cpu_affinity,
+        gpu_numa_node,
+        source: src,
+    } = d;
+    out.extend_from_slice(b"{\"id\":");
+    compact::write_str(out, id);
+    out.extend_from_slice(b",\"kind\":");
+    compact::write(kind, out)?;
+    let texts: [(&[u8], &Option<String>); 3] = [
+        (b",\"name\":", name),
+        (b",\"pci_bus_id\":", pci_bus_id),
+        (b",\"uuid\":", uuid),
+    ];
+    for (key, t) in texts {
+        if let Some(t) = t {
+            out.extend_from_slice(key);
+            compact::write_str(out, t);
+        }
     }
-    if !nvlink.is_empty() {
-        o.field("nvlink", nvlink)?;
+    if let Some(n) = numa_node {
+        out.extend_from_slice(b",\"numa_node\":");
+        compact::write_u64(out, u64::from(*n));
     }
-    o.close();
+    if let Some(c) = cpu_affinity {
+        out.extend_from_slice(b",\"cpu_affinity\":");
+        compact::write(c, out)?;
+    }
+    if let Some(n) = gpu_numa_node {
+        out.extend_from_slice(b",\"gpu_numa_node\":");
+        compact::write_u64(out, u64::from(*n));
+    }
+    out.extend_from_slice(b",\"source\":");
+    source(src, out)?;
+    out.push(b'}');
+    Ok(())
+}
+
+fn p2p_cell(c: &P2pCell, out: &mut Vec<u8>) -> Result<(), Declined> {
+    let P2pCell {
+        src,
+        dst,
+        status,
+        supported,
+        source: from,
+    } = c;
+    out.extend_from_slice(b"{\"src\":");
+    compact::write_str(out, src);
+    out.extend_from_slice(b",\"dst\":");
+    compact::write_str(out, dst);
+    out.extend_from_slice(b",\"status\":");
+    compact::write_str(out, status);
+    out.extend_from_slice(if *supported {
+        b",\"supported\":true"
+    } else {
+        b",\"supported\":false"
+    });
+    out.extend_from_slice(b",\"source\":");
+    source(from, out)?;
+    out.push(b'}');
+    Ok(())
+}
+
+fn nvlink_port(p: &NvlinkPort, out: &mut Vec<u8>) -> Result<(), Declined> {
+    let NvlinkPort {
+        gpu,
+        link,
+        active,
+        rate_bytes_per_s,
+        as_printed,
+        source: from,
+    } = p;
+    out.extend_from_slice(b"{\"gpu\":");
+    compact::write_str(out, gpu);
+    if let Some(l) = link {
+        out.extend_from_slice(b",\"link\":");
+        compact::write_u64(out, u64::from(*l));
+    }
+    out.extend_from_slice(if *active {
+        b",\"active\":true"
+    } else {
+        b",\"active\":false"
+    });
+    if let Some(r) = rate_bytes_per_s {
+        out.extend_from_slice(b",\"rate_bytes_per_s\":");
+        compact::write_f64(out, *r);
+    }
+    out.extend_from_slice(b",\"as_printed\":");
+    compact::write_str(out, as_printed);
+    out.extend_from_slice(b",\"source\":");
+    source(from, out)?;
+    out.push(b'}');
     Ok(())
 }
 
@@ -119,10 +233,17 @@ fn source(s: &Source, out: &mut Vec<u8>) -> Result<(), Declined> {
 mod tests {
     use super::*;
     use crate::bundle::{Bundle, Host, Origin};
-    use crate::evidence::topology::LinkClass;
+    use crate::evidence::topology::{CpuRange, DeviceKind, LinkClass};
+
+    fn src_at(line: usize) -> Source {
+        Source {
+            file: "t\"x.txt".into(),
+            line,
+        }
+    }
 
     #[test]
-    fn a_link_with_every_field_is_written_as_serde_json_writes_it() {
+    fn every_entry_with_every_field_is_written_as_serde_json_writes_it() {
         let mut b = Bundle::new(Host {
             name: "n".into(),
             origin: Origin::Ingested,
@@ -147,6 +268,33 @@ mod tests {
         let mut bare = Link::new("a", "b", LinkClass::SelfLink, src);
         bare.sources.clear();
         b.topology.links = vec![full, bare];
+        let mut d = Device::new("GPU\"0", DeviceKind::Gpu, src_at(2));
+        d.name = Some("NVIDIA\tH100".into());
+        d.pci_bus_id = Some("00000000:01:00.0".into());
+        d.uuid = Some("GPU-1".into());
+        d.numa_node = Some(u32::MAX);
+        d.cpu_affinity = Some(vec![CpuRange { first: 0, last: 7 }]);
+        d.gpu_numa_node = Some(0);
+        b.topology.devices = vec![d, Device::new("NIC0", DeviceKind::Nic, src_at(0))];
+        b.topology.p2p = [true, false]
+            .map(|supported| P2pCell {
+                src: "GPU0".into(),
+                dst: "GPU\u{1}1".into(),
+                status: "OK".into(),
+                supported,
+                source: src_at(4),
+            })
+            .to_vec();
+        b.topology.nvlink = [(Some(3), true, Some(f64::INFINITY)), (None, false, None)]
+            .map(|(link, active, rate_bytes_per_s)| NvlinkPort {
+                gpu: "GPU0".into(),
+                link,
+                active,
+                rate_bytes_per_s,
+                as_printed: "26.562 GB/s".into(),
+                source: src_at(5),
+            })
+            .to_vec();
         let mut theirs = serde_json::to_vec(&b).unwrap();
         theirs.push(b'\n');
         assert_eq!(

@@ -43,6 +43,26 @@ fn every_ascii_byte_at_every_offset_of_a_word_is_escaped_as_serde_json_does() {
 }
 
 #[test]
+fn escapes_past_the_first_block_and_in_the_overlapping_tail_are_found() {
+    // Lengths over two 16-byte blocks, the tail tested by overlapping the
+    // last block; a second escape after the first, and UTF-8 around them.
+    for c in [0u8, 0x1f, b'"', b'\\', b'\n', 0x7f, b' '] {
+        for len in 16..40 {
+            for at in 0..len {
+                let mut s = vec![b'a'; len];
+                s[at] = c;
+                s[len - 1 - at] = b'\t';
+                same(std::str::from_utf8(&s).unwrap());
+                let mut u = "é".repeat(len).into_bytes();
+                u[2 * at] = c;
+                u[2 * at + 1] = c;
+                same(std::str::from_utf8(&u).unwrap());
+            }
+        }
+    }
+}
+
+#[test]
 fn multi_byte_characters_are_never_escaped() {
     for s in [
         "é\"\\\u{7f}\u{80}€\n",
@@ -267,4 +287,43 @@ fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them(
     }
     written_as_serde_json_writes(&b);
     written_as_serde_json_writes(&crate::bundle::Bundle::new(b.host.clone()));
+}
+
+#[test]
+fn series_with_every_field_are_written_as_serde_json_writes_them() {
+    use crate::evidence::answers::{Path, Unit};
+    use crate::evidence::measurement::{
+        Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Statistic, Verification,
+    };
+    let mut b = crate::bundle::Bundle::new(crate::bundle::Host {
+        name: "n".into(),
+        origin: crate::bundle::Origin::Ingested,
+    });
+    for i in 0..6u32 {
+        let mut m = Measurement::new("t\"", 3, Kind::MpiPt2pt, "x\ty", Statistic::P999);
+        m.source.file = "f.txt".into();
+        m.direction = [Direction::Bi, Direction::NotStated][i as usize % 2];
+        m.p2p = [P2p::Enabled, P2p::Unknown][i as usize % 2];
+        m.buffers = [Buffers::HostPinned, Buffers::Unknown, Buffers::Mixed][i as usize % 3];
+        m.copy_engine = [CopyEngine::Sm, CopyEngine::Unknown][i as usize / 3];
+        m.iterations = (i % 2 == 0).then_some(u64::MAX);
+        m.warmup_iterations = (i % 3 == 0).then_some(0);
+        m.queue_depth = (i > 2).then_some(i);
+        m.qps = (i != 4).then_some(u32::MAX - i);
+        m.verification = [
+            Verification::Checked { errors: 7 },
+            Verification::Unknown,
+            Verification::Failed,
+        ][i as usize % 3]
+            .clone();
+        m.questions.unit = Unit::MebibytesPerS {
+            printed: "MiB/sec".into(),
+        };
+        m.questions.path = Path::GpuToGpu {
+            access: (i == 1).then_some(true),
+        };
+        m.questions.legacy.context = (i == 5).then(|| "legacy \"words\"".into());
+        b.measurements.push(m);
+    }
+    written_as_serde_json_writes(&b);
 }
