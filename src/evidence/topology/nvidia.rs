@@ -99,11 +99,22 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
         if !crate::evidence::trim_start(l).starts_with("GPU") {
             return false;
         }
-        let toks: Vec<&str> = l.split_whitespace().collect();
-        toks.len() >= 3
-            && is_gpu_label(toks[0])
-            && toks[1..].iter().all(|t| P2P_CODES.contains(t))
-            && toks[1..].iter().any(|t| *t != "X")
+        // Token by token, no list: a `topo -m` row (the next entry's,
+        // which comes here first) stops at its first code that is no
+        // P2P status.
+        let mut toks = l.split_whitespace();
+        if !toks.next().is_some_and(is_gpu_label) {
+            return false;
+        }
+        let (mut n, mut not_x) = (1, false);
+        for t in toks {
+            if !P2P_CODES.contains(&t) {
+                return false;
+            }
+            n += 1;
+            not_x |= t != "X";
+        }
+        n >= 3 && not_x
     });
     // A matrix cut right after its header: the text's last line names
     // GPU0, GPU1, ... and nothing else (a `topo -m` header names a CPU
