@@ -53,6 +53,7 @@ use crate::evidence::topology::Topology;
 mod compact;
 mod series;
 mod topology;
+mod transcript;
 
 thread_local! {
     /// Files by index while a bundle is being read or written.
@@ -563,7 +564,8 @@ impl Out<'_> {
         if !modules.is_empty() {
             o.field("modules", modules)?;
         }
-        o.field("transcripts", transcripts)?;
+        o.key("transcripts");
+        transcript::write(transcripts, o.out())?;
         if !probes.is_empty() {
             o.field("probes", probes)?;
         }
