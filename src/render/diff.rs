@@ -198,29 +198,48 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             relative_change,
             spread,
             threshold,
-        } => (
-            figure(f),
-            gbs(*before_bytes_per_s),
-            gbs(*after_bytes_per_s),
-            format!(
-                "{:+.1}%, beyond the {:.1}% {}: a transfer of this kind takes {:.0}% {} time",
-                relative_change * 100.0,
-                threshold * 100.0,
-                if *spread > 0.0 {
-                    "spread the repetitions showed"
-                } else {
-                    "default threshold (the tool reports no spread)"
-                },
-                // Time goes as 1 / bandwidth.
-                ((before_bytes_per_s / after_bytes_per_s) - 1.0).abs() * 100.0,
-                if after_bytes_per_s < before_bytes_per_s {
-                    "more"
-                } else {
-                    "less"
-                }
-            ),
+        } => bandwidth_words(
+            f,
+            *before_bytes_per_s,
+            *after_bytes_per_s,
+            *relative_change,
+            *spread,
+            *threshold,
         ),
     }
+}
+
+/// [`words`] of a bandwidth that moved beyond its threshold.
+fn bandwidth_words(
+    f: &Figure,
+    before_bytes_per_s: f64,
+    after_bytes_per_s: f64,
+    relative_change: f64,
+    spread: f64,
+    threshold: f64,
+) -> (String, String, String, String) {
+    (
+        figure(f),
+        gbs(before_bytes_per_s),
+        gbs(after_bytes_per_s),
+        format!(
+            "{:+.1}%, beyond the {:.1}% {}: a transfer of this kind takes {:.0}% {} time",
+            relative_change * 100.0,
+            threshold * 100.0,
+            if spread > 0.0 {
+                "spread the repetitions showed"
+            } else {
+                "default threshold (the tool reports no spread)"
+            },
+            // Time goes as 1 / bandwidth.
+            ((before_bytes_per_s / after_bytes_per_s) - 1.0).abs() * 100.0,
+            if after_bytes_per_s < before_bytes_per_s {
+                "more"
+            } else {
+                "less"
+            }
+        ),
+    )
 }
 
 fn row(c: &Change) -> ChangeRow {

@@ -154,6 +154,28 @@ fn header_pairs(l: &str) -> Vec<(String, String)> {
     out
 }
 
+/// perftest stopped mid-run (`Completion with error at client`, then
+/// `Failed status 10: ...` and `Failed to complete run_iter_bw ...`): one
+/// failure, said with its detail lines (up to three, from `after`), and
+/// what status 10 after the default 64 KiB size (`last_size`) means.
+fn completion_error(t: &str, after: &[(usize, &str)], last_size: Option<u64>) -> String {
+    let detail: Vec<&str> = after
+        .iter()
+        .take(3)
+        .map(|(_, l)| l.trim())
+        .filter(|l| l.starts_with("Failed"))
+        .collect();
+    let mut message = format!("perftest: {t}");
+    for d in &detail {
+        message.push_str("; ");
+        message.push_str(d);
+    }
+    if detail.iter().any(|d| d.starts_with("Failed status 10:")) && last_size == Some(65536) {
+        message.push_str(STATUS_10_AFTER_DEFAULT);
+    }
+    message
+}
+
 /// Parses perftest bandwidth and latency transcripts: one or more runs
 /// (server and client output pasted together), each a header block and a
 /// results table. Bandwidth units are read from the table header: `MB/sec`
@@ -180,27 +202,10 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         if has!(t, "Waiting for client to connect") {
             waiting = true;
         } else if t.starts_with("Completion with error") {
-            // perftest stopped mid-run (`Completion with error at client`,
-            // then `Failed status 10: ...` and `Failed to complete
-            // run_iter_bw ...`): one failure, said with its detail lines.
-            let detail: Vec<&str> = lines[i + 1..]
-                .iter()
-                .take(3)
-                .map(|(_, l)| l.trim())
-                .filter(|l| l.starts_with("Failed"))
-                .collect();
-            let mut message = format!("perftest: {t}");
-            for d in &detail {
-                message.push_str("; ");
-                message.push_str(d);
-            }
             let last_size = out.measurements[first_cell..]
                 .last()
                 .and_then(|m| m.size_bytes);
-            if detail.iter().any(|d| d.starts_with("Failed status 10:")) && last_size == Some(65536)
-            {
-                message.push_str(STATUS_10_AFTER_DEFAULT);
-            }
+            let message = completion_error(t, &lines[i + 1..], last_size);
             out.tool_error(lines[i].0, message);
         } else if has!(t, "BW peak won't be measured") {
             run.no_peak = true;

@@ -1,0 +1,67 @@
+//! Recognising nccl-tests (and rccl-tests) output from its text, the
+//! whole run or a header-less fragment of its table; asked of every block
+//! no earlier tool took, so most lines are ruled out by a byte look.
+
+use super::*;
+
+/// The table's column header (with its `#` or without), `# nThread`, or
+/// a header-less fragment: two rows of a known shape, or one followed by
+/// `Avg bus bandwidth`. One pass over the lines.
+pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
+    if has!(text, "# nThread ") {
+        return true;
+    }
+    let mut rows = 0;
+    for l in lines {
+        // Most lines (every block no earlier tool took comes here) are
+        // ruled out by their first byte past blanks, before trimming: a
+        // header starts `#` or `size`, a row a digit, an MPI prefix `[`.
+        // Any other whitespace or a non-ASCII byte takes the full look.
+        let first = l.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+        if !matches!(
+            first,
+            Some(b'#' | b's' | b'0'..=b'9' | b'[' | b'\n'..=b'\r' | 0x80..)
+        ) {
+            continue;
+        }
+        let t = strip_mpi_prefix(l).trim();
+        let h = t.strip_prefix('#').map_or(t, str::trim_start);
+        if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
+            return true;
+        }
+        if may_be_row(t) && is_standard_row(t) {
+            rows += 1;
+            if rows == 2 {
+                return true;
+            }
+        }
+    }
+    rows == 1 && has!(text, "Avg bus bandwidth")
+}
+
+/// Whether `t` (trimmed) may pass [`is_standard_row`], judged by bytes
+/// without splitting: a number, a number (perhaps `+`-signed), then a
+/// type name (every one starts with one of `iuhfdbc`). Only a no is
+/// sure: a non-ASCII byte where it matters (it may be whitespace) is a
+/// yes, and the full look decides.
+fn may_be_row(t: &str) -> bool {
+    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n'..=b'\r');
+    let mut b = t.as_bytes();
+    for k in 0..2 {
+        let sign = usize::from(k == 1 && b.first() == Some(&b'+'));
+        let digits = b[sign..].iter().take_while(|c| c.is_ascii_digit()).count();
+        b = &b[sign + digits..];
+        match b.first() {
+            Some(c) if !c.is_ascii() => return true,
+            Some(&c) if digits > 0 && ws(c) => {}
+            _ => return false,
+        }
+        let blanks = b.iter().take_while(|c| ws(**c)).count();
+        b = &b[blanks..];
+    }
+    match b.first() {
+        Some(c) if !c.is_ascii() => true,
+        Some(c) => b"iuhfdbc".contains(c),
+        None => false,
+    }
+}

@@ -1,0 +1,90 @@
+//! Recognising NVIDIA topology transcripts (`topo -m`, `topo -p2p`,
+//! `nvlink --status`) from their text: the detectors the tool table asks
+//! of every block no earlier tool took, so each rejects early.
+
+use super::*;
+
+pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
+    if has!(text, "Connection traversing") {
+        return true;
+    }
+    let mut header = false;
+    let mut last_header = None;
+    for (n, l) in crate::evidence::numbered(lines) {
+        // Only header and GPU rows matter; skip everything else unsplit.
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
+            continue;
+        }
+        let toks: Vec<&str> = l.split_whitespace().collect();
+        if toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X") {
+            header = l.contains("Affinity");
+            last_header = header.then_some(n);
+        }
+        if header
+            && toks.first().is_some_and(|t| is_gpu_label(t))
+            && toks[1..].iter().all(|t| !P2P_CODES[1..].contains(t))
+            && toks[1..].iter().any(|t| is_topo_code(t))
+        {
+            return true;
+        }
+    }
+    // A matrix cut right after its header: the header is the text's last
+    // line (`GPU0 GPU1 ... CPU Affinity` names no other tool's table).
+    last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty()))
+}
+
+pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
+    if has!(text, "Chipset not supported") || has!(text, "= Status Ok") {
+        return true;
+    }
+    let row = crate::evidence::numbered(lines).any(|(_, l)| {
+        if !crate::evidence::trim_start(l).starts_with("GPU") {
+            return false;
+        }
+        // Token by token, no list: a `topo -m` row (the next entry's,
+        // which comes here first) stops at its first code that is no
+        // P2P status.
+        let mut toks = l.split_whitespace();
+        if !toks.next().is_some_and(is_gpu_label) {
+            return false;
+        }
+        let (mut n, mut not_x) = (1, false);
+        for t in toks {
+            if !P2P_CODES.contains(&t) {
+                return false;
+            }
+            n += 1;
+            not_x |= t != "X";
+        }
+        n >= 3 && not_x
+    });
+    // A matrix cut right after its header: the text's last line names
+    // GPU0, GPU1, ... and nothing else (a `topo -m` header names a CPU
+    // Affinity column too; rocm-smi's, under its banners, is read first).
+    row || lines
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| is_p2p_header(l))
+}
+
+/// `GPU0 GPU1 ... GPU<n-1>`, two GPUs or more, in order: the header of
+/// `nvidia-smi topo -p2p`.
+fn is_p2p_header(l: &str) -> bool {
+    let mut n = 0;
+    let gpus = l.split_whitespace().all(|t| {
+        n += 1;
+        t.strip_prefix("GPU").and_then(parse_plain_u32) == Some(n - 1)
+    });
+    gpus && n >= 2
+}
+
+pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
+    has!(text, "Link ")
+        && has!(text, "GPU ")
+        && crate::evidence::numbered(lines).any(|(_, l)| {
+            l.trim_start().starts_with("Link ") && l.contains(':')
+                || l.contains("Unable to retrieve NVLink information")
+        })
+        && crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_line(l).is_some())
+}
