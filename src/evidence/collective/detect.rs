@@ -65,3 +65,56 @@ fn may_be_row(t: &str) -> bool {
         None => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `may_be_row` only ever rules out what `is_standard_row` rules
+        /// out: rows shaped as nccl-tests prints them (size, count, type,
+        /// redop, root, then numbers; 11 to 13 tokens), each token drawn
+        /// from valid and invalid spellings, with ASCII and Unicode blanks
+        /// between them.
+        #[test]
+        fn may_be_row_never_refuses_a_row(
+            head in (
+                prop::sample::select(vec!["1024", "0", "+1", "é1", "x"]),
+                prop::sample::select(vec!["256", "+256", "-1", "x", "é"]),
+                prop::sample::select(vec!["float", "int8", "char", "half", "bfloat16", "x", "é"]),
+                prop::sample::select(vec!["sum", "prod", "-1"]),
+                prop::sample::select(vec!["-1", "0", "x"]),
+            ),
+            tail in prop::collection::vec(
+                prop::sample::select(vec!["1.5", "60.64", "0", "N/A", "2e-07", "1e+00", "x"]),
+                6..9,
+            ),
+            seps in prop::collection::vec(
+                prop::sample::select(vec![" ", "  ", "\t", "\u{a0}", "\u{2003}", "\u{b}"]),
+                13,
+            ),
+        ) {
+            let toks = [head.0, head.1, head.2, head.3, head.4]
+                .into_iter()
+                .chain(tail.iter().copied());
+            let mut t = String::new();
+            for (i, w) in toks.enumerate() {
+                if i > 0 {
+                    t.push_str(seps[i]);
+                }
+                t.push_str(w);
+            }
+            let t = t.trim();
+            prop_assert!(!is_standard_row(t) || may_be_row(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn real_rows_pass_and_other_lines_do_not() {
+        let row = "     8388608       2097152     float     sum      -1    60.64  138.33  242.08      0    60.45  138.77  242.85      0";
+        assert!(may_be_row(row.trim()) && is_standard_row(row.trim()));
+        assert!(!may_be_row("size count type"));
+        assert!(!may_be_row("-1 2 float"));
+    }
+}
