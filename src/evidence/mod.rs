@@ -472,14 +472,19 @@ pub(crate) fn numbered<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize,
 
 /// Lines with their 1-based numbers, a trailing `\r` removed.
 pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    Lines { rest: text }
+    lines(text)
         .enumerate()
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
 /// [`str::lines`], each `\n` found by memchr (see [`push_lines`]).
-struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     rest: &'a str,
+}
+
+/// `text.lines()` through [`Lines`]: the same pieces.
+pub(crate) fn lines(text: &str) -> Lines<'_> {
+    Lines { rest: text }
 }
 
 impl<'a> Iterator for Lines<'a> {
@@ -523,7 +528,7 @@ mod tests {
     }
 
     #[test]
-    fn push_lines_and_numbered_lines_split_as_str_lines_does() {
+    fn push_lines_lines_and_numbered_lines_split_as_str_lines_does() {
         for text in [
             "",
             "\n",
@@ -544,6 +549,8 @@ mod tests {
             let mut got = Vec::new();
             push_lines(text, &mut got);
             assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
+            let mine: Vec<&str> = lines(text).collect();
+            assert_eq!(mine, text.lines().collect::<Vec<_>>(), "{text:?}");
             let numbered: Vec<(usize, &str)> = numbered_lines(text).collect();
             let want: Vec<(usize, &str)> = text
                 .lines()

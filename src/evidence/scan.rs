@@ -149,8 +149,8 @@ pub fn scan(text: &str) -> Scan<'_> {
     let mut changed = text.contains('\r');
     // Indentation of the whole paste comes off first (a quoted block
     // inside an indented one: `    > Running ...`).
-    let outer = common_indent(text.lines());
-    for (i, raw) in text.lines().enumerate() {
+    let outer = common_indent(super::lines(text));
+    for (i, raw) in super::lines(text).enumerate() {
         let n = i + 1;
         let end = raw.trim_end();
         out.blank.push(end.is_empty());
