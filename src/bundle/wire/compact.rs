@@ -72,6 +72,34 @@ pub fn write_u64(out: &mut Vec<u8>, v: u64) {
     let _ = CompactFormatter.write_u64(out, v);
 }
 
+/// `key` (`,"name":`) and `v` when there is one: a field serde skips when
+/// it is absent (`skip_serializing_if = "Option::is_none"`).
+#[inline]
+pub fn opt_u64(out: &mut Vec<u8>, key: &[u8], v: Option<u64>) {
+    if let Some(v) = v {
+        out.extend_from_slice(key);
+        write_u64(out, v);
+    }
+}
+
+/// [`opt_u64`] for a float.
+#[inline]
+pub fn opt_f64(out: &mut Vec<u8>, key: &[u8], v: Option<f64>) {
+    if let Some(v) = v {
+        out.extend_from_slice(key);
+        write_f64(out, v);
+    }
+}
+
+/// [`opt_u64`] for a string.
+#[inline]
+pub fn opt_str(out: &mut Vec<u8>, key: &[u8], v: Option<&str>) {
+    if let Some(v) = v {
+        out.extend_from_slice(key);
+        write_str(out, v);
+    }
+}
+
 /// A float as serde_json writes it (`null` when not finite).
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     if v.is_finite() {

@@ -164,10 +164,7 @@ impl<'a> SeriesOut<'a> {
             (b",\"qps\":", qps.map(u64::from)),
         ];
         for (key, v) in counts {
-            if let Some(v) = v {
-                out.extend_from_slice(key);
-                compact::write_u64(out, v);
-            }
+            compact::opt_u64(out, key, v);
         }
         if !is_unknown_verification(verification) {
             out.extend_from_slice(b",\"verification\":");
@@ -281,26 +278,11 @@ impl CellOut<'_> {
         } = self;
         out.extend_from_slice(b"{\"series\":");
         compact::write_u64(out, u64::from(*series));
-        if let Some(t) = src {
-            out.extend_from_slice(b",\"src\":");
-            compact::write_str(out, t);
-        }
-        if let Some(t) = dst {
-            out.extend_from_slice(b",\"dst\":");
-            compact::write_str(out, t);
-        }
-        if let Some(v) = size_bytes {
-            out.extend_from_slice(b",\"size_bytes\":");
-            compact::write_u64(out, *v);
-        }
-        if let Some(v) = bandwidth_bytes_per_s {
-            out.extend_from_slice(b",\"bandwidth_bytes_per_s\":");
-            compact::write_f64(out, *v);
-        }
-        if let Some(v) = latency_s {
-            out.extend_from_slice(b",\"latency_s\":");
-            compact::write_f64(out, *v);
-        }
+        compact::opt_str(out, b",\"src\":", src.as_ref().map(|t| -> &str { t }));
+        compact::opt_str(out, b",\"dst\":", dst.as_ref().map(|t| -> &str { t }));
+        compact::opt_u64(out, b",\"size_bytes\":", *size_bytes);
+        compact::opt_f64(out, b",\"bandwidth_bytes_per_s\":", *bandwidth_bytes_per_s);
+        compact::opt_f64(out, b",\"latency_s\":", *latency_s);
         out.extend_from_slice(b",\"as_printed\":");
         compact::write_str(out, as_printed);
         out.extend_from_slice(b",\"line\":");

@@ -73,23 +73,14 @@ fn device(d: &Device, out: &mut Vec<u8>) -> Result<(), Declined> {
         (b",\"uuid\":", uuid),
     ];
     for (key, t) in texts {
-        if let Some(t) = t {
-            out.extend_from_slice(key);
-            compact::write_str(out, t);
-        }
+        compact::opt_str(out, key, t.as_deref());
     }
-    if let Some(n) = numa_node {
-        out.extend_from_slice(b",\"numa_node\":");
-        compact::write_u64(out, u64::from(*n));
-    }
+    compact::opt_u64(out, b",\"numa_node\":", numa_node.map(u64::from));
     if let Some(c) = cpu_affinity {
         out.extend_from_slice(b",\"cpu_affinity\":");
         compact::write(c, out)?;
     }
-    if let Some(n) = gpu_numa_node {
-        out.extend_from_slice(b",\"gpu_numa_node\":");
-        compact::write_u64(out, u64::from(*n));
-    }
+    compact::opt_u64(out, b",\"gpu_numa_node\":", gpu_numa_node.map(u64::from));
     out.extend_from_slice(b",\"source\":");
     source(src, out)?;
     out.push(b'}');
@@ -132,19 +123,13 @@ fn nvlink_port(p: &NvlinkPort, out: &mut Vec<u8>) -> Result<(), Declined> {
     } = p;
     out.extend_from_slice(b"{\"gpu\":");
     compact::write_str(out, gpu);
-    if let Some(l) = link {
-        out.extend_from_slice(b",\"link\":");
-        compact::write_u64(out, u64::from(*l));
-    }
+    compact::opt_u64(out, b",\"link\":", link.map(u64::from));
     out.extend_from_slice(if *active {
         b",\"active\":true"
     } else {
         b",\"active\":false"
     });
-    if let Some(r) = rate_bytes_per_s {
-        out.extend_from_slice(b",\"rate_bytes_per_s\":");
-        compact::write_f64(out, *r);
-    }
+    compact::opt_f64(out, b",\"rate_bytes_per_s\":", *rate_bytes_per_s);
     out.extend_from_slice(b",\"as_printed\":");
     compact::write_str(out, as_printed);
     out.extend_from_slice(b",\"source\":");
@@ -174,10 +159,7 @@ fn link(l: &Link, out: &mut Vec<u8>) -> Result<(), Declined> {
     compact::write_str(out, b);
     out.extend_from_slice(b",\"class\":");
     compact::write(class, out)?;
-    if let Some(c) = code {
-        out.extend_from_slice(b",\"code\":");
-        compact::write_str(out, c);
-    }
+    compact::opt_str(out, b",\"code\":", code.as_deref());
     let counts: [(&[u8], &Option<u32>); 4] = [
         (b",\"nvlinks\":", nvlinks),
         (b",\"xgmi_hops\":", xgmi_hops),
@@ -185,19 +167,18 @@ fn link(l: &Link, out: &mut Vec<u8>) -> Result<(), Declined> {
         (b",\"weight\":", weight),
     ];
     for (key, v) in counts {
-        if let Some(v) = v {
-            out.extend_from_slice(key);
-            compact::write_u64(out, u64::from(*v));
-        }
+        compact::opt_u64(out, key, v.map(u64::from));
     }
-    if let Some(v) = min_bandwidth_bytes_per_s {
-        out.extend_from_slice(b",\"min_bandwidth_bytes_per_s\":");
-        compact::write_f64(out, *v);
-    }
-    if let Some(v) = max_bandwidth_bytes_per_s {
-        out.extend_from_slice(b",\"max_bandwidth_bytes_per_s\":");
-        compact::write_f64(out, *v);
-    }
+    compact::opt_f64(
+        out,
+        b",\"min_bandwidth_bytes_per_s\":",
+        *min_bandwidth_bytes_per_s,
+    );
+    compact::opt_f64(
+        out,
+        b",\"max_bandwidth_bytes_per_s\":",
+        *max_bandwidth_bytes_per_s,
+    );
     if let Some(c) = pcie_class {
         out.extend_from_slice(b",\"pcie_class\":");
         compact::write(c, out)?;

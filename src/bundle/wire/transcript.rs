@@ -72,10 +72,7 @@ fn block(b: &Block, out: &mut Vec<u8>) -> Result<(), Declined> {
     compact::write_u64(out, *first_line as u64);
     out.extend_from_slice(b",\"last_line\":");
     compact::write_u64(out, *last_line as u64);
-    if let Some(c) = command {
-        out.extend_from_slice(b",\"command\":");
-        compact::write_str(out, c);
-    }
+    compact::opt_str(out, b",\"command\":", command.as_deref());
     out.push(b'}');
     Ok(())
 }
