@@ -37,6 +37,11 @@
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 
+/// mimalloc (see Cargo.toml for why and the figures): for every binary
+/// that links this crate, tests and benches included.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod bundle;
 pub mod cli;
 pub mod collect;
