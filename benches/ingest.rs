@@ -8,10 +8,11 @@
 //! of transcripts in.
 //!
 //! Prints MB/s per CPU-second for both and their ratio, the same ingest in
-//! process with nothing written (parsers and bundles alone), the floor (the
-//! file operations ingest cannot avoid, with no parsing at all), the
-//! bundles' bytes over the transcripts' bytes, and peak RSS at 1,024 nodes
-//! vs all.
+//! process with nothing written (parsers and bundles alone), the same with
+//! every file already in memory (detect, parse, bundle: the measure issue
+//! 13 was filed against), the floor (the file operations ingest cannot
+//! avoid, with no parsing at all), the bundles' bytes over the
+//! transcripts' bytes, and peak RSS at 1,024 nodes vs all.
 //!
 //! Run: `cargo bench --bench ingest` (RUNS=n paired runs, default 5;
 //! BENCH_DIR=dir for the scratch directory, default `target`). A
