@@ -161,7 +161,13 @@ pub fn map(b: &Bundle, facts: &NodeFacts) -> TopoMap {
     let gpus = facts.gpus.len();
     let described = t.gpu_links().count();
     let all_pairs = gpus * gpus.saturating_sub(1) / 2;
-    if gpus > 1 && described < all_pairs {
+    if gpus > 1 && described == 0 {
+        let pairs = if all_pairs == 1 { "pair" } else { "pairs" };
+        m.notes.push(format!(
+            "No link between these {gpus} GPUs ({all_pairs} {pairs}) was read from the \
+             transcripts: none is drawn."
+        ));
+    } else if gpus > 1 && described < all_pairs {
         m.notes.push(format!(
             "The transcript describes {described} of {all_pairs} GPU pairs; the others are \
              not drawn."
@@ -603,6 +609,48 @@ fn legend(s: &mut String, m: &TopoMap, y0: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bundle::{Host, Origin};
+
+    /// The map's notes for the bundle of one real capture file.
+    fn notes_of(path: &str) -> Vec<String> {
+        let bytes = std::fs::read(path).unwrap();
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        b.absorb(crate::ingest::read_transcript(path, &bytes));
+        map(&b, &NodeFacts::of(&b)).notes
+    }
+
+    #[test]
+    fn gpus_with_no_link_described_are_said_so_not_counted_as_zero_of_n() {
+        // Two A100s whose NVLinks are all inactive: no link class is stated.
+        let notes = notes_of(
+            "captures/a100-pcie-2gpu-no-nvlink/nvlink-status-004-2x-a100-pcie-no-nvlink-all-inactive.txt",
+        );
+        assert!(
+            notes.contains(
+                &"No link between these 2 GPUs (1 pair) was read from the transcripts: none is drawn."
+                    .to_string()
+            ),
+            "{notes:?}"
+        );
+        assert!(
+            !notes.iter().any(|n| n.contains("describes 0 of")),
+            "{notes:?}"
+        );
+        // A matrix cut after three rows still counts the pairs it holds.
+        let notes = notes_of(
+            "captures/nv18-8gpu-6nic-peermem-nccl1737/nvidia-topo-021-8x-nv18-6nic-gh-3714u15-rows-gpu0-2-truncated.txt",
+        );
+        assert!(
+            notes.contains(
+                &"The transcript describes 18 of 28 GPU pairs; the others are not drawn."
+                    .to_string()
+            ),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn a_curve_bends_away_from_the_straight_line_and_keeps_its_ends() {
