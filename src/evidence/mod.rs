@@ -8,12 +8,13 @@
 
 /// `$text.contains($needle)` for a literal a detector looks for in every
 /// block the tool table is shown: the searcher (`memchr`'s, which picks
-/// the needle's rarest bytes and scans 32 bytes a step) is built once for
-/// the process, where `str::contains` sets one up on every call.
+/// the needle's rarest bytes and scans 32 bytes a step; rarest in
+/// transcripts, [`rank`]) is built once for the process, where
+/// `str::contains` sets one up on every call.
 macro_rules! has {
     ($text:expr, $needle:literal) => {{
         static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+            std::sync::LazyLock::new(|| $crate::evidence::rank::finder($needle));
         FINDER.find(($text).as_bytes()).is_some()
     }};
 }
@@ -28,6 +29,7 @@ pub mod measurement;
 pub mod mpi;
 pub mod pcie;
 pub mod qp;
+mod rank;
 pub mod rdma;
 pub mod scan;
 pub mod split;
