@@ -207,6 +207,12 @@ fn may_be_command(t: &str) -> bool {
     {
         return true;
     }
+    // Past that byte only a `/` in the first word, or the `_` of its
+    // `_perf`, can make it a program: a line with neither is none (one
+    // memchr look, where a rule of dashes is one long word).
+    if memchr::memchr2(b'/', b'_', b).is_none() {
+        return false;
+    }
     let mut end = 1;
     while let Some(&c) = b.get(end) {
         if matches!(c, b'\t'..=b'\r' | b' ') {
