@@ -120,6 +120,38 @@ struct Blocks<'p> {
     uses: Vec<Use>,
 }
 
+/// A block's text line by its file line number: what
+/// `lines.zip(text.lines()).collect::<HashMap<_, _>>()` answers (the last
+/// text of a number given twice), in a list over the numbers' range
+/// instead of a hashed map.
+#[derive(Default)]
+struct LineTexts<'t> {
+    first: usize,
+    texts: Vec<Option<&'t str>>,
+}
+
+impl<'t> LineTexts<'t> {
+    fn new(lines: &[usize], text: &'t str) -> LineTexts<'t> {
+        let pairs = || lines.iter().copied().zip(evidence::lines(text));
+        let (Some(first), Some(last)) = (pairs().map(|p| p.0).min(), pairs().map(|p| p.0).max())
+        else {
+            return LineTexts::default();
+        };
+        let mut texts = vec![None; last - first + 1];
+        for (n, t) in pairs() {
+            texts[n - first] = Some(t);
+        }
+        LineTexts { first, texts }
+    }
+
+    fn get(&self, n: usize) -> Option<&'t str> {
+        self.texts
+            .get(n.checked_sub(self.first)?)
+            .copied()
+            .flatten()
+    }
+}
+
 impl Blocks<'_> {
     fn set(&mut self, line: usize, u: Use) {
         if let Some(x) = line.checked_sub(1).and_then(|i| self.uses.get_mut(i)) {
@@ -204,15 +236,15 @@ impl Blocks<'_> {
         // understood.
         // The block's text line of each file line, found once (an
         // environment dump can run to thousands of lines).
-        let text_of: std::collections::HashMap<usize, &str> = if loose.is_empty() {
-            Default::default()
+        let text_of = if loose.is_empty() {
+            LineTexts::default()
         } else {
-            seg.lines.iter().copied().zip(seg.text.lines()).collect()
+            LineTexts::new(&seg.lines, &seg.text)
         };
         for &n in loose {
             let i = n.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = match text_of.get(&n) {
+                self.uses[i] = match text_of.get(n) {
                     Some(t) => loose_use(tool, t),
                     None => Use::NotUnderstood,
                 };
@@ -578,6 +610,25 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_texts_answer_as_a_hash_map_of_the_pairs() {
+        let text = "a\nb\r\n\nc\nd";
+        for lines in [
+            &[][..],
+            &[3],
+            &[4, 5, 9, 10],
+            &[7, 2, 7],
+            &[1, 2, 3, 4, 5, 6, 7],
+        ] {
+            let want: std::collections::HashMap<usize, &str> =
+                lines.iter().copied().zip(text.lines()).collect();
+            let got = LineTexts::new(lines, text);
+            for n in 0..14 {
+                assert_eq!(got.get(n), want.get(&n).copied(), "{lines:?} {n}");
+            }
+        }
+    }
 
     #[test]
     fn binary_junk_becomes_a_problem_with_a_line() {

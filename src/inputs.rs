@@ -100,10 +100,12 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
             if entry.file_type().is_dir()
                 || name.starts_with('.')
                 || CATALOGUE_FILES.contains(&name.as_ref())
-                || entry
-                    .path()
-                    .parent()
-                    .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
+                // (`parent` parses the path: not where there is nothing to skip.)
+                || !skip_dirs.is_empty()
+                    && entry
+                        .path()
+                        .parent()
+                        .is_some_and(|d| skip_dirs.iter().any(|s| s == d))
             {
                 continue;
             }

@@ -8,13 +8,14 @@
 
 /// `$text.contains($needle)` for a literal a detector looks for in every
 /// block the tool table is shown: the searcher (`memchr`'s, which picks
-/// the needle's rarest bytes and scans 32 bytes a step) is built once for
-/// the process, where `str::contains` sets one up on every call.
+/// the needle's rarest bytes and scans 32 bytes a step; rarest in
+/// transcripts, [`rank`]) is built once for the process, where
+/// `str::contains` sets one up on every call.
 macro_rules! has {
     ($text:expr, $needle:literal) => {{
-        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
-        FINDER.find(($text).as_bytes()).is_some()
+        static LITERAL: std::sync::LazyLock<$crate::evidence::grams::Literal> =
+            std::sync::LazyLock::new(|| $crate::evidence::grams::Literal::new($needle));
+        LITERAL.is_in(($text).as_bytes())
     }};
 }
 
@@ -23,11 +24,13 @@ pub mod collective;
 pub mod context;
 pub mod copy;
 pub mod ethtool;
+mod grams;
 pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
 pub mod pcie;
 pub mod qp;
+mod rank;
 pub mod rdma;
 pub mod scan;
 pub mod split;
@@ -406,6 +409,8 @@ pub(crate) fn push_lines<'a>(text: &'a str, out: &mut Vec<&'a str>) {
 /// [`detect`] given `text` already split into `lines` (each without a
 /// trailing `\r`, as `detect` splits it).
 pub(crate) fn detect_in(text: &str, lines: &[&str]) -> Option<Tool> {
+    // Most literals the detectors look for are ruled out by one pass.
+    let _grams = grams::Scope::enter(text);
     TOOLS
         .iter()
         .find(|s| (s.detect)(text, lines))

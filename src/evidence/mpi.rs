@@ -14,8 +14,12 @@ use super::measurement::{
 use super::{ParseError, Parsed, numbered_lines};
 
 pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
-    // Either line below holds `# OSU MPI` or `# Size`: no line pass without.
-    (has!(text, "# OSU MPI") || has!(text, "# Size"))
+    // Either line below holds `# OSU MPI`, or `# Size` and a unit: no line
+    // pass without. (The units first: long literals the block's grams rule
+    // out without a search.)
+    (has!(text, "# OSU MPI")
+        || (has!(text, "Bandwidth (MB/s)") || has!(text, "Latency(us)") || has!(text, "Latency (us)"))
+            && has!(text, "# Size"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim_start();
         t.starts_with("# OSU MPI")

@@ -146,13 +146,14 @@ pub fn scan(text: &str) -> Scan<'_> {
     let mut soft = false;
     let mut cur: Vec<(usize, &str)> = Vec::new();
     let mut command: Option<(String, usize, &str)> = None;
-    let mut changed = text.contains('\r');
+    // (memchr: `contains` looks at the text a byte at a time.)
+    let mut changed = memchr::memchr(b'\r', text.as_bytes()).is_some();
     // Indentation of the whole paste comes off first (a quoted block
     // inside an indented one: `    > Running ...`).
     let outer = common_indent(super::lines(text));
     for (i, raw) in super::lines(text).enumerate() {
         let n = i + 1;
-        let end = raw.trim_end();
+        let end = trim_end(raw);
         out.blank.push(end.is_empty());
         soft |= end.ends_with('=');
         let raw = match outer {
@@ -166,9 +167,12 @@ pub fn scan(text: &str) -> Scan<'_> {
         if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
-        let t = line.trim();
+        let t = super::trim(line);
         out.blank_kept.push(t.is_empty());
-        if t.starts_with("```") || t.starts_with("~~~") {
+        // Each skipped form is looked for where the line starts with its
+        // first byte.
+        let first = t.as_bytes().first().copied().unwrap_or(b' ');
+        if matches!(first, b'`' | b'~') && (t.starts_with("```") || t.starts_with("~~~")) {
             out.skipped.push(Skip {
                 line: n,
                 reason: SkipReason::Fence,
@@ -176,7 +180,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
             continue;
         }
-        if t.starts_with("[sudo] password for") {
+        if first == b'[' && t.starts_with("[sudo] password for") {
             out.skipped.push(Skip {
                 line: n,
                 reason: SkipReason::Password,
@@ -184,7 +188,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
             continue;
         }
-        if t.starts_with("srun: ") {
+        if first == b's' && t.starts_with("srun: ") {
             out.skipped.push(Skip {
                 line: n,
                 reason: SkipReason::Launcher,
@@ -211,6 +215,16 @@ pub fn scan(text: &str) -> Scan<'_> {
     }
     flush(&mut out, &mut cur, command, text, changed);
     out
+}
+
+/// `s.trim_end()`, without decoding a character where `s` ends in a
+/// plain ASCII byte that is not whitespace (most lines).
+fn trim_end(s: &str) -> &str {
+    match s.as_bytes().last() {
+        Some(&c) if c.is_ascii() && !c.is_ascii_whitespace() && c != 0x0B => s,
+        None => s,
+        _ => s.trim_end(),
+    }
 }
 
 /// Ends the current segment (if it holds any non-blank line).
@@ -296,12 +310,18 @@ pub fn strip_prefixes(mut line: &str) -> &str {
             return line;
         }
         let before = line.len();
-        line = strip_rank(line);
-        line = strip_mpi_tag(line);
-        line = strip_quote(line);
-        line = strip_timestamp(line);
-        line = strip_journald(line);
-        line = strip_task_label(line);
+        // Only the strippers whose prefix can start with this byte, in
+        // their order: no two take off a prefix of the same line (each
+        // needs its own byte after the first: `[rank` or `[` and a digit,
+        // a digit's `-` or `:`), so the prefixes come off as a pass of all
+        // six would take them.
+        line = match line.as_bytes()[0] {
+            b'[' => strip_mpi_tag(strip_rank(line)),
+            b'>' => strip_quote(line),
+            b'0'..=b'9' => strip_task_label(strip_timestamp(line)),
+            b' ' => strip_task_label(line),
+            _ => strip_journald(line),
+        };
         if line.len() == before {
             return line;
         }
@@ -473,214 +493,11 @@ fn strip_task_label(line: &str) -> &str {
     rest.strip_prefix(": ").unwrap_or(line)
 }
 
-/// Device tools whose command line starts a transcript people paste; each
-/// prints a line of its own whenever it runs.
-pub(crate) const DEVICE_TOOLS: [&str; 16] = [
-    "nvidia-smi",
-    "rocm-smi",
-    "amd-smi",
-    "ibstat",
-    "ibstatus",
-    "ibv_devinfo",
-    "ibv_devices",
-    "show_gids",
-    "lspci",
-    "nvbandwidth",
-    "p2pBandwidthLatencyTest",
-    "bandwidthTest",
-    "rocm-bandwidth-test",
-    "TransferBench",
-    "dcgmi",
-    "ethtool",
-];
-
-/// Other programs that start a pasted command line (launchers, wrappers).
-const OTHER_PROGRAMS: [&str; 9] = [
-    "lsmod", "mpirun", "mpiexec", "srun", "numactl", "sudo", "kubectl", "docker", "cat",
-];
-
-/// `PROGRAM_INITIALS[b]`: which known programs start with the byte `b`, as
-/// bits (bit `i` for `DEVICE_TOOLS[i]`, bit 16 + `j` for
-/// `OTHER_PROGRAMS[j]`): a word is compared only with the one or two
-/// names that share its first byte, not with every name.
-const PROGRAM_INITIALS: [u32; 256] = {
-    assert!(DEVICE_TOOLS.len() <= 16 && OTHER_PROGRAMS.len() <= 16);
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < DEVICE_TOOLS.len() {
-        t[DEVICE_TOOLS[i].as_bytes()[0] as usize] |= 1 << i;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < OTHER_PROGRAMS.len() {
-        t[OTHER_PROGRAMS[i].as_bytes()[0] as usize] |= 1 << (16 + i);
-        i += 1;
-    }
-    t
-};
-
-/// Whether `prog` is one of `DEVICE_TOOLS` or `OTHER_PROGRAMS`.
-fn is_known_program(prog: &str) -> bool {
-    let Some(&b) = prog.as_bytes().first() else {
-        return false;
-    };
-    let mut bits = PROGRAM_INITIALS[usize::from(b)];
-    while bits != 0 {
-        let i = bits.trailing_zeros() as usize;
-        let name = if i < 16 {
-            DEVICE_TOOLS[i]
-        } else {
-            OTHER_PROGRAMS[i - 16]
-        };
-        if name == prog {
-            return true;
-        }
-        bits &= bits - 1;
-    }
-    false
-}
-
-/// If `t` (a trimmed line) is a shell prompt or a bare command line, the
-/// command (possibly empty).
-pub fn prompt_command(t: &str) -> Option<&str> {
-    // A command quoted as markdown inline code: `` `ethtool -S eth0` ``.
-    if let Some(inner) = t.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
-        && !inner.contains('`')
-    {
-        return prompt_command(inner.trim());
-    }
-    if let Some(cmd) = after_prompt(t) {
-        return Some(cmd.trim());
-    }
-    // A container shell: `Apptainer> cmd`, `Singularity> cmd`.
-    for p in ["Apptainer> ", "Singularity> "] {
-        if let Some(rest) = t.strip_prefix(p) {
-            return Some(rest.trim());
-        }
-    }
-    // `$ cmd`: no tool prints a line that starts so.
-    if let Some(rest) = t.strip_prefix("$ ") {
-        return Some(rest.trim());
-    }
-    if let Some(rest) = t.strip_prefix("# ")
-        && is_command(rest.trim())
-    {
-        return Some(rest.trim());
-    }
-    // `# ./bandwidthTest` or `# ibstat` (above): a root prompt, only when a
-    // known command follows (tools print `# ` comment lines of their own).
-    if t == "$" {
-        return Some("");
-    }
-    // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
-    // (Every such shell's name starts with one of these bytes.)
-    if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
-        && let Some((head, rest)) = t.split_once(' ')
-        && is_shell_prompt(head)
-    {
-        return Some(rest.trim());
-    }
-    is_command(t).then_some(t)
-}
-
-/// `sh-5.1#`, `bash-4.2$`, `zsh%` (a shell's name and version, then the
-/// prompt character).
-fn is_shell_prompt(head: &str) -> bool {
-    let Some(body) = head.strip_suffix(['#', '$', '%']) else {
-        return false;
-    };
-    let (name, version) = body.split_once('-').unwrap_or((body, ""));
-    matches!(name, "sh" | "bash" | "zsh" | "ksh" | "dash")
-        && version.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-}
-
-/// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
-fn after_prompt(t: &str) -> Option<&str> {
-    // Asked of every line: memchr's search costs a fraction of `find`'s
-    // setup on a line of a few dozen bytes. (`@` is ASCII: the byte is the
-    // character.)
-    let at = memchr::memchr(b'@', t.as_bytes())?;
-    // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
-    let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
-    let head = &t[..head_end];
-    if head.contains("  ") || head.len() > 120 {
-        return None;
-    }
-    let user = head[..at].rsplit([' ', '(', ')', '[']).next()?;
-    if user.is_empty()
-        || !user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
-    {
-        return None;
-    }
-    let host = &head[at + 1..];
-    let host_ok = host
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric())
-        && (host.contains(':') || host.ends_with(']') || !host.contains(' '));
-    if !host_ok {
-        return None;
-    }
-    let rest = &t[head_end + 1..];
-    if rest.is_empty() || rest.starts_with(' ') {
-        Some(rest)
-    } else {
-        None
-    }
-}
-
-/// The first word of `t` as `split_whitespace` finds it, and the text
-/// after it; `None` when `t` is blank. A plain ASCII word is found byte by
-/// byte, anything else by `split_whitespace` itself.
-fn first_word(t: &str) -> Option<(&str, &str)> {
-    let b = t.as_bytes();
-    let end = b
-        .iter()
-        .position(|c| matches!(c, b'\t'..=b'\r' | b' ') || !c.is_ascii())
-        .unwrap_or(b.len());
-    if end > 0 && b.get(end).is_none_or(|c| c.is_ascii()) {
-        return Some((&t[..end], &t[end..]));
-    }
-    let rest = t.trim_start();
-    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-    (end > 0).then(|| rest.split_at(end))
-}
-
-/// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
-/// followed by nothing, a flag or a subcommand word.
-pub(crate) fn is_command(t: &str) -> bool {
-    let Some((first, after)) = first_word(t) else {
-        return false;
-    };
-    let prog = match first.bytes().rposition(|b| b == b'/') {
-        Some(i) => &first[i + 1..],
-        None => first,
-    };
-    let known = is_known_program(prog)
-        || prog.ends_with("_perf")
-        || prog.starts_with("osu_")
-        || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
-        || (first.starts_with("./") && prog.len() > 1);
-    if !known {
-        return false;
-    }
-    match after.split_whitespace().next() {
-        None => true,
-        Some(w) => {
-            w.starts_with('-')
-                || (prog == "sudo" || prog == "numactl" || prog == "mpirun" || prog == "srun")
-                || matches!(
-                    w,
-                    "topo" | "nvlink" | "topology" | "static" | "metric" | "|"
-                )
-                || first.starts_with("./")
-                || w.starts_with('/')
-                || w.contains('=')
-        }
-    }
-}
+mod command;
+#[cfg(test)]
+use command::first_word;
+pub use command::prompt_command;
+pub(crate) use command::{DEVICE_TOOLS, is_command};
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,9 @@ use super::*;
 
 pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
     has!(text, "nvbandwidth Version:")
-        || has!(text, "(row)")
+        // (`memcpy ` first: the block's grams rule it out without a search.)
+        || has!(text, "memcpy ")
+            && has!(text, "(row)")
             && crate::evidence::numbered(lines).any(|(_, l)| {
                 let t = l.trim();
                 (t.starts_with("memcpy CE ") || t.starts_with("memcpy SM ")) && t.contains("(row)")

@@ -4,14 +4,14 @@
 use super::*;
 
 pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
-    // Every signature below holds `P2P`: one short search rules most out.
-    has!(text, "P2P")
-        && (has!(text, "P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+    // (Each signature holds `P2P`; the block's grams rule most out without
+    // a search, which a short `P2P` searched first could not.)
+    has!(text, "P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
         || has!(text, "P2P Connectivity Matrix")
         || (has!(text, "P2P=Disabled") && has!(text, "Matrix ("))
         // One matrix pasted on its own: `Bidirectional P2P=Enabled
         // Bandwidth Matrix (GB/s)` over a `D\D` header.
-        || (has!(text, "P2P=Enabled") && has!(text, "Matrix (") && has!(text, "D\\D")))
+        || (has!(text, "P2P=Enabled") && has!(text, "Matrix (") && has!(text, "D\\D"))
 }
 
 /// Some captures carry an editor's line numbers (` 1 `, ` 2 `...) in front of

@@ -7,8 +7,11 @@ use crate::evidence::answers::{
 };
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
-    // A `#bytes` line or a title beside `Connection type`: no line pass without.
-    (has!(text, "#bytes") || has!(text, "Connection type"))
+    // A `#bytes` line with a unit or a title beside `Connection type`: no
+    // line pass without. (Long literals first: the block's grams rule them
+    // out without a search.)
+    (has!(text, "Connection type")
+        || (has!(text, "BW average[") || has!(text, "t_min[usec]")) && has!(text, "#bytes"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
             let t = l.trim();
             (t.starts_with("#bytes") && (t.contains("BW average[") || t.contains("t_min[usec]")))

@@ -143,3 +143,76 @@ fn srun_messages_are_skipped_as_launcher_lines() {
     assert_eq!(s.segments[0].text, "CA 'mlx5_0'\n");
     assert_eq!(s.segments[0].lines, vec![2]);
 }
+
+/// [`strip_prefixes`] as it was before it picked its strippers by the
+/// line's first byte: every stripper in every pass.
+fn strip_prefixes_before(mut line: &str) -> &str {
+    loop {
+        if !line.as_bytes().first().is_some_and(|b| opens_prefix(*b)) {
+            return line;
+        }
+        let before = line.len();
+        line = strip_rank(line);
+        line = strip_mpi_tag(line);
+        line = strip_quote(line);
+        line = strip_timestamp(line);
+        line = strip_journald(line);
+        line = strip_task_label(line);
+        if line.len() == before {
+            return line;
+        }
+    }
+}
+
+#[test]
+fn prefixes_come_off_as_a_pass_of_every_stripper_took_them() {
+    let parts = [
+        "",
+        "[rank 3] ",
+        "[rank12]: ",
+        "[1,0]<stdout>:",
+        "[1,0]<stderr>:",
+        "> ",
+        ">",
+        "2024-05-01T12:00:00.123Z ",
+        "2024-05-01 12:00:00+02:00 ",
+        "Dec 01 10:00:00 host prog[123]: ",
+        "Dec  1 10:00:00 host kernel: ",
+        "12: ",
+        " 3: ",
+        "0:",
+        "    ",
+        "  7",
+        "[",
+        "1234",
+    ];
+    let ends = [
+        "",
+        "x",
+        "ibstat",
+        " 12: y",
+        ":",
+        "> z",
+        "\u{e9}",
+        "[rank 1] w",
+    ];
+    for a in parts {
+        for b in parts {
+            for c in parts {
+                for e in ends {
+                    let l = format!("{a}{b}{c}{e}");
+                    assert_eq!(strip_prefixes(&l), strip_prefixes_before(&l), "{l:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn trim_end_is_str_s() {
+    for s in [
+        "", " ", "a", "a ", "a\t", "a\u{b}", "a\u{a0}", "\u{e9}", "a\r", "a=", "  x  ",
+    ] {
+        assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
+    }
+}

@@ -1,0 +1,429 @@
+//! Command lines: whether a line is a shell prompt (with or without a
+//! command after it) or a bare command line, asked of every line the
+//! scanner keeps.
+
+/// Device tools whose command line starts a transcript people paste; each
+/// prints a line of its own whenever it runs.
+pub(crate) const DEVICE_TOOLS: [&str; 16] = [
+    "nvidia-smi",
+    "rocm-smi",
+    "amd-smi",
+    "ibstat",
+    "ibstatus",
+    "ibv_devinfo",
+    "ibv_devices",
+    "show_gids",
+    "lspci",
+    "nvbandwidth",
+    "p2pBandwidthLatencyTest",
+    "bandwidthTest",
+    "rocm-bandwidth-test",
+    "TransferBench",
+    "dcgmi",
+    "ethtool",
+];
+
+/// Other programs that start a pasted command line (launchers, wrappers).
+const OTHER_PROGRAMS: [&str; 9] = [
+    "lsmod", "mpirun", "mpiexec", "srun", "numactl", "sudo", "kubectl", "docker", "cat",
+];
+
+/// `PROGRAM_INITIALS[b]`: which known programs start with the byte `b`, as
+/// bits (bit `i` for `DEVICE_TOOLS[i]`, bit 16 + `j` for
+/// `OTHER_PROGRAMS[j]`): a word is compared only with the one or two
+/// names that share its first byte, not with every name.
+const PROGRAM_INITIALS: [u32; 256] = {
+    assert!(DEVICE_TOOLS.len() <= 16 && OTHER_PROGRAMS.len() <= 16);
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < DEVICE_TOOLS.len() {
+        t[DEVICE_TOOLS[i].as_bytes()[0] as usize] |= 1 << i;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < OTHER_PROGRAMS.len() {
+        t[OTHER_PROGRAMS[i].as_bytes()[0] as usize] |= 1 << (16 + i);
+        i += 1;
+    }
+    t
+};
+
+/// Whether `prog` is one of `DEVICE_TOOLS` or `OTHER_PROGRAMS`.
+fn is_known_program(prog: &str) -> bool {
+    let Some(&b) = prog.as_bytes().first() else {
+        return false;
+    };
+    let mut bits = PROGRAM_INITIALS[usize::from(b)];
+    while bits != 0 {
+        let i = bits.trailing_zeros() as usize;
+        let name = if i < 16 {
+            DEVICE_TOOLS[i]
+        } else {
+            OTHER_PROGRAMS[i - 16]
+        };
+        if name == prog {
+            return true;
+        }
+        bits &= bits - 1;
+    }
+    false
+}
+
+/// If `t` (a trimmed line) is a shell prompt or a bare command line, the
+/// command (possibly empty).
+pub fn prompt_command(t: &str) -> Option<&str> {
+    // Asked of every line: each form below is looked for only where the
+    // line starts with its first byte (in the order they are tried).
+    let first = *t.as_bytes().first()?;
+    // A command quoted as markdown inline code: `` `ethtool -S eth0` ``.
+    if first == b'`'
+        && let Some(inner) = t.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
+        && !inner.contains('`')
+    {
+        return prompt_command(inner.trim());
+    }
+    if let Some(cmd) = after_prompt(t) {
+        return Some(cmd.trim());
+    }
+    match first {
+        // A container shell: `Apptainer> cmd`, `Singularity> cmd`.
+        b'A' | b'S' => {
+            for p in ["Apptainer> ", "Singularity> "] {
+                if let Some(rest) = t.strip_prefix(p) {
+                    return Some(rest.trim());
+                }
+            }
+        }
+        // `$ cmd`: no tool prints a line that starts so.
+        b'$' => {
+            if let Some(rest) = t.strip_prefix("$ ") {
+                return Some(rest.trim());
+            }
+            if t == "$" {
+                return Some("");
+            }
+        }
+        // `# ./bandwidthTest` or `# ibstat`: a root prompt, only when a
+        // known command follows (tools print `# ` comment lines of their own).
+        b'#' => {
+            if let Some(rest) = t.strip_prefix("# ")
+                && is_command(rest.trim())
+            {
+                return Some(rest.trim());
+            }
+        }
+        _ => {}
+    }
+    // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
+    // (Every such shell's name starts with one of these bytes.)
+    if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
+        && let Some((head, rest)) = t.split_once(' ')
+        && is_shell_prompt(head)
+    {
+        return Some(rest.trim());
+    }
+    is_command(t).then_some(t)
+}
+
+/// `sh-5.1#`, `bash-4.2$`, `zsh%` (a shell's name and version, then the
+/// prompt character).
+fn is_shell_prompt(head: &str) -> bool {
+    let Some(body) = head.strip_suffix(['#', '$', '%']) else {
+        return false;
+    };
+    let (name, version) = body.split_once('-').unwrap_or((body, ""));
+    matches!(name, "sh" | "bash" | "zsh" | "ksh" | "dash")
+        && version.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+}
+
+/// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
+fn after_prompt(t: &str) -> Option<&str> {
+    // Asked of every line: memchr's search costs a fraction of `find`'s
+    // setup on a line of a few dozen bytes. (`@` is ASCII: the byte is the
+    // character.)
+    let at = memchr::memchr(b'@', t.as_bytes())?;
+    // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
+    let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
+    let head = &t[..head_end];
+    if head.contains("  ") || head.len() > 120 {
+        return None;
+    }
+    let user = head[..at].rsplit([' ', '(', ')', '[']).next()?;
+    if user.is_empty()
+        || !user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    {
+        return None;
+    }
+    let host = &head[at + 1..];
+    let host_ok = host
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && (host.contains(':') || host.ends_with(']') || !host.contains(' '));
+    if !host_ok {
+        return None;
+    }
+    let rest = &t[head_end + 1..];
+    if rest.is_empty() || rest.starts_with(' ') {
+        Some(rest)
+    } else {
+        None
+    }
+}
+
+/// The first word of `t` as `split_whitespace` finds it, and the text
+/// after it; `None` when `t` is blank. A plain ASCII word is found byte by
+/// byte, anything else by `split_whitespace` itself.
+pub(super) fn first_word(t: &str) -> Option<(&str, &str)> {
+    let b = t.as_bytes();
+    let end = b
+        .iter()
+        .position(|c| matches!(c, b'\t'..=b'\r' | b' ') || !c.is_ascii())
+        .unwrap_or(b.len());
+    if end > 0 && b.get(end).is_none_or(|c| c.is_ascii()) {
+        return Some((&t[..end], &t[end..]));
+    }
+    let rest = t.trim_start();
+    let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    (end > 0).then(|| rest.split_at(end))
+}
+
+/// `false` only where [`is_command`] is: `t` starts with a plain ASCII
+/// word without `/` whose first byte starts no known program name (nor
+/// `osu_`, `ib_`, `./`) and which does not end in `_perf`. Most lines of
+/// tool output (numbers, capitalised words) end here after one look at
+/// their first word.
+fn may_be_command(t: &str) -> bool {
+    let b = t.as_bytes();
+    let Some(&c) = b.first() else {
+        return false;
+    };
+    if !c.is_ascii()
+        || c.is_ascii_whitespace()
+        || PROGRAM_INITIALS[usize::from(c)] != 0
+        || matches!(c, b'o' | b'i' | b'.' | b'/' | 0x0B)
+    {
+        return true;
+    }
+    // Past that byte only a `/` in the first word, or the `_` of its
+    // `_perf`, can make it a program: a line with neither is none (one
+    // memchr look, where a rule of dashes is one long word).
+    if memchr::memchr2(b'/', b'_', b).is_none() {
+        return false;
+    }
+    let mut end = 1;
+    while let Some(&c) = b.get(end) {
+        if matches!(c, b'\t'..=b'\r' | b' ') {
+            break;
+        }
+        if c == b'/' || !c.is_ascii() {
+            return true;
+        }
+        end += 1;
+    }
+    b[..end].ends_with(b"_perf")
+}
+
+/// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
+/// followed by nothing, a flag or a subcommand word.
+pub(crate) fn is_command(t: &str) -> bool {
+    if !may_be_command(t) {
+        return false;
+    }
+    let Some((first, after)) = first_word(t) else {
+        return false;
+    };
+    let prog = match first.bytes().rposition(|b| b == b'/') {
+        Some(i) => &first[i + 1..],
+        None => first,
+    };
+    let known = is_known_program(prog)
+        || prog.ends_with("_perf")
+        || prog.starts_with("osu_")
+        || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
+        || (first.starts_with("./") && prog.len() > 1);
+    if !known {
+        return false;
+    }
+    match after.split_whitespace().next() {
+        None => true,
+        Some(w) => {
+            w.starts_with('-')
+                || (prog == "sudo" || prog == "numactl" || prog == "mpirun" || prog == "srun")
+                || matches!(
+                    w,
+                    "topo" | "nvlink" | "topology" | "static" | "metric" | "|"
+                )
+                || first.starts_with("./")
+                || w.starts_with('/')
+                || w.contains('=')
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`prompt_command`] and [`is_command`] as they were before their
+    /// first-byte filters: the same answers on every line.
+    fn prompt_command_before(t: &str) -> Option<&str> {
+        if let Some(inner) = t.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
+            && !inner.contains('`')
+        {
+            return prompt_command_before(inner.trim());
+        }
+        if let Some(cmd) = after_prompt(t) {
+            return Some(cmd.trim());
+        }
+        for p in ["Apptainer> ", "Singularity> "] {
+            if let Some(rest) = t.strip_prefix(p) {
+                return Some(rest.trim());
+            }
+        }
+        if let Some(rest) = t.strip_prefix("$ ") {
+            return Some(rest.trim());
+        }
+        if let Some(rest) = t.strip_prefix("# ")
+            && is_command_before(rest.trim())
+        {
+            return Some(rest.trim());
+        }
+        if t == "$" {
+            return Some("");
+        }
+        if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
+            && let Some((head, rest)) = t.split_once(' ')
+            && is_shell_prompt(head)
+        {
+            return Some(rest.trim());
+        }
+        is_command_before(t).then_some(t)
+    }
+
+    fn is_command_before(t: &str) -> bool {
+        let Some((first, after)) = first_word(t) else {
+            return false;
+        };
+        let prog = match first.bytes().rposition(|b| b == b'/') {
+            Some(i) => &first[i + 1..],
+            None => first,
+        };
+        let known = is_known_program(prog)
+            || prog.ends_with("_perf")
+            || prog.starts_with("osu_")
+            || (prog.starts_with("ib_") && (prog.ends_with("_bw") || prog.ends_with("_lat")))
+            || (first.starts_with("./") && prog.len() > 1);
+        if !known {
+            return false;
+        }
+        match after.split_whitespace().next() {
+            None => true,
+            Some(w) => {
+                w.starts_with('-')
+                    || (prog == "sudo" || prog == "numactl" || prog == "mpirun" || prog == "srun")
+                    || matches!(
+                        w,
+                        "topo" | "nvlink" | "topology" | "static" | "metric" | "|"
+                    )
+                    || first.starts_with("./")
+                    || w.starts_with('/')
+                    || w.contains('=')
+            }
+        }
+    }
+
+    #[test]
+    fn first_byte_filters_change_no_answer() {
+        let mut lines: Vec<String> = Vec::new();
+        let heads = [
+            "",
+            " ",
+            "\t",
+            "\u{b}",
+            "\u{a0}",
+            "\u{3000}",
+            "# ",
+            "#",
+            "$ ",
+            "$",
+            "`",
+            "> ",
+            "Apptainer> ",
+            "Singularity> ",
+            "sh-5.1# ",
+            "bash$ ",
+            "root@h:~# ",
+            "[u@h d]$ ",
+        ];
+        let words = [
+            "",
+            "ibstat",
+            "ibstatus",
+            "./x",
+            ".",
+            "/",
+            "/usr/bin/ib_write_bw",
+            "ib_read_lat",
+            "all_reduce_perf",
+            "x/y_perf",
+            "y_perf\u{e9}",
+            "osu_bw",
+            "caf\u{e9}",
+            "Port",
+            "1234",
+            "a\u{b}b",
+            "nvidia-smi",
+            "Transfer",
+            "TransferBench",
+            "sudo",
+            "s",
+            "o",
+            "i",
+            "`",
+            "$",
+            "#",
+        ];
+        let tails = [
+            "",
+            " ",
+            " -a",
+            " topo",
+            " x=1",
+            " /dev/x",
+            "`",
+            " | grep x",
+            "\tnvlink",
+            " word",
+            "\u{a0}-v",
+        ];
+        for h in heads {
+            for w in words {
+                for t in tails {
+                    lines.push(format!("{h}{w}{t}"));
+                }
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut dirs = vec![dir];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    lines.extend(text.lines().map(String::from));
+                }
+            }
+        }
+        assert!(lines.len() > 5000);
+        for l in &lines {
+            for t in [l.as_str(), l.trim(), l.trim_start()] {
+                assert_eq!(prompt_command(t), prompt_command_before(t), "{t:?}");
+                assert_eq!(is_command(t), is_command_before(t), "{t:?}");
+            }
+        }
+    }
+}
