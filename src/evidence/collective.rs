@@ -13,6 +13,7 @@ use super::measurement::{
     parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
+use crate::evidence::SplitWords;
 
 mod detect;
 pub use detect::looks_like_nccl_tests;
@@ -118,7 +119,7 @@ impl Header {
     /// `# nThread 1 nGpus 1 ... warmup iters: 5 iters: 20 agg iters: 1
     /// validation: 1 graph: 0`.
     fn read_threads_line(&mut self, rest: &str) {
-        let toks: Vec<&str> = rest.split_whitespace().collect();
+        let toks: Vec<&str> = rest.words().collect();
         let after = |key: &str| {
             toks.windows(2)
                 .find(|w| w[0] == key)
@@ -141,7 +142,7 @@ impl Header {
     fn read_rank_line(&mut self, rest: &str) {
         self.ranks += 1;
         if let Some((_, after)) = rest.split_once(" on ") {
-            if let Some(host) = after.split_whitespace().next() {
+            if let Some(host) = after.words().next() {
                 self.hosts.insert(host.to_string());
             }
             if let Some((_, name)) = after.split_once(']') {
@@ -297,12 +298,12 @@ fn is_standard_row(t: &str) -> bool {
         "bfloat16", "f8e4m3", "f8e5m2",
     ];
     // 11 to 13 columns, a datatype third: checked before splitting for good.
-    let n = t.split_whitespace().take(14).count();
-    let dtype = t.split_whitespace().nth(2).unwrap_or("");
+    let n = t.words().take(14).count();
+    let dtype = t.words().nth(2).unwrap_or("");
     if !(11..=13).contains(&n) || !(TYPES.contains(&dtype) || tolerance(dtype).is_some()) {
         return false;
     }
-    let toks: Vec<&str> = t.split_whitespace().collect();
+    let toks: Vec<&str> = t.words().collect();
     (toks.len() == 13
         && toks[0].parse::<u64>().is_ok()
         && toks[1].parse::<u64>().is_ok()
@@ -317,7 +318,7 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
     if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
         scan.header.read_rank_line(rest);
     } else if rest.starts_with("size") && rest.contains("algbw") {
-        let names: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        let names: Vec<String> = rest.words().map(str::to_string).collect();
         scan.cols = Some((n, names));
     } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
         scan.avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
@@ -330,7 +331,7 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
 /// data row (launcher noise, a blank line); an error when it looks like a
 /// row but has too many columns between the type and the timings.
 fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>>, ParseError> {
-    let mut toks: Vec<&str> = t.split_whitespace().collect();
+    let mut toks: Vec<&str> = t.words().collect();
     // Two values the tool printed without a space (`35.9136.07`): the
     // token stands for both columns, so the others stay aligned and only
     // those two cells are lost.

@@ -8,6 +8,7 @@
 //! idle, so a low current *speed* on an idle GPU is not proof of a fault,
 //! while a low current *width* usually is.
 
+use crate::evidence::SplitWords;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -157,9 +158,9 @@ fn read_lnk_cap(dev: &mut PcieLink, v: &str) {
     for part in v.split(',') {
         let p = part.trim();
         if let Some(s) = p.strip_prefix("Speed ") {
-            dev.max_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+            dev.max_speed_gt_per_s = gts(s.words().next().unwrap_or(""));
         } else if let Some(w) = p.strip_prefix("Width ") {
-            dev.max_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+            dev.max_width_lanes = lanes(w.words().next().unwrap_or(""));
         }
     }
 }
@@ -168,10 +169,10 @@ fn read_lnk_sta(dev: &mut PcieLink, v: &str) {
     for part in v.split(',') {
         let p = part.trim();
         if let Some(s) = p.strip_prefix("Speed ") {
-            dev.current_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+            dev.current_speed_gt_per_s = gts(s.words().next().unwrap_or(""));
             dev.speed_downgraded = s.contains("downgraded");
         } else if let Some(w) = p.strip_prefix("Width ") {
-            dev.current_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+            dev.current_width_lanes = lanes(w.words().next().unwrap_or(""));
             dev.width_downgraded = w.contains("downgraded");
         }
     }

@@ -12,6 +12,7 @@ use super::measurement::{
     describe_size, parse_binary_size, parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
+use crate::evidence::SplitWords;
 
 mod bandwidth_test;
 mod nvbandwidth;
@@ -61,7 +62,7 @@ pub(super) fn read_index_matrix<'a>(
     let Some((_, head)) = lines.get(m.next) else {
         return m;
     };
-    let head: Vec<&str> = head.split_whitespace().collect();
+    let head: Vec<&str> = head.words().collect();
     if head.first() != Some(&label) {
         return m;
     }
@@ -72,7 +73,7 @@ pub(super) fn read_index_matrix<'a>(
         let Some((n, l)) = lines.get(j) else {
             return m;
         };
-        let mut toks: Vec<&str> = l.split_whitespace().collect();
+        let mut toks: Vec<&str> = l.words().collect();
         // Two cells printed without a space (`832.005.90`, a 4-digit
         // diagonal overflowing its field): the token stands for both, so
         // the others keep their columns and only those two are lost.

@@ -20,6 +20,7 @@
 //!   cells above and are not read again.
 
 use super::{Buffers, CopyEngine, GB, Kind, Measurement, Statistic, parse_number};
+use crate::evidence::SplitWords;
 use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use crate::evidence::{IssueKind, Parsed, numbered_lines};
 
@@ -100,7 +101,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
             last = n;
         }
         if let Some(rest) = t.strip_prefix("- Copying ") {
-            let w: Vec<&str> = rest.split_whitespace().collect();
+            let w: Vec<&str> = rest.words().collect();
             bytes = w.first().and_then(|v| v.parse().ok());
             exe = w
                 .iter()
@@ -109,7 +110,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
                 .and_then(|i| device("GPU", i));
             continue;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         if toks.first() == Some(&"NumCUs") {
             cols = columns(&toks[1..]);
             open = true;
@@ -224,7 +225,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             continue;
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
-            let toks: Vec<&str> = t.split_whitespace().collect();
+            let toks: Vec<&str> = t.words().collect();
             cols = columns(&toks[1..]);
             continue;
         }
@@ -240,7 +241,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             out.note(n, "elided by whoever captured it");
             continue;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         let (Some(kind), Some(idx), Some(tag)) = (toks.first(), toks.get(1), toks.get(2)) else {
             continue;
         };

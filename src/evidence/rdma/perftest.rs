@@ -1,7 +1,8 @@
 //! perftest `ib_*_bw` and `ib_*_lat` transcripts.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 use crate::evidence::answers::{
     Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
 };
@@ -33,7 +34,7 @@ fn command_line(t: &str) -> Option<(bool, bool)> {
     // After a prompt (`[root@h ~]#`, `$`) or none, and `sudo` with its
     // flags: prose naming the program (`I ran ib_write_bw`) is no command.
     let cmd = crate::evidence::scan::prompt_command(t.trim()).unwrap_or(t);
-    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    let toks: Vec<&str> = cmd.words().collect();
     let at = match toks.first() {
         Some(&"sudo") => 1 + toks[1..].iter().take_while(|w| w.starts_with('-')).count(),
         _ => 0,
@@ -403,7 +404,7 @@ fn read_table_rows(
             end.closed = true;
             break;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         // Anything that is not a data row ends the table (a server's
         // "Waiting for client" banner, a blank line).
         if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
@@ -545,7 +546,7 @@ fn table_cells(
 fn perftest_columns(head: &str) -> Vec<String> {
     let mut cols = Vec::new();
     let mut cur = String::new();
-    for tok in head.split_whitespace() {
+    for tok in head.words() {
         if !cur.is_empty() {
             cur.push(' ');
         }

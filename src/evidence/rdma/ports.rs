@@ -1,7 +1,8 @@
 //! Adapters and ports: `ibstat`, `ibstatus`, `ibv_devinfo`, `ibv_devices`, `show_gids`.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
     // Whole-text searches first: the line pass runs only where they match.
@@ -173,7 +174,7 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
                 // `200 Gb/sec (4X HDR)`
                 if let Some((_, inner)) = v.split_once('(') {
                     let inner = inner.trim_end_matches(')');
-                    let mut parts = inner.split_whitespace();
+                    let mut parts = inner.words();
                     p.width = parts.next().map(str::to_string);
                     p.speed = parts.next().map(str::to_string);
                 }
@@ -349,7 +350,7 @@ pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
 pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     for (n, l) in numbered_lines(text) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        let toks: Vec<&str> = l.words().collect();
         match toks.as_slice() {
             [] | ["device", "node", "GUID"] => {}
             [a, b] if a.starts_with('-') && b.starts_with('-') => {}
@@ -391,7 +392,7 @@ pub fn parse_show_gids(text: &str) -> Result<Parsed, ParseError> {
     let mut found: Option<usize> = None;
     let mut rows = 0;
     for (n, l) in numbered_lines(text) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        let toks: Vec<&str> = l.words().collect();
         if let Some(c) = toks.first().and_then(|t| t.strip_prefix("n_gids_found=")) {
             found = c.parse().ok();
             continue;
