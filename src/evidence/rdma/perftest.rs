@@ -33,6 +33,11 @@ const STATUS_10_AFTER_DEFAULT: &str = "; status 10 is a remote access error, rig
 fn command_line(t: &str) -> Option<(bool, bool)> {
     // After a prompt (`[root@h ~]#`, `$`) or none, and `sudo` with its
     // flags: prose naming the program (`I ran ib_write_bw`) is no command.
+    // The program's name is a piece of the line: a line without `ib_`
+    // (nearly every line this is asked of) is none, without splitting it.
+    if !has!(t, "ib_") {
+        return None;
+    }
     let cmd = crate::evidence::scan::prompt_command(t.trim()).unwrap_or(t);
     let toks: Vec<&str> = cmd.words().collect();
     let at = match toks.first() {
@@ -184,7 +189,10 @@ fn completion_error(t: &str, after: &[(usize, &str)], last_size: Option<u64>) ->
 /// [`super::measurement::MIB`] and [`GBIT_BYTES`] for the perftest source
 /// lines).
 pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    // Sized once: one slot per line (a newline count), not grown.
+    let mut lines: Vec<(usize, &str)> =
+        Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+    lines.extend(numbered_lines(text));
     let mut out = Parsed::default();
     let mut run = PerftestRun::default();
     let mut waiting = false;
@@ -393,6 +401,8 @@ fn read_table_rows(
         closed: false,
         cpu_warning: run.cpu_freq_warning,
     };
+    // One buffer for every row's words (not a growing Vec per row).
+    let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {
         let t = l.trim();
         if t.starts_with("Conflicting CPU frequency values detected") {
@@ -404,7 +414,8 @@ fn read_table_rows(
             end.closed = true;
             break;
         }
-        let toks: Vec<&str> = t.words().collect();
+        toks.clear();
+        toks.extend(t.words());
         // Anything that is not a data row ends the table (a server's
         // "Waiting for client" banner, a blank line).
         if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
@@ -495,7 +506,8 @@ fn table_cells(
     let iters: u64 = toks[1]
         .parse()
         .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    let mut cells = Vec::new();
+    // At most one cell per column after the size and the iterations.
+    let mut cells = Vec::with_capacity(cols.len().saturating_sub(2));
     for (c, v) in cols.iter().zip(toks).skip(2) {
         let value = parse_number(v)
             .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
