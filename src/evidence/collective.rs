@@ -243,11 +243,13 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         headless: None,
         bad: Vec::new(),
     };
+    // One buffer for every row's words (not a growing Vec per row).
+    let mut toks: Vec<&str> = Vec::with_capacity(16);
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
-        if t.contains("CCL ") && (t.contains(" INFO ") || t.contains(" WARN ")) {
+        if has!(t, "CCL ") && (has!(t, " INFO ") || has!(t, " WARN ")) {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {
@@ -270,7 +272,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         };
         // A row that cannot be read is a problem at its line; the rows
         // before and after it are read.
-        match read_row(t, n, names) {
+        match read_row(t, n, names, &mut toks) {
             Ok(Some(row)) => scan.rows.push(row),
             Ok(None) => {}
             Err(e) => scan.bad.push(e),
@@ -330,8 +332,15 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
 /// Reads one line after the table header. `Ok(None)` when the line is not a
 /// data row (launcher noise, a blank line); an error when it looks like a
 /// row but has too many columns between the type and the timings.
-fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>>, ParseError> {
-    let mut toks: Vec<&str> = t.words().collect();
+/// `toks` is a buffer for the row's words.
+fn read_row<'a>(
+    t: &'a str,
+    n: usize,
+    names: &[String],
+    toks: &mut Vec<&'a str>,
+) -> Result<Option<Row<'a>>, ParseError> {
+    toks.clear();
+    toks.extend(t.words());
     // Two values the tool printed without a space (`35.9136.07`): the
     // token stands for both columns, so the others stay aligned and only
     // those two cells are lost.
@@ -378,16 +387,15 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
             ));
         }
     };
-    let vals: Vec<&str> = toks[toks.len() - 8..].to_vec();
+    // The last 8 words, copied into the row (no Vec between).
+    let vals: &[&'a str] = &toks[toks.len() - 8..];
     Ok(Some(Row {
         line: n,
         size: toks[0].parse().unwrap_or(0),
         dtype: toks[2],
         redop,
         root,
-        vals: vals
-            .try_into()
-            .map_err(|_| ParseError::new(n, "8 timing columns"))?,
+        vals: <[&'a str; 8]>::try_from(vals).map_err(|_| ParseError::new(n, "8 timing columns"))?,
     }))
 }
 
