@@ -110,7 +110,10 @@ pub(super) fn read_matrix<'a>(
     let mut end = lines.len();
     let mut idx = hi + 1;
     while let Some((n, l)) = lines.get(idx) {
-        let toks: Vec<&str> = l.words().collect();
+        // Sized for a row as wide as the header (label, cells and a few
+        // columns after): a row's Vec is kept, so it is not grown.
+        let mut toks: Vec<&str> = Vec::with_capacity(head_labels.len() + 4);
+        toks.extend(l.words());
         let Some(first) = toks.first() else {
             // A double-spaced paste (a blank line after every line, as
             // some web pages and mail clients show it): the row the
@@ -261,11 +264,15 @@ fn read_rows<'a>(
             });
             continue;
         }
+        // The row's own Vec becomes its cells (no copy of them).
+        let mut cells = toks;
+        let rest = cells.split_off(n + 1);
+        let label = cells.remove(0);
         rows.push(Row {
             line,
-            label: toks[0],
-            cells: toks[1..=n].to_vec(),
-            rest: toks[n + 1..].to_vec(),
+            label,
+            cells,
+            rest,
             bad: false,
         });
     }
