@@ -19,7 +19,8 @@ pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
 pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut counts: Vec<(String, u32)> = Vec::new();
-    let mut cur: Option<String> = None;
+    // The current device's name, borrowed from its `CA` line.
+    let mut cur: Option<&str> = None;
     let mut cur_port: Option<u32> = None;
     for (n, l) in clean_lines(text) {
         let t = l.trim();
@@ -32,7 +33,7 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             .and_then(|r| r.strip_suffix('\''))
         {
             device(&mut out.rdma, name, n);
-            cur = Some(name.to_string());
+            cur = Some(name);
             cur_port = None;
             continue;
         }
@@ -40,12 +41,12 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             out.tool_error(n, format!("ibstat: {t}"));
             continue;
         }
-        let Some(name) = cur.clone() else {
+        let Some(name) = cur else {
             return Err(ParseError::new(n, "a `CA '<name>'` line first"));
         };
         if let Some(p) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
             let p: u32 = p.parse().map_err(|_| ParseError::new(n, "`Port <n>:`"))?;
-            port(device(&mut out.rdma, &name, n), p, n);
+            port(device(&mut out.rdma, name, n), p, n);
             cur_port = Some(p);
             continue;
         }
@@ -56,11 +57,11 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             ));
         };
         let (k, v) = (k.trim(), v.trim().to_string());
-        let dev = device(&mut out.rdma, &name, n);
+        let dev = device(&mut out.rdma, name, n);
         if k == "Number of ports"
             && let Ok(c) = v.parse()
         {
-            counts.push((name.clone(), c));
+            counts.push((name.to_string(), c));
         }
         match (k, cur_port) {
             ("CA type", _) => dev.ca_type = Some(v),
