@@ -265,7 +265,9 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
             None => return Ok(out),
         }
     }
-    let mut cur: Option<String> = None;
+    // The current device's name and each value are borrowed from the
+    // text; a value is copied only where it is kept.
+    let mut cur: Option<&str> = None;
     let mut cur_port: Option<u32> = None;
     let mut counts: Vec<(String, u32)> = Vec::new();
     for &(n, l) in lines {
@@ -276,17 +278,17 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
         let Some((k, v)) = t.split_once(':') else {
             continue;
         };
-        let (k, v) = (k.trim(), v.trim().to_string());
+        let (k, v) = (k.trim(), v.trim());
         if k == "hca_id" {
-            device(&mut out.rdma, &v, n);
+            device(&mut out.rdma, v, n);
             cur = Some(v);
             cur_port = None;
             continue;
         }
-        let Some(name) = cur.clone() else {
+        let Some(name) = cur else {
             return Err(ParseError::new(n, "an `hca_id:` line first"));
         };
-        let dev = device(&mut out.rdma, &name, n);
+        let dev = device(&mut out.rdma, name, n);
         if k == "port" {
             let p: u32 = v
                 .parse()
@@ -298,31 +300,31 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
         if k == "phys_port_cnt"
             && let Ok(c) = v.parse()
         {
-            counts.push((name.clone(), c));
+            counts.push((name.to_string(), c));
         }
         match (k, cur_port) {
-            ("transport", None) => dev.transport = Some(v),
-            ("fw_ver", None) => dev.firmware = Some(v),
-            ("node_guid", None) => dev.node_guid = Some(v),
-            ("board_id", None) => dev.board_id = Some(v),
+            ("transport", None) => dev.transport = Some(v.to_string()),
+            ("fw_ver", None) => dev.firmware = Some(v.to_string()),
+            ("node_guid", None) => dev.node_guid = Some(v.to_string()),
+            ("board_id", None) => dev.board_id = Some(v.to_string()),
             (_, Some(pn)) => {
                 let p = port(dev, pn, n);
                 match k {
-                    "state" => p.set_state(v),
-                    "phys_state" => p.set_physical_state(v),
-                    "max_mtu" => p.max_mtu_bytes = mtu(&v),
-                    "active_mtu" => p.active_mtu_bytes = mtu(&v),
-                    "link_layer" => p.link_layer = Some(v),
-                    "port_lid" => p.lid = Some(v),
-                    "sm_lid" => p.sm_lid = Some(v),
-                    "active_width" => p.width = Some(v),
-                    "active_speed" => p.speed = Some(v),
+                    "state" => p.set_state(v.to_string()),
+                    "phys_state" => p.set_physical_state(v.to_string()),
+                    "max_mtu" => p.max_mtu_bytes = mtu(v),
+                    "active_mtu" => p.active_mtu_bytes = mtu(v),
+                    "link_layer" => p.link_layer = Some(v.to_string()),
+                    "port_lid" => p.lid = Some(v.to_string()),
+                    "sm_lid" => p.sm_lid = Some(v.to_string()),
+                    "active_width" => p.width = Some(v.to_string()),
+                    "active_speed" => p.speed = Some(v.to_string()),
                     _ if k.starts_with("GID[") => {
                         let idx = k.trim_start_matches("GID[").trim_end_matches(']').trim();
                         if let Ok(index) = idx.parse() {
                             p.gids.push(Gid {
                                 index,
-                                gid: v,
+                                gid: v.to_string(),
                                 ipv4: None,
                                 version: None,
                                 netdev: None,
