@@ -420,37 +420,47 @@ fn identify_run(rows: &[Row<'_>], h: &Header, header_line: usize, out: &mut Pars
 /// Makes the cells of table rows: algbw, busbw and time, out-of-place then
 /// in-place.
 struct RowCells {
-    /// What every cell of one statistic shares; rows only change numbers.
-    templates: Vec<(Statistic, Measurement)>,
-    tests: [Text; 2],
+    /// What every cell of one half (0: out-of-place, 1: in-place) and
+    /// statistic shares, its test name too; rows only change numbers.
+    templates: Vec<(usize, Statistic, Measurement)>,
     validation: Option<bool>,
 }
 
 impl RowCells {
     fn new(h: &Header, kind: Kind, header_line: usize) -> RowCells {
-        let templates = [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
-            .into_iter()
-            .map(|stat| {
-                let mut m = Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
-                m.iterations = h.iters;
-                m.warmup_iterations = h.warmup;
-                m.buffers = Buffers::Device;
-                m.p2p = P2p::Unknown;
-                m.copy_engine = CopyEngine::Unknown;
-                m.direction = Direction::Uni;
-                nccl_questions(&mut m, h);
-                if stat == Statistic::Avg {
-                    m.questions.unit = Unit::Microseconds;
-                }
-                (stat, m)
-            })
-            .collect();
+        let tests: [Text; 2] = [
+            format!("{} out-of-place", kind.as_str()).into(),
+            format!("{} in-place", kind.as_str()).into(),
+        ];
+        let stats: Vec<(Statistic, Measurement)> =
+            [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
+                .into_iter()
+                .map(|stat| {
+                    let mut m =
+                        Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
+                    m.iterations = h.iters;
+                    m.warmup_iterations = h.warmup;
+                    m.buffers = Buffers::Device;
+                    m.p2p = P2p::Unknown;
+                    m.copy_engine = CopyEngine::Unknown;
+                    m.direction = Direction::Uni;
+                    nccl_questions(&mut m, h);
+                    if stat == Statistic::Avg {
+                        m.questions.unit = Unit::Microseconds;
+                    }
+                    (stat, m)
+                })
+                .collect();
+        let mut templates = Vec::with_capacity(6);
+        for (pi, test) in tests.into_iter().enumerate() {
+            for (stat, m) in &stats {
+                let mut m = m.clone();
+                m.test = test.clone();
+                templates.push((pi, *stat, m));
+            }
+        }
         RowCells {
             templates,
-            tests: [
-                format!("{} out-of-place", kind.as_str()).into(),
-                format!("{} in-place", kind.as_str()).into(),
-            ],
             validation: h.validation,
         }
     }
@@ -471,11 +481,10 @@ impl RowCells {
                 let mut m = self
                     .templates
                     .iter()
-                    .find(|t| t.0 == stat)
-                    .map(|t| t.1.clone())
+                    .find(|t| t.0 == pi && t.1 == stat)
+                    .map(|t| t.2.clone())
                     .expect("a template per statistic");
                 m.source = Source::line(r.line);
-                m.test = self.tests[pi].clone();
                 m.size_bytes = Some(r.size);
                 m.verification = verification.clone();
                 m
