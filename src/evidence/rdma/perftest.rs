@@ -6,6 +6,7 @@ use crate::evidence::SplitWords;
 use crate::evidence::answers::{
     Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
 };
+use std::borrow::Cow;
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     // A `#bytes` line or a title beside `Connection type`: no line pass without.
@@ -65,10 +66,12 @@ fn command_line(t: &str) -> Option<(bool, bool)> {
 
 /// What the header block of one perftest run said.
 #[derive(Debug, Default, Clone)]
-struct PerftestRun {
+struct PerftestRun<'a> {
     title: Option<String>,
     server: bool,
-    fields: Vec<(String, String)>,
+    /// `key : value` pairs, borrowed from the text (a key broken over two
+    /// pieces is joined, so owned).
+    fields: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     gpu: Option<String>,
     gpu_kind: Option<&'static str>,
     cpu_freq_warning: bool,
@@ -83,12 +86,12 @@ struct PerftestRun {
     command_gpu: Option<bool>,
 }
 
-impl PerftestRun {
+impl PerftestRun<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 
     fn kind(&self) -> Kind {
@@ -116,28 +119,30 @@ fn is_field_line(t: &str) -> bool {
         .any(|i| i > 0 && matches!(b[i - 1], b' ' | b'\t') && b.get(i + 1) == Some(&b' '))
 }
 
-fn header_pairs(l: &str) -> Vec<(String, String)> {
+fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
     let mut out = Vec::new();
-    let mut key: Option<String> = None;
-    // Pieces are borrowed from the line; only keys and values are owned.
-    let mut piece = |p: &str| {
+    let mut key: Option<Cow<'a, str>> = None;
+    // Pieces, keys and values are borrowed from the line; only a key
+    // broken over two pieces is joined into a String.
+    let mut piece = |p: &'a str| {
         let p = p.trim();
         if p.is_empty() {
             return;
         }
         if let Some(v) = p.strip_prefix(':') {
             if let Some(k) = key.take() {
-                out.push((k, v.trim().to_string()));
+                out.push((k, Cow::Borrowed(v.trim())));
             }
         } else if let Some((k, v)) = p.split_once(" : ").or_else(|| p.split_once(" :")) {
-            out.push((k.trim().to_string(), v.trim().to_string()));
+            out.push((Cow::Borrowed(k.trim()), Cow::Borrowed(v.trim())));
         } else {
             match &mut key {
                 Some(k) => {
+                    let k = k.to_mut();
                     k.push(' ');
                     k.push_str(p);
                 }
-                None => key = Some(p.to_string()),
+                None => key = Some(Cow::Borrowed(p)),
             }
         }
     };
@@ -349,7 +354,7 @@ struct TableEnd {
 fn perftest_table(
     lines: &[(usize, &str)],
     start: usize,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     out: &mut Parsed,
 ) -> Result<usize, ParseError> {
     let (hn, head) = lines[start];
@@ -392,7 +397,7 @@ fn read_table_rows(
     start: usize,
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     out: &mut Parsed,
 ) -> Result<TableEnd, ParseError> {
     let mut end = TableEnd {
@@ -444,7 +449,7 @@ fn table_row(
     toks: &[&str],
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     cpu_warning: bool,
 ) -> (Vec<Measurement>, Option<ParseError>) {
     let cols = &head.cols;
@@ -493,7 +498,7 @@ fn table_cells(
     toks: &[&str],
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     cpu_warning: bool,
 ) -> Result<Vec<Measurement>, ParseError> {
     let cols = &head.cols;
@@ -572,7 +577,7 @@ fn perftest_columns(head: &str) -> Vec<String> {
     cols
 }
 
-fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Option<&str>) {
+fn perftest_cell(m: &mut Measurement, run: &PerftestRun<'_>, latency: bool, unit: Option<&str>) {
     let dev = run.get("Device").map(str::to_string);
     m.src = dev.clone().map(Text::from);
     m.direction = if run.title.as_deref().unwrap_or("").contains("Bidirectional") {
