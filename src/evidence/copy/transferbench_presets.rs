@@ -201,12 +201,9 @@ pub fn parse_p2p(text: &str) -> Parsed {
     let mut bytes: Option<u64> = None;
     let mut table: Option<Table> = None;
     let mut title = String::new();
-    // What the title says of every cell of its table, read once per title.
     let mut facts = TitleFacts::of("");
-    // Each row tag's test name (`<title> <tag>`), made once per title.
     let mut tests: Vec<(&str, Text)> = Vec::new();
-    let mut cols: Vec<String> = Vec::new();
-    let mut col_texts: Vec<Text> = Vec::new();
+    let mut cols: Vec<Text> = Vec::new();
     // A table is open from its title to its `Averages` line (releases
     // before those lines end a table at its last row): text that ends
     // inside one, with fewer `->` rows than its header names, was cut.
@@ -237,8 +234,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
             let toks: Vec<&str> = t.words().collect();
-            cols = columns(&toks[1..]);
-            col_texts = cols.iter().map(Text::from).collect();
+            cols = columns(&toks[1..]).into_iter().map(Text::from).collect();
             continue;
         }
         if t.starts_with("Averages (During") {
@@ -282,16 +278,9 @@ pub fn parse_p2p(text: &str) -> Parsed {
             );
             continue;
         }
-        let test = match tests.iter().find(|(k, _)| k == tag) {
-            Some((_, x)) => x.clone(),
-            None => {
-                let x = Text::from(format!("{title} {tag}"));
-                tests.push((tag, x.clone()));
-                x
-            }
-        };
+        let test = test_name(&mut tests, &title, tag);
         let row = Text::from(row);
-        for (col, v) in col_texts.iter().zip(vals) {
+        for (col, v) in cols.iter().zip(vals) {
             if *v == "N/A" {
                 continue;
             }
@@ -323,6 +312,17 @@ pub fn parse_p2p(text: &str) -> Parsed {
         );
     }
     out
+}
+
+/// The test name of `tag`'s rows under `title` (`<title> <tag>`), made
+/// once per title and tag (`tests` is emptied at each title) and shared.
+fn test_name<'a>(tests: &mut Vec<(&'a str, Text)>, title: &str, tag: &'a str) -> Text {
+    if let Some((_, x)) = tests.iter().find(|(k, _)| *k == tag) {
+        return x.clone();
+    }
+    let x = Text::from(format!("{title} {tag}"));
+    tests.push((tag, x.clone()));
+    x
 }
 
 /// What a p2p row's tag says: its statistic, and whether its values went
@@ -357,7 +357,8 @@ fn row_tag(out: &mut Parsed, n: usize, row: &str, tag: &str) -> Option<(Statisti
 }
 
 /// What a p2p table's title says of its cells: which end executes, by
-/// which engine, and the route (`None`: not said).
+/// which engine, and the route (`None`: not said). Read once per title,
+/// not per cell.
 #[derive(Clone, Copy)]
 struct TitleFacts {
     remote_read: bool,
