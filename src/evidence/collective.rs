@@ -13,6 +13,7 @@ use super::measurement::{
     parse_number,
 };
 use super::{ParseError, Parsed, Source, numbered_lines};
+use crate::evidence::SplitWords;
 
 mod detect;
 pub use detect::looks_like_nccl_tests;
@@ -118,7 +119,7 @@ impl Header {
     /// `# nThread 1 nGpus 1 ... warmup iters: 5 iters: 20 agg iters: 1
     /// validation: 1 graph: 0`.
     fn read_threads_line(&mut self, rest: &str) {
-        let toks: Vec<&str> = rest.split_whitespace().collect();
+        let toks: Vec<&str> = rest.words().collect();
         let after = |key: &str| {
             toks.windows(2)
                 .find(|w| w[0] == key)
@@ -141,7 +142,7 @@ impl Header {
     fn read_rank_line(&mut self, rest: &str) {
         self.ranks += 1;
         if let Some((_, after)) = rest.split_once(" on ") {
-            if let Some(host) = after.split_whitespace().next() {
+            if let Some(host) = after.words().next() {
                 self.hosts.insert(host.to_string());
             }
             if let Some((_, name)) = after.split_once(']') {
@@ -242,11 +243,13 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         headless: None,
         bad: Vec::new(),
     };
+    // One buffer for every row's words (not a growing Vec per row).
+    let mut toks: Vec<&str> = Vec::with_capacity(16);
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
         let t = l.trim();
-        if t.contains("CCL ") && (t.contains(" INFO ") || t.contains(" WARN ")) {
+        if has!(t, "CCL ") && (has!(t, " INFO ") || has!(t, " WARN ")) {
             continue;
         }
         if let Some(rest) = t.strip_prefix("# nThread") {
@@ -269,7 +272,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         };
         // A row that cannot be read is a problem at its line; the rows
         // before and after it are read.
-        match read_row(t, n, names) {
+        match read_row(t, n, names, &mut toks) {
             Ok(Some(row)) => scan.rows.push(row),
             Ok(None) => {}
             Err(e) => scan.bad.push(e),
@@ -297,12 +300,12 @@ fn is_standard_row(t: &str) -> bool {
         "bfloat16", "f8e4m3", "f8e5m2",
     ];
     // 11 to 13 columns, a datatype third: checked before splitting for good.
-    let n = t.split_whitespace().take(14).count();
-    let dtype = t.split_whitespace().nth(2).unwrap_or("");
+    let n = t.words().take(14).count();
+    let dtype = t.words().nth(2).unwrap_or("");
     if !(11..=13).contains(&n) || !(TYPES.contains(&dtype) || tolerance(dtype).is_some()) {
         return false;
     }
-    let toks: Vec<&str> = t.split_whitespace().collect();
+    let toks: Vec<&str> = t.words().collect();
     (toks.len() == 13
         && toks[0].parse::<u64>().is_ok()
         && toks[1].parse::<u64>().is_ok()
@@ -317,7 +320,7 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
     if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
         scan.header.read_rank_line(rest);
     } else if rest.starts_with("size") && rest.contains("algbw") {
-        let names: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        let names: Vec<String> = rest.words().map(str::to_string).collect();
         scan.cols = Some((n, names));
     } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
         scan.avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
@@ -329,8 +332,15 @@ fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
 /// Reads one line after the table header. `Ok(None)` when the line is not a
 /// data row (launcher noise, a blank line); an error when it looks like a
 /// row but has too many columns between the type and the timings.
-fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>>, ParseError> {
-    let mut toks: Vec<&str> = t.split_whitespace().collect();
+/// `toks` is a buffer for the row's words.
+fn read_row<'a>(
+    t: &'a str,
+    n: usize,
+    names: &[String],
+    toks: &mut Vec<&'a str>,
+) -> Result<Option<Row<'a>>, ParseError> {
+    toks.clear();
+    toks.extend(t.words());
     // Two values the tool printed without a space (`35.9136.07`): the
     // token stands for both columns, so the others stay aligned and only
     // those two cells are lost.
@@ -377,16 +387,15 @@ fn read_row<'a>(t: &'a str, n: usize, names: &[String]) -> Result<Option<Row<'a>
             ));
         }
     };
-    let vals: Vec<&str> = toks[toks.len() - 8..].to_vec();
+    // The last 8 words, copied into the row (no Vec between).
+    let vals: &[&'a str] = &toks[toks.len() - 8..];
     Ok(Some(Row {
         line: n,
         size: toks[0].parse().unwrap_or(0),
         dtype: toks[2],
         redop,
         root,
-        vals: vals
-            .try_into()
-            .map_err(|_| ParseError::new(n, "8 timing columns"))?,
+        vals: <[&'a str; 8]>::try_from(vals).map_err(|_| ParseError::new(n, "8 timing columns"))?,
     }))
 }
 
@@ -411,37 +420,47 @@ fn identify_run(rows: &[Row<'_>], h: &Header, header_line: usize, out: &mut Pars
 /// Makes the cells of table rows: algbw, busbw and time, out-of-place then
 /// in-place.
 struct RowCells {
-    /// What every cell of one statistic shares; rows only change numbers.
-    templates: Vec<(Statistic, Measurement)>,
-    tests: [Text; 2],
+    /// What every cell of one half (0: out-of-place, 1: in-place) and
+    /// statistic shares, its test name too; rows only change numbers.
+    templates: Vec<(usize, Statistic, Measurement)>,
     validation: Option<bool>,
 }
 
 impl RowCells {
     fn new(h: &Header, kind: Kind, header_line: usize) -> RowCells {
-        let templates = [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
-            .into_iter()
-            .map(|stat| {
-                let mut m = Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
-                m.iterations = h.iters;
-                m.warmup_iterations = h.warmup;
-                m.buffers = Buffers::Device;
-                m.p2p = P2p::Unknown;
-                m.copy_engine = CopyEngine::Unknown;
-                m.direction = Direction::Uni;
-                nccl_questions(&mut m, h);
-                if stat == Statistic::Avg {
-                    m.questions.unit = Unit::Microseconds;
-                }
-                (stat, m)
-            })
-            .collect();
+        let tests: [Text; 2] = [
+            format!("{} out-of-place", kind.as_str()).into(),
+            format!("{} in-place", kind.as_str()).into(),
+        ];
+        let stats: Vec<(Statistic, Measurement)> =
+            [Statistic::Algbw, Statistic::Busbw, Statistic::Avg]
+                .into_iter()
+                .map(|stat| {
+                    let mut m =
+                        Measurement::new("nccl-tests", header_line, kind, kind.as_str(), stat);
+                    m.iterations = h.iters;
+                    m.warmup_iterations = h.warmup;
+                    m.buffers = Buffers::Device;
+                    m.p2p = P2p::Unknown;
+                    m.copy_engine = CopyEngine::Unknown;
+                    m.direction = Direction::Uni;
+                    nccl_questions(&mut m, h);
+                    if stat == Statistic::Avg {
+                        m.questions.unit = Unit::Microseconds;
+                    }
+                    (stat, m)
+                })
+                .collect();
+        let mut templates = Vec::with_capacity(6);
+        for (pi, test) in tests.into_iter().enumerate() {
+            for (stat, m) in &stats {
+                let mut m = m.clone();
+                m.test = test.clone();
+                templates.push((pi, *stat, m));
+            }
+        }
         RowCells {
             templates,
-            tests: [
-                format!("{} out-of-place", kind.as_str()).into(),
-                format!("{} in-place", kind.as_str()).into(),
-            ],
             validation: h.validation,
         }
     }
@@ -462,11 +481,10 @@ impl RowCells {
                 let mut m = self
                     .templates
                     .iter()
-                    .find(|t| t.0 == stat)
-                    .map(|t| t.1.clone())
+                    .find(|t| t.0 == pi && t.1 == stat)
+                    .map(|t| t.2.clone())
                     .expect("a template per statistic");
                 m.source = Source::line(r.line);
-                m.test = self.tests[pi].clone();
                 m.size_bytes = Some(r.size);
                 m.verification = verification.clone();
                 m

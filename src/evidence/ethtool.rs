@@ -13,6 +13,7 @@
 //! `rx_queue_0_drops`, bnx2x's `[0]: rx_bytes`) are passed over: the port
 //! and function totals carry what a diagnosis needs.
 
+use crate::evidence::SplitWords;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -64,10 +65,10 @@ pub fn is_congestion_counter(name: &str) -> bool {
 pub fn interface_of_command(line: &str) -> Option<String> {
     let line = line.trim().trim_matches('`');
     let is_ethtool = |w: &&str| w.rsplit('/').next() == Some("ethtool");
-    if line.split_whitespace().filter(is_ethtool).count() > 1 {
+    if line.words().filter(is_ethtool).count() > 1 {
         return None;
     }
-    let mut words = line.split_whitespace().skip_while(|w| !is_ethtool(w));
+    let mut words = line.words().skip_while(|w| !is_ethtool(w));
     words.next()?;
     let flag = words.next()?;
     if flag != "-S" && flag != "--statistics" {

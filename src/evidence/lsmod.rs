@@ -20,6 +20,7 @@
 
 pub mod filter;
 
+use crate::evidence::SplitWords;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -168,7 +169,7 @@ pub fn prints_always(command: &str) -> bool {
     if let Some(r) = filter::reach_of(command) {
         return prints_header(&r);
     }
-    let mut words = command.split_whitespace().skip_while(|w| *w == "sudo");
+    let mut words = command.words().skip_while(|w| *w == "sudo");
     words
         .next()
         .map(|w| w.rsplit('/').next().unwrap_or(w))
@@ -177,7 +178,7 @@ pub fn prints_always(command: &str) -> bool {
 
 /// `Module  Size  Used by`.
 pub(crate) fn is_header(t: &str) -> bool {
-    t.split_whitespace().eq(["Module", "Size", "Used", "by"])
+    t.words().eq(["Module", "Size", "Used", "by"])
 }
 
 /// A module name as lsmod prints it (`/proc/modules`: `[A-Za-z0-9_]`,
@@ -191,7 +192,7 @@ fn is_module_name(w: &str) -> bool {
 
 /// A row: name, size, count, and the holders (comma-separated) when any.
 fn row(t: &str, line: usize) -> Option<ModuleRow> {
-    let mut w = t.split_whitespace();
+    let mut w = t.words();
     let name = w.next().filter(|n| is_module_name(n))?;
     let size = w.next()?.parse().ok()?;
     let count = w.next()?;
@@ -263,7 +264,7 @@ pub fn looks_like_lsmod(text: &str, lines: &[&str]) -> bool {
 /// The start of a row the paste cut: a name, then perhaps the size and
 /// the count (`nvidia_peermem   163`, `nvidia_pe`).
 fn is_cut_row(t: &str) -> bool {
-    let w: Vec<&str> = t.split_whitespace().collect();
+    let w: Vec<&str> = t.words().collect();
     let digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
     w.len() <= 3
         && w.first().is_some_and(|n| is_module_name(n))

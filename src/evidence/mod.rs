@@ -37,6 +37,8 @@ pub mod split;
 pub mod text;
 pub mod tools;
 pub mod topology;
+mod words;
+pub(crate) use words::SplitWords;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

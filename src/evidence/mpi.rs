@@ -12,6 +12,7 @@ use super::measurement::{
     parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
+use crate::evidence::SplitWords;
 
 pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
     // Either line below holds `# OSU MPI`, or `# Size` and a unit: no line
@@ -76,7 +77,7 @@ struct Env {
 impl Env {
     fn read_line(&mut self, t: &str) {
         let rest = t.strip_prefix("export ").unwrap_or(t);
-        for (var, val) in rest.split_whitespace().filter_map(|kv| kv.split_once('=')) {
+        for (var, val) in rest.words().filter_map(|kv| kv.split_once('=')) {
             if var == "CUDA_VISIBLE_DEVICES"
                 || var == "HIP_VISIBLE_DEVICES"
                 || var == "ROCR_VISIBLE_DEVICES"
@@ -193,7 +194,7 @@ fn buffers_of(t: &str) -> Buffers {
 /// start with a size (shell lines, notices); an error when a row has the
 /// wrong number of columns or a value that is not a number.
 fn read_row(t: &str, n: usize, cols: Columns) -> Result<Option<Row<'_>>, ParseError> {
-    let toks: Vec<&str> = t.split_whitespace().collect();
+    let toks: Vec<&str> = t.words().collect();
     let Some(size) = toks.first().and_then(|x| x.parse::<u64>().ok()) else {
         return Ok(None);
     };

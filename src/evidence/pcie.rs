@@ -8,8 +8,10 @@
 //! idle, so a low current *speed* on an idle GPU is not proof of a fault,
 //! while a low current *width* usually is.
 
+use crate::evidence::SplitWords;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 use super::{ParseError, Parsed, Source, numbered_lines};
 
@@ -157,9 +159,9 @@ fn read_lnk_cap(dev: &mut PcieLink, v: &str) {
     for part in v.split(',') {
         let p = part.trim();
         if let Some(s) = p.strip_prefix("Speed ") {
-            dev.max_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+            dev.max_speed_gt_per_s = gts(s.words().next().unwrap_or(""));
         } else if let Some(w) = p.strip_prefix("Width ") {
-            dev.max_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+            dev.max_width_lanes = lanes(w.words().next().unwrap_or(""));
         }
     }
 }
@@ -168,10 +170,10 @@ fn read_lnk_sta(dev: &mut PcieLink, v: &str) {
     for part in v.split(',') {
         let p = part.trim();
         if let Some(s) = p.strip_prefix("Speed ") {
-            dev.current_speed_gt_per_s = gts(s.split_whitespace().next().unwrap_or(""));
+            dev.current_speed_gt_per_s = gts(s.words().next().unwrap_or(""));
             dev.speed_downgraded = s.contains("downgraded");
         } else if let Some(w) = p.strip_prefix("Width ") {
-            dev.current_width_lanes = lanes(w.split_whitespace().next().unwrap_or(""));
+            dev.current_width_lanes = lanes(w.words().next().unwrap_or(""));
             dev.width_downgraded = w.contains("downgraded");
         }
     }
@@ -217,20 +219,23 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
         return Ok(parse_lnk_fragment(text));
     }
     // Quoted-printable mail encoding is taken off by the scanner (`qp`).
-    let mut lines: Vec<(usize, String)> = Vec::new();
+    // Lines are borrowed from the text; only a line a wrapped one is
+    // joined onto is copied.
+    let mut lines: Vec<(usize, Cow<'_, str>)> = Vec::with_capacity(split.len());
     let mut rejoined = false;
-    for (n, l) in numbered_lines(text).map(|(n, l)| (n, l.to_string())) {
+    for (n, l) in numbered_lines(text) {
         let wrapped = !l.is_empty()
             && !l.starts_with([' ', '\t'])
-            && device_header(&l).is_none()
+            && device_header(l).is_none()
             && !lines.is_empty();
         if wrapped && let Some(last) = lines.last_mut() {
-            last.1.push(' ');
-            last.1.push_str(l.trim());
+            let joined = last.1.to_mut();
+            joined.push(' ');
+            joined.push_str(l.trim());
             rejoined = true;
             continue;
         }
-        lines.push((n, l));
+        lines.push((n, Cow::Borrowed(l)));
     }
     let mut out = Parsed::default();
     // Each bridge's `Bus:` line: (its index in `out.pcie`, the range, line).

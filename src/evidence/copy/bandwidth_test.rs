@@ -14,6 +14,7 @@
 use super::super::answers::{DirectionNote, Unit};
 use super::super::measurement::{Buffers, Direction, Kind, Measurement, Statistic, parse_number};
 use super::super::{ParseError, Parsed, numbered_lines};
+use crate::evidence::SplitWords;
 
 /// Bytes per second in one printed `MB/s` of the MB/s releases.
 const MB_1024: f64 = 1.024e6;
@@ -94,7 +95,7 @@ pub fn parse_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
         let Some((factor, unit, _)) = s.table else {
             continue;
         };
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         match toks.as_slice() {
             [size, v] if size.parse::<u64>().is_ok() => match parse_number(v) {
                 Some(value) => {

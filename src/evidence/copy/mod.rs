@@ -12,6 +12,7 @@ use super::measurement::{
     describe_size, parse_binary_size, parse_number,
 };
 use super::{ParseError, Parsed, numbered_lines};
+use crate::evidence::SplitWords;
 
 mod bandwidth_test;
 mod nvbandwidth;
@@ -61,7 +62,7 @@ pub(super) fn read_index_matrix<'a>(
     let Some((_, head)) = lines.get(m.next) else {
         return m;
     };
-    let head: Vec<&str> = head.split_whitespace().collect();
+    let head: Vec<&str> = head.words().collect();
     if head.first() != Some(&label) {
         return m;
     }
@@ -72,7 +73,10 @@ pub(super) fn read_index_matrix<'a>(
         let Some((n, l)) = lines.get(j) else {
             return m;
         };
-        let mut toks: Vec<&str> = l.split_whitespace().collect();
+        // Sized for the header's row (label, cells, one glued token
+        // doubled): a row read keeps this Vec as its cells.
+        let mut toks: Vec<&str> = Vec::with_capacity(m.ncols + 2);
+        toks.extend(l.words());
         // Two cells printed without a space (`832.005.90`, a 4-digit
         // diagonal overflowing its field): the token stands for both, so
         // the others keep their columns and only those two are lost.
@@ -87,10 +91,12 @@ pub(super) fn read_index_matrix<'a>(
                 // cell lost or two glued) is not read; the rows after it
                 // are.
                 if cells.len() == m.ncols {
+                    let index = idx.parse().unwrap_or(0);
+                    toks.remove(0);
                     m.rows.push(IndexRow {
-                        index: idx.parse().unwrap_or(0),
+                        index,
                         line: *n,
-                        cells: cells.to_vec(),
+                        cells: toks,
                     });
                 } else {
                     m.bad.push(ParseError::new(

@@ -1,7 +1,8 @@
 //! `nvbandwidth`: text output (v0.2 to v0.10) and `-j` JSON.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_nvbandwidth(text: &str, lines: &[&str]) -> bool {
     has!(text, "nvbandwidth Version:")
@@ -57,7 +58,7 @@ fn nvb_head(l: &str) -> Option<NvbHead> {
     } else {
         CopyEngine::Unknown
     };
-    let toks: Vec<&str> = t.split_whitespace().collect();
+    let toks: Vec<&str> = t.words().collect();
     let row = toks.iter().position(|x| x.ends_with("(row)"))?;
     let arrow = toks.get(row + 1)?.to_string();
     let col = toks.get(row + 2)?;
@@ -225,7 +226,7 @@ fn set_statistic(text: &str, out: &mut Parsed) {
 
 /// `SUM <test> <value>`: the total over the matrix.
 fn sum_cell(rest: &str, n: usize) -> Result<Measurement, ParseError> {
-    let mut parts = rest.split_whitespace();
+    let mut parts = rest.words();
     let (Some(name), Some(v)) = (parts.next(), parts.next()) else {
         return Err(ParseError::new(n, "`SUM <test> <value>`"));
     };
@@ -260,7 +261,7 @@ fn read_matrix(
         out.cut(n, format!("the matrix of `{name}`"));
         return None;
     };
-    let cols: Vec<&str> = hl.split_whitespace().collect();
+    let cols: Vec<&str> = hl.words().collect();
     if cols.is_empty() || cols.iter().any(|c| c.parse::<usize>().is_err()) {
         out.bad_row(
             *hn,
@@ -273,7 +274,7 @@ fn read_matrix(
     let mut j = start + 2;
     let mut rows = 0;
     while let Some((rn, rl)) = lines.get(j) {
-        let toks: Vec<&str> = rl.split_whitespace().collect();
+        let toks: Vec<&str> = rl.words().collect();
         let Some((idx, cells)) = toks.split_first() else {
             break;
         };
@@ -386,7 +387,7 @@ fn statistic_of(text: &str) -> Statistic {
         let l = l.trim();
         l.contains("nvbandwidth")
             && !l.starts_with("nvbandwidth Version")
-            && (l.contains("--useMean") || l.split_whitespace().any(|t| t == "-m"))
+            && (l.contains("--useMean") || l.words().any(|t| t == "-m"))
     });
     if mean {
         Statistic::Avg

@@ -1,7 +1,8 @@
 //! The CUDA sample `p2pBandwidthLatencyTest`.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_p2p_bandwidth_latency_test(text: &str, _lines: &[&str]) -> bool {
     // (Each signature holds `P2P`; the block's grams rule most out without
@@ -144,7 +145,7 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
 
 /// `Device=0 CANNOT Access Peer Device=1` (`rest` follows the first `Device=`).
 fn read_access_line(rest: &str, access: &mut Access) {
-    let parts: Vec<&str> = rest.split_whitespace().collect();
+    let parts: Vec<&str> = rest.words().collect();
     if let [a, verb, _, _, b] = parts.as_slice()
         && let (Ok(a), Some(Ok(b))) = (
             a.parse::<u32>(),

@@ -1,7 +1,8 @@
 //! `rocm-bandwidth-test`: `-a/-A` matrices and `-s/-d` per-size sweeps.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
     has!(text, "RocmBandwidthTest Version")
@@ -74,7 +75,7 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
     // `Launch Command is: ... -m <sizes>` replaces the default size list.
     let custom_sizes = lines
         .iter()
-        .any(|(_, l)| l.contains("Launch Command is:") && l.split_whitespace().any(|w| w == "-m"));
+        .any(|(_, l)| l.contains("Launch Command is:") && l.words().any(|w| w == "-m"));
     let mut i = 0;
     while i < lines.len() {
         let (n, l) = lines[i];
@@ -223,7 +224,7 @@ fn read_size_table(
     let mut rows = 0;
     let mut last_size = 0;
     while let Some((rn, rl)) = lines.get(j) {
-        let toks: Vec<&str> = rl.split_whitespace().collect();
+        let toks: Vec<&str> = rl.words().collect();
         // A row starts with a size (`16 MB`); one of the wrong width (cut
         // mid-row, a cell lost) is a problem and the table goes on.
         let sized = toks.len() >= 2 && parse_binary_size(toks[0], toks[1]).is_some();
@@ -338,7 +339,7 @@ fn banner_device(l: &str, which: &str) -> Option<Endpoint> {
         .strip_prefix(which)?
         .trim_start()
         .strip_prefix("Device Id:")?;
-    let id = rest.split_whitespace().next()?.parse().ok()?;
+    let id = rest.words().next()?.parse().ok()?;
     let (_, ty) = rest.split_once("Device Type:")?;
     Some((id, ty.trim().eq_ignore_ascii_case("cpu")))
 }

@@ -1,7 +1,8 @@
 //! `TransferBench`: CSV, pipe-delimited and all-to-all summary outputs.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_transferbench(text: &str, _lines: &[&str]) -> bool {
     has!(text, "TransferBench v")
@@ -79,7 +80,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
         let key = fields.first().copied().unwrap_or("");
         settings.read(key, &fields);
         if let Some(rest) = t.strip_prefix("Summary: [") {
-            a2a_bytes = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            a2a_bytes = rest.words().next().and_then(|v| v.parse().ok());
             // The summary first: the banner and settings above it (warm-up,
             // iterations, validation) were cut.
             if lines[..i].iter().all(|(_, l)| l.trim().is_empty()) {
@@ -226,7 +227,7 @@ fn read_a2a(
     let mut i = start + 1;
     let mut rows = 0;
     while let Some((n, l)) = lines.get(i) {
-        let mut toks: Vec<&str> = l.split_whitespace().collect();
+        let mut toks: Vec<&str> = l.words().collect();
         if toks.len() < 2 || toks[0] != "GPU" {
             break;
         }

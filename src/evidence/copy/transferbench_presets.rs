@@ -19,7 +19,8 @@
 //!   The `Averages (During ...)` lines are TransferBench's own means of the
 //!   cells above and are not read again.
 
-use super::{Buffers, CopyEngine, GB, Kind, Measurement, Statistic, parse_number};
+use super::{Buffers, CopyEngine, GB, Kind, Measurement, Statistic, Text, parse_number};
+use crate::evidence::SplitWords;
 use crate::evidence::answers::{Context, DirectionNote, Outstanding, Path, Unit};
 use crate::evidence::{IssueKind, Parsed, numbered_lines};
 
@@ -100,7 +101,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
             last = n;
         }
         if let Some(rest) = t.strip_prefix("- Copying ") {
-            let w: Vec<&str> = rest.split_whitespace().collect();
+            let w: Vec<&str> = rest.words().collect();
             bytes = w.first().and_then(|v| v.parse().ok());
             exe = w
                 .iter()
@@ -109,7 +110,7 @@ pub fn parse_scaling(text: &str) -> Parsed {
                 .and_then(|i| device("GPU", i));
             continue;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         if toks.first() == Some(&"NumCUs") {
             cols = columns(&toks[1..]);
             open = true;
@@ -143,6 +144,10 @@ pub fn parse_scaling(text: &str) -> Parsed {
             continue;
         }
         let src = exe.clone().unwrap_or_else(|| "GPU (not stated)".into());
+        // What every cell of the row says the same: made once, shared.
+        let src_text = Text::from(&src);
+        let executor = Text::from(format!("{cus} CU(s) of {src}"));
+        let route = Text::from(format!("{src} -> {src} -> the column's device"));
         for (dst, v) in cols.iter().zip(vals) {
             let Some(bw) = parse_number(v) else {
                 out.bad_row(n, format!("a GB/s value, found `{v}`"));
@@ -155,8 +160,8 @@ pub fn parse_scaling(text: &str) -> Parsed {
                 "scaling preset",
                 Statistic::Avg,
             );
-            m.src = Some(src.clone().into());
-            m.dst = Some(dst.clone().into());
+            m.src = Some(src_text.clone());
+            m.dst = Some(dst.into());
             m.size_bytes = bytes;
             m.bandwidth_bytes_per_s = Some(bw * GB);
             m.as_printed = crate::evidence::printed(v, "GB/s");
@@ -166,11 +171,11 @@ pub fn parse_scaling(text: &str) -> Parsed {
             q.unit = Unit::GigabytesPerS;
             q.direction = DirectionNote::SourceToDestination;
             q.outstanding = Outstanding::Executor {
-                executor: format!("{cus} CU(s) of {src}").into(),
+                executor: executor.clone(),
             };
             // The same words for every cell of the series (the cell's dst).
             q.path = Path::Transfer {
-                route: format!("{src} -> {src} -> the column's device").into(),
+                route: route.clone(),
             };
             q.context = Context::OneTransferAtATime;
             out.measurements.push(m);
@@ -196,7 +201,9 @@ pub fn parse_p2p(text: &str) -> Parsed {
     let mut bytes: Option<u64> = None;
     let mut table: Option<Table> = None;
     let mut title = String::new();
-    let mut cols: Vec<String> = Vec::new();
+    let mut facts = TitleFacts::of("");
+    let mut tests: Vec<(&str, Text)> = Vec::new();
+    let mut cols: Vec<Text> = Vec::new();
     // A table is open from its title to its `Averages` line (releases
     // before those lines end a table at its last row): text that ends
     // inside one, with fewer `->` rows than its header names, was cut.
@@ -219,13 +226,15 @@ pub fn parse_p2p(text: &str) -> Parsed {
                 Table::Uni
             });
             title = t.to_string();
+            facts = TitleFacts::of(t);
+            tests.clear();
             open = true;
             rows = 0;
             continue;
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
-            let toks: Vec<&str> = t.split_whitespace().collect();
-            cols = columns(&toks[1..]);
+            let toks: Vec<&str> = t.words().collect();
+            cols = columns(&toks[1..]).into_iter().map(Text::from).collect();
             continue;
         }
         if t.starts_with("Averages (During") {
@@ -240,7 +249,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             out.note(n, "elided by whoever captured it");
             continue;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         let (Some(kind), Some(idx), Some(tag)) = (toks.first(), toks.get(1), toks.get(2)) else {
             continue;
         };
@@ -269,6 +278,8 @@ pub fn parse_p2p(text: &str) -> Parsed {
             );
             continue;
         }
+        let test = test_name(&mut tests, &title, tag);
+        let row = Text::from(row);
         for (col, v) in cols.iter().zip(vals) {
             if *v == "N/A" {
                 continue;
@@ -280,7 +291,8 @@ pub fn parse_p2p(text: &str) -> Parsed {
             let (src, dst) = if reverse { (col, &row) } else { (&row, col) };
             let at = Cell {
                 line: n,
-                title: &title,
+                test: &test,
+                facts,
                 table,
                 tag,
                 stat,
@@ -300,6 +312,17 @@ pub fn parse_p2p(text: &str) -> Parsed {
         );
     }
     out
+}
+
+/// The test name of `tag`'s rows under `title` (`<title> <tag>`), made
+/// once per title and tag (`tests` is emptied at each title) and shared.
+fn test_name<'a>(tests: &mut Vec<(&'a str, Text)>, title: &str, tag: &'a str) -> Text {
+    if let Some((_, x)) = tests.iter().find(|(k, _)| *k == tag) {
+        return x.clone();
+    }
+    let x = Text::from(format!("{title} {tag}"));
+    tests.push((tag, x.clone()));
+    x
 }
 
 /// What a p2p row's tag says: its statistic, and whether its values went
@@ -333,10 +356,44 @@ fn row_tag(out: &mut Parsed, n: usize, row: &str, tag: &str) -> Option<(Statisti
     })
 }
 
+/// What a p2p table's title says of its cells: which end executes, by
+/// which engine, and the route (`None`: not said). Read once per title,
+/// not per cell.
+#[derive(Clone, Copy)]
+struct TitleFacts {
+    remote_read: bool,
+    gpu_engine: CopyEngine,
+    route: Option<&'static str>,
+}
+
+impl TitleFacts {
+    fn of(title: &str) -> TitleFacts {
+        TitleFacts {
+            remote_read: title.contains("[Remote read"),
+            gpu_engine: if title.contains("GPU-Executor: DMA") {
+                CopyEngine::Ce
+            } else if title.contains("GPU-Executor: GFX") {
+                CopyEngine::Sm
+            } else {
+                CopyEngine::Unknown
+            },
+            route: if title.contains("[Local read / Remote write]") {
+                Some("source -> source (local read) -> destination (remote write)")
+            } else if title.contains("[Remote read / Local write]") {
+                Some("source (remote read) -> destination -> destination (local write)")
+            } else {
+                None
+            },
+        }
+    }
+}
+
 /// Where a p2p cell was printed: its line, table and row tag.
 struct Cell<'a> {
     line: usize,
-    title: &'a str,
+    /// `<title> <tag>`.
+    test: &'a Text,
+    facts: TitleFacts,
     table: Table,
     tag: &'a str,
     stat: Statistic,
@@ -344,16 +401,16 @@ struct Cell<'a> {
 }
 
 /// One value of the p2p preset: `bw` GB/s from `src` to `dst`, printed `v`.
-fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measurement {
+fn p2p_cell(at: &Cell<'_>, src: &Text, dst: &Text, bw: f64, v: &str) -> Measurement {
     let mut m = Measurement::new(
         "TransferBench",
         at.line,
         kind_of(src, dst),
-        format!("{} {}", at.title, at.tag),
+        at.test.clone(),
         at.stat,
     );
-    m.src = Some(src.to_string().into());
-    m.dst = Some(dst.to_string().into());
+    m.src = Some(src.clone());
+    m.dst = Some(dst.clone());
     m.size_bytes = at.bytes;
     m.bandwidth_bytes_per_s = Some(bw * GB);
     m.as_printed = crate::evidence::printed(v, "GB/s");
@@ -361,19 +418,11 @@ fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measuremen
     // The executor: the copy's source (local read) or destination
     // (remote read); a CPU executes with threads, a GPU as the
     // title says.
-    let exe = if at.title.contains("[Remote read") {
-        dst
-    } else {
-        src
-    };
+    let exe = if at.facts.remote_read { dst } else { src };
     m.copy_engine = if exe.starts_with("CPU") {
         CopyEngine::Unknown
-    } else if at.title.contains("GPU-Executor: DMA") {
-        CopyEngine::Ce
-    } else if at.title.contains("GPU-Executor: GFX") {
-        CopyEngine::Sm
     } else {
-        CopyEngine::Unknown
+        at.facts.gpu_engine
     };
     let q = &mut m.questions;
     q.unit = Unit::GigabytesPerS;
@@ -386,14 +435,7 @@ fn p2p_cell(at: &Cell<'_>, src: &str, dst: &str, bw: f64, v: &str) -> Measuremen
     };
     // `Bytes Per Direction` is the cell's size. The title says which end
     // executes: the source (local read, remote write) or the destination.
-    let route = if at.title.contains("[Local read / Remote write]") {
-        Some("source -> source (local read) -> destination (remote write)")
-    } else if at.title.contains("[Remote read / Local write]") {
-        Some("source (remote read) -> destination -> destination (local write)")
-    } else {
-        None
-    };
-    if let Some(route) = route {
+    if let Some(route) = at.facts.route {
         q.path = Path::Transfer {
             route: route.into(),
         };

@@ -6,6 +6,7 @@
 //! Port rates are printed in Gb/s (bits); they are converted once to bytes
 //! per second (1 Gb/s = 1.25e8 bytes/s) and the printed text is kept.
 
+use crate::evidence::SplitWords;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -196,7 +197,7 @@ fn is_link_up(s: &str) -> bool {
 
 /// `4096 (5)` -> 4096.
 fn mtu(s: &str) -> Option<u32> {
-    s.split_whitespace().next()?.parse().ok()
+    s.words().next()?.parse().ok()
 }
 
 /// Adds a device to `out`, or returns the existing one of that name.
@@ -221,7 +222,7 @@ fn port(dev: &mut RdmaDevice, port: u32, line: usize) -> &mut RdmaPort {
 }
 
 fn set_rate(p: &mut RdmaPort, printed: &str) {
-    if let Some(v) = printed.split_whitespace().next().and_then(parse_number) {
+    if let Some(v) = printed.words().next().and_then(parse_number) {
         p.rate_bytes_per_s = Some(v * GBIT_BYTES);
     }
     p.rate_as_printed = Some(printed.to_string());
@@ -229,13 +230,9 @@ fn set_rate(p: &mut RdmaPort, printed: &str) {
 
 /// Lines with decoration removed: a tmux pane's `│` border and trailing
 /// spaces.
-fn clean_lines(text: &str) -> Vec<(usize, String)> {
-    numbered_lines(text)
-        .map(|(n, l)| {
-            let l = l.trim_start_matches(['│', '┃', '|']).trim_end();
-            (n, l.to_string())
-        })
-        .collect()
+fn clean_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    // Borrowed from the text: the pieces are only read.
+    numbered_lines(text).map(|(n, l)| (n, l.trim_start_matches(['│', '┃', '|']).trim_end()))
 }
 
 mod perftest;

@@ -1,10 +1,12 @@
 //! perftest `ib_*_bw` and `ib_*_lat` transcripts.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 use crate::evidence::answers::{
     Context, DirectionNote, GpuRegistration, Outstanding, Path, RdmaPath, Side, Unit,
 };
+use std::borrow::Cow;
 
 pub fn looks_like_perftest(text: &str, lines: &[&str]) -> bool {
     // A `#bytes` line with a unit or a title beside `Connection type`: no
@@ -35,8 +37,13 @@ const STATUS_10_AFTER_DEFAULT: &str = "; status 10 is a remote access error, rig
 fn command_line(t: &str) -> Option<(bool, bool)> {
     // After a prompt (`[root@h ~]#`, `$`) or none, and `sudo` with its
     // flags: prose naming the program (`I ran ib_write_bw`) is no command.
+    // The program's name is a piece of the line: a line without `ib_`
+    // (nearly every line this is asked of) is none, without splitting it.
+    if !has!(t, "ib_") {
+        return None;
+    }
     let cmd = crate::evidence::scan::prompt_command(t.trim()).unwrap_or(t);
-    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    let toks: Vec<&str> = cmd.words().collect();
     let at = match toks.first() {
         Some(&"sudo") => 1 + toks[1..].iter().take_while(|w| w.starts_with('-')).count(),
         _ => 0,
@@ -62,10 +69,12 @@ fn command_line(t: &str) -> Option<(bool, bool)> {
 
 /// What the header block of one perftest run said.
 #[derive(Debug, Default, Clone)]
-struct PerftestRun {
+struct PerftestRun<'a> {
     title: Option<String>,
     server: bool,
-    fields: Vec<(String, String)>,
+    /// `key : value` pairs, borrowed from the text (a key broken over two
+    /// pieces is joined, so owned).
+    fields: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     gpu: Option<String>,
     gpu_kind: Option<&'static str>,
     cpu_freq_warning: bool,
@@ -80,12 +89,12 @@ struct PerftestRun {
     command_gpu: Option<bool>,
 }
 
-impl PerftestRun {
+impl PerftestRun<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         self.fields
             .iter()
             .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 
     fn kind(&self) -> Kind {
@@ -113,28 +122,30 @@ fn is_field_line(t: &str) -> bool {
         .any(|i| i > 0 && matches!(b[i - 1], b' ' | b'\t') && b.get(i + 1) == Some(&b' '))
 }
 
-fn header_pairs(l: &str) -> Vec<(String, String)> {
+fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
     let mut out = Vec::new();
-    let mut key: Option<String> = None;
-    // Pieces are borrowed from the line; only keys and values are owned.
-    let mut piece = |p: &str| {
+    let mut key: Option<Cow<'a, str>> = None;
+    // Pieces, keys and values are borrowed from the line; only a key
+    // broken over two pieces is joined into a String.
+    let mut piece = |p: &'a str| {
         let p = p.trim();
         if p.is_empty() {
             return;
         }
         if let Some(v) = p.strip_prefix(':') {
             if let Some(k) = key.take() {
-                out.push((k, v.trim().to_string()));
+                out.push((k, Cow::Borrowed(v.trim())));
             }
         } else if let Some((k, v)) = p.split_once(" : ").or_else(|| p.split_once(" :")) {
-            out.push((k.trim().to_string(), v.trim().to_string()));
+            out.push((Cow::Borrowed(k.trim()), Cow::Borrowed(v.trim())));
         } else {
             match &mut key {
                 Some(k) => {
+                    let k = k.to_mut();
                     k.push(' ');
                     k.push_str(p);
                 }
-                None => key = Some(p.to_string()),
+                None => key = Some(Cow::Borrowed(p)),
             }
         }
     };
@@ -186,7 +197,10 @@ fn completion_error(t: &str, after: &[(usize, &str)], last_size: Option<u64>) ->
 /// [`super::measurement::MIB`] and [`GBIT_BYTES`] for the perftest source
 /// lines).
 pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    // Sized once: one slot per line (a newline count), not grown.
+    let mut lines: Vec<(usize, &str)> =
+        Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+    lines.extend(numbered_lines(text));
     let mut out = Parsed::default();
     let mut run = PerftestRun::default();
     let mut waiting = false;
@@ -343,7 +357,7 @@ struct TableEnd {
 fn perftest_table(
     lines: &[(usize, &str)],
     start: usize,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     out: &mut Parsed,
 ) -> Result<usize, ParseError> {
     let (hn, head) = lines[start];
@@ -386,7 +400,7 @@ fn read_table_rows(
     start: usize,
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     out: &mut Parsed,
 ) -> Result<TableEnd, ParseError> {
     let mut end = TableEnd {
@@ -395,6 +409,8 @@ fn read_table_rows(
         closed: false,
         cpu_warning: run.cpu_freq_warning,
     };
+    // One buffer for every row's words (not a growing Vec per row).
+    let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {
         let t = l.trim();
         if t.starts_with("Conflicting CPU frequency values detected") {
@@ -406,7 +422,8 @@ fn read_table_rows(
             end.closed = true;
             break;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        toks.clear();
+        toks.extend(t.words());
         // Anything that is not a data row ends the table (a server's
         // "Waiting for client" banner, a blank line).
         if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
@@ -435,7 +452,7 @@ fn table_row(
     toks: &[&str],
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     cpu_warning: bool,
 ) -> (Vec<Measurement>, Option<ParseError>) {
     let cols = &head.cols;
@@ -484,7 +501,7 @@ fn table_cells(
     toks: &[&str],
     head: &TableHead,
     template: &Measurement,
-    run: &PerftestRun,
+    run: &PerftestRun<'_>,
     cpu_warning: bool,
 ) -> Result<Vec<Measurement>, ParseError> {
     let cols = &head.cols;
@@ -497,7 +514,8 @@ fn table_cells(
     let iters: u64 = toks[1]
         .parse()
         .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    let mut cells = Vec::new();
+    // At most one cell per column after the size and the iterations.
+    let mut cells = Vec::with_capacity(cols.len().saturating_sub(2));
     for (c, v) in cols.iter().zip(toks).skip(2) {
         let value = parse_number(v)
             .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
@@ -548,7 +566,7 @@ fn table_cells(
 fn perftest_columns(head: &str) -> Vec<String> {
     let mut cols = Vec::new();
     let mut cur = String::new();
-    for tok in head.split_whitespace() {
+    for tok in head.words() {
         if !cur.is_empty() {
             cur.push(' ');
         }
@@ -562,7 +580,7 @@ fn perftest_columns(head: &str) -> Vec<String> {
     cols
 }
 
-fn perftest_cell(m: &mut Measurement, run: &PerftestRun, latency: bool, unit: Option<&str>) {
+fn perftest_cell(m: &mut Measurement, run: &PerftestRun<'_>, latency: bool, unit: Option<&str>) {
     let dev = run.get("Device").map(str::to_string);
     m.src = dev.clone().map(Text::from);
     m.direction = if run.title.as_deref().unwrap_or("").contains("Bidirectional") {

@@ -1,7 +1,8 @@
 //! Adapters and ports: `ibstat`, `ibstatus`, `ibv_devinfo`, `ibv_devices`, `show_gids`.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::evidence::SplitWords;
 
 pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
     // Whole-text searches first: the line pass runs only where they match.
@@ -18,7 +19,8 @@ pub fn looks_like_ibstat(text: &str, lines: &[&str]) -> bool {
 pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut counts: Vec<(String, u32)> = Vec::new();
-    let mut cur: Option<String> = None;
+    // The current device's name, borrowed from its `CA` line.
+    let mut cur: Option<&str> = None;
     let mut cur_port: Option<u32> = None;
     for (n, l) in clean_lines(text) {
         let t = l.trim();
@@ -31,7 +33,7 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             .and_then(|r| r.strip_suffix('\''))
         {
             device(&mut out.rdma, name, n);
-            cur = Some(name.to_string());
+            cur = Some(name);
             cur_port = None;
             continue;
         }
@@ -39,12 +41,12 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             out.tool_error(n, format!("ibstat: {t}"));
             continue;
         }
-        let Some(name) = cur.clone() else {
+        let Some(name) = cur else {
             return Err(ParseError::new(n, "a `CA '<name>'` line first"));
         };
         if let Some(p) = t.strip_prefix("Port ").and_then(|r| r.strip_suffix(':')) {
             let p: u32 = p.parse().map_err(|_| ParseError::new(n, "`Port <n>:`"))?;
-            port(device(&mut out.rdma, &name, n), p, n);
+            port(device(&mut out.rdma, name, n), p, n);
             cur_port = Some(p);
             continue;
         }
@@ -55,11 +57,11 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             ));
         };
         let (k, v) = (k.trim(), v.trim().to_string());
-        let dev = device(&mut out.rdma, &name, n);
+        let dev = device(&mut out.rdma, name, n);
         if k == "Number of ports"
             && let Ok(c) = v.parse()
         {
-            counts.push((name.clone(), c));
+            counts.push((name.to_string(), c));
         }
         match (k, cur_port) {
             ("CA type", _) => dev.ca_type = Some(v),
@@ -173,7 +175,7 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
                 // `200 Gb/sec (4X HDR)`
                 if let Some((_, inner)) = v.split_once('(') {
                     let inner = inner.trim_end_matches(')');
-                    let mut parts = inner.split_whitespace();
+                    let mut parts = inner.words();
                     p.width = parts.next().map(str::to_string);
                     p.speed = parts.next().map(str::to_string);
                 }
@@ -263,7 +265,9 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
             None => return Ok(out),
         }
     }
-    let mut cur: Option<String> = None;
+    // The current device's name and each value are borrowed from the
+    // text; a value is copied only where it is kept.
+    let mut cur: Option<&str> = None;
     let mut cur_port: Option<u32> = None;
     let mut counts: Vec<(String, u32)> = Vec::new();
     for &(n, l) in lines {
@@ -274,17 +278,17 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
         let Some((k, v)) = t.split_once(':') else {
             continue;
         };
-        let (k, v) = (k.trim(), v.trim().to_string());
+        let (k, v) = (k.trim(), v.trim());
         if k == "hca_id" {
-            device(&mut out.rdma, &v, n);
+            device(&mut out.rdma, v, n);
             cur = Some(v);
             cur_port = None;
             continue;
         }
-        let Some(name) = cur.clone() else {
+        let Some(name) = cur else {
             return Err(ParseError::new(n, "an `hca_id:` line first"));
         };
-        let dev = device(&mut out.rdma, &name, n);
+        let dev = device(&mut out.rdma, name, n);
         if k == "port" {
             let p: u32 = v
                 .parse()
@@ -296,31 +300,31 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
         if k == "phys_port_cnt"
             && let Ok(c) = v.parse()
         {
-            counts.push((name.clone(), c));
+            counts.push((name.to_string(), c));
         }
         match (k, cur_port) {
-            ("transport", None) => dev.transport = Some(v),
-            ("fw_ver", None) => dev.firmware = Some(v),
-            ("node_guid", None) => dev.node_guid = Some(v),
-            ("board_id", None) => dev.board_id = Some(v),
+            ("transport", None) => dev.transport = Some(v.to_string()),
+            ("fw_ver", None) => dev.firmware = Some(v.to_string()),
+            ("node_guid", None) => dev.node_guid = Some(v.to_string()),
+            ("board_id", None) => dev.board_id = Some(v.to_string()),
             (_, Some(pn)) => {
                 let p = port(dev, pn, n);
                 match k {
-                    "state" => p.set_state(v),
-                    "phys_state" => p.set_physical_state(v),
-                    "max_mtu" => p.max_mtu_bytes = mtu(&v),
-                    "active_mtu" => p.active_mtu_bytes = mtu(&v),
-                    "link_layer" => p.link_layer = Some(v),
-                    "port_lid" => p.lid = Some(v),
-                    "sm_lid" => p.sm_lid = Some(v),
-                    "active_width" => p.width = Some(v),
-                    "active_speed" => p.speed = Some(v),
+                    "state" => p.set_state(v.to_string()),
+                    "phys_state" => p.set_physical_state(v.to_string()),
+                    "max_mtu" => p.max_mtu_bytes = mtu(v),
+                    "active_mtu" => p.active_mtu_bytes = mtu(v),
+                    "link_layer" => p.link_layer = Some(v.to_string()),
+                    "port_lid" => p.lid = Some(v.to_string()),
+                    "sm_lid" => p.sm_lid = Some(v.to_string()),
+                    "active_width" => p.width = Some(v.to_string()),
+                    "active_speed" => p.speed = Some(v.to_string()),
                     _ if k.starts_with("GID[") => {
                         let idx = k.trim_start_matches("GID[").trim_end_matches(']').trim();
                         if let Ok(index) = idx.parse() {
                             p.gids.push(Gid {
                                 index,
-                                gid: v,
+                                gid: v.to_string(),
                                 ipv4: None,
                                 version: None,
                                 netdev: None,
@@ -349,7 +353,7 @@ pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
 pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     for (n, l) in numbered_lines(text) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        let toks: Vec<&str> = l.words().collect();
         match toks.as_slice() {
             [] | ["device", "node", "GUID"] => {}
             [a, b] if a.starts_with('-') && b.starts_with('-') => {}
@@ -391,7 +395,7 @@ pub fn parse_show_gids(text: &str) -> Result<Parsed, ParseError> {
     let mut found: Option<usize> = None;
     let mut rows = 0;
     for (n, l) in numbered_lines(text) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        let toks: Vec<&str> = l.words().collect();
         if let Some(c) = toks.first().and_then(|t| t.strip_prefix("n_gids_found=")) {
             found = c.parse().ok();
             continue;

@@ -19,6 +19,7 @@
 //! per-device counters (no port) are not a port's and are passed over with
 //! a note.
 
+use crate::evidence::SplitWords;
 use std::collections::BTreeMap;
 
 use super::{Counter, device, port};
@@ -28,7 +29,7 @@ use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 fn is_table_title(line: &str) -> bool {
     // Every line of every block not yet recognised comes here: words are
     // taken one by one, nothing is collected.
-    let mut w = line.split_whitespace();
+    let mut w = line.words();
     w.next() == Some("Statistics")
         && w.next() == Some("after")
         && w.next().is_some_and(|n| n.parse::<u64>().is_ok())
@@ -77,7 +78,7 @@ fn is_name(t: &str) -> bool {
 
 /// `name device [port] value`: a per-device counter has no port.
 fn row(line: &str) -> Option<Row> {
-    let w: Vec<&str> = line.split_whitespace().collect();
+    let w: Vec<&str> = line.words().collect();
     let (name, device, port, value) = match w.as_slice() {
         [n, d, p, v] => (*n, *d, Some(p.parse().ok()?), *v),
         [n, d, v] => (*n, *d, None, *v),

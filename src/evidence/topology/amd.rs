@@ -6,6 +6,7 @@
 //! and a weight per pair, and per GPU its NUMA node. The class of a pair
 //! follows [`amd_class`].
 
+use crate::evidence::SplitWords;
 use std::collections::BTreeMap;
 
 use super::matrix::{Matrix, read_matrix};
@@ -144,7 +145,7 @@ impl Pairs {
     fn adopt_labels(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
         // A matrix cut short names its missing rows' devices in its header.
         let labels: Vec<String> = m.labels().into_iter().map(str::to_string).collect();
-        let header: Vec<&str> = m.header.split_whitespace().collect();
+        let header: Vec<&str> = m.header.words().collect();
         if header != labels.iter().map(String::as_str).collect::<Vec<_>>() {
             return Err(ParseError::new(
                 m.header_line,

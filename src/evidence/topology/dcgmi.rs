@@ -22,6 +22,7 @@
 //! NvSwitch rows (`physicalId N:`) are noted, not read.
 
 use super::{Device, DeviceKind, NvlinkPort, Topology};
+use crate::evidence::SplitWords;
 use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 
 pub fn looks_like_dcgmi_nvlink(text: &str, lines: &[&str]) -> bool {
@@ -81,7 +82,7 @@ pub fn parse_dcgmi_nvlink(text: &str) -> Result<Parsed, ParseError> {
             out.bad_row(n, format!("a `gpuId <n>:` line before `{t}`"));
             continue;
         };
-        let letters: Vec<&str> = t.split_whitespace().collect();
+        let letters: Vec<&str> = t.words().collect();
         if letters.iter().any(|x| *x != "_" && state(x).is_none()) {
             out.bad_row(
                 n,

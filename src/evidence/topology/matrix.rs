@@ -2,6 +2,7 @@
 //! device names, then one row per device starting with its label.
 
 use crate::evidence::ParseError;
+use crate::evidence::SplitWords;
 
 /// A square matrix of codes: row labels, and for each row its cells and any
 /// tokens after them.
@@ -91,7 +92,7 @@ pub(super) fn read_matrix<'a>(
         .iter()
         .position(|(_, l)| {
             words.clear();
-            words.extend(l.split_whitespace());
+            words.extend(l.words());
             is_header(&words)
         })
         .ok_or_else(|| ParseError::new(1, format!("a {what} header line naming the devices")))?;
@@ -102,14 +103,17 @@ pub(super) fn read_matrix<'a>(
     // (`GPU0GPU1`) names none, and the rows decide. A header with no row
     // after it at all is a matrix cut after its header.
     let head_labels: Vec<&'a str> = header
-        .split_whitespace()
+        .words()
         .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
         .collect();
     let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
     let mut end = lines.len();
     let mut idx = hi + 1;
     while let Some((n, l)) = lines.get(idx) {
-        let toks: Vec<&str> = l.split_whitespace().collect();
+        // Sized for a row as wide as the header (label, cells and a few
+        // columns after): a row's Vec is kept, so it is not grown.
+        let mut toks: Vec<&str> = Vec::with_capacity(head_labels.len() + 4);
+        toks.extend(l.words());
         let Some(first) = toks.first() else {
             // A double-spaced paste (a blank line after every line, as
             // some web pages and mail clients show it): the row the
@@ -203,13 +207,13 @@ fn next_row_below_blanks(
         + lines[blank..]
             .iter()
             .position(|(_, l)| !l.trim().is_empty())?;
-    let toks: Vec<&str> = lines[i].1.split_whitespace().collect();
+    let toks: Vec<&str> = lines[i].1.words().collect();
     if is_header(&toks) {
         return None;
     }
     let mut named: String = read.iter().map(|(_, t)| t[0]).collect();
     named.push_str(toks.first()?);
-    let squeezed: String = header.split_whitespace().collect();
+    let squeezed: String = header.words().collect();
     squeezed.starts_with(&named).then_some(i)
 }
 
@@ -260,11 +264,15 @@ fn read_rows<'a>(
             });
             continue;
         }
+        // The row's own Vec becomes its cells (no copy of them).
+        let mut cells = toks;
+        let rest = cells.split_off(n + 1);
+        let label = cells.remove(0);
         rows.push(Row {
             line,
-            label: toks[0],
-            cells: toks[1..=n].to_vec(),
-            rest: toks[n + 1..].to_vec(),
+            label,
+            cells,
+            rest,
             bad: false,
         });
     }

@@ -345,20 +345,16 @@ impl Topology {
                 .binary_search_by(|(k, _)| (*k).cmp(id))
                 .map_or(usize::MAX, |j| order[j].1)
         };
-        // Each link from its earlier device, ordered by the pair's places
-        // (looked up once per link; the sort is stable).
-        let mut keyed: Vec<((usize, usize), Link)> = std::mem::take(&mut self.links)
-            .into_iter()
-            .map(|mut l| {
-                let (a, b) = (pos(&l.a), pos(&l.b));
-                if b < a {
-                    std::mem::swap(&mut l.a, &mut l.b);
-                }
-                ((a.min(b), a.max(b)), l)
-            })
-            .collect();
-        keyed.sort_by_key(|(k, _)| *k);
-        self.links = keyed.into_iter().map(|(_, l)| l).collect();
+        // Each link from its earlier device, ordered by the pair's places.
+        // Sorted where they lie (the cached-key sort is stable and moves
+        // no link through a second Vec): after the swap a link's key,
+        // its ends' places, is the pair's (earlier, later).
+        for l in &mut self.links {
+            if pos(&l.b) < pos(&l.a) {
+                std::mem::swap(&mut l.a, &mut l.b);
+            }
+        }
+        self.links.sort_by_cached_key(|l| (pos(&l.a), pos(&l.b)));
         self.p2p.sort_by_cached_key(|p| (pos(&p.src), pos(&p.dst)));
         self.nvlink
             .sort_by_cached_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));

@@ -12,6 +12,7 @@ use super::{
     CpuRange, Device, DeviceKind, Link, LinkClass, NvlinkPort, P2pCell, Topology, parse_cpu_list,
     parse_plain_u32,
 };
+use crate::evidence::SplitWords;
 use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
 
 const TOPO_CODES: [&str; 7] = ["PIX", "PXB", "PHB", "NODE", "SYS", "SOC", "X"];
@@ -258,7 +259,7 @@ fn legend_cut(after: &[(usize, &str)], last: &str, out: &mut Parsed) {
 /// The header, whitespace removed, must spell the row labels in order; what
 /// follows them names the trailing columns.
 fn header_columns(m: &Matrix<'_>) -> Result<Vec<Extra>, ParseError> {
-    let squeezed: String = m.header.split_whitespace().collect();
+    let squeezed: String = m.header.words().collect();
     let labels: String = m.labels().concat();
     let Some(rest) = squeezed.strip_prefix(&labels) else {
         return Err(ParseError::new(
@@ -407,7 +408,7 @@ pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
         Some(&["X"]),
         "P2P status",
     )?;
-    let header: Vec<&str> = m.header.split_whitespace().collect();
+    let header: Vec<&str> = m.header.words().collect();
     let labels: Vec<&str> = m.labels();
     if header != labels {
         return Err(ParseError::new(

@@ -9,6 +9,7 @@
 //! noted, not read as links.
 
 use super::{Device, DeviceKind, Topology, parse_cpu_list, parse_plain_u32};
+use crate::evidence::SplitWords;
 use crate::evidence::{ParseError, Parsed, Source, numbered_lines};
 
 /// `PPU12` -> Some(12).
@@ -18,7 +19,7 @@ fn ppu_index(t: &str) -> Option<u32> {
 
 /// A header row naming `PPU<n>` columns and `CPU Affinity`.
 fn is_header(t: &str) -> bool {
-    t.split_whitespace().next().and_then(ppu_index).is_some() && t.contains("CPU Affinity")
+    t.words().next().and_then(ppu_index).is_some() && t.contains("CPU Affinity")
 }
 
 pub fn looks_like_ppu_smi(text: &str, lines: &[&str]) -> bool {
@@ -42,10 +43,7 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         if is_header(t) {
-            columns = t
-                .split_whitespace()
-                .filter(|w| ppu_index(w).is_some())
-                .count();
+            columns = t.words().filter(|w| ppu_index(w).is_some()).count();
             continue;
         }
         if t == "..." {
@@ -56,10 +54,7 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
             in_groups = true;
             continue;
         }
-        if after_rows
-            && !in_groups
-            && ppu_index(t.split_whitespace().next().unwrap_or("")).is_none()
-        {
+        if after_rows && !in_groups && ppu_index(t.words().next().unwrap_or("")).is_none() {
             out.note(n, format!("after the matrix (its legend), not read: {t}"));
             continue;
         }
@@ -70,7 +65,7 @@ pub fn parse_ppu_smi(text: &str) -> Result<Parsed, ParseError> {
             );
             continue;
         }
-        let toks: Vec<&str> = t.split_whitespace().collect();
+        let toks: Vec<&str> = t.words().collect();
         let Some(idx) = toks.first().and_then(|x| ppu_index(x)) else {
             out.bad_row(n, format!("a `PPU<n>` row, found `{t}`"));
             continue;
