@@ -15,6 +15,7 @@
 //! no answer changes (`literal_agrees_with_contains`).
 
 use std::cell::RefCell;
+use std::marker::PhantomData;
 
 use memchr::memmem::Finder;
 
@@ -57,31 +58,32 @@ thread_local! {
 const MAX_GRAMS: usize = 1 << 13;
 
 /// While alive, [`Literal::is_in`] consults the grams of one text (and of
-/// any slice of it); dropped, the index is off again.
-pub(crate) struct Scope {
+/// any slice of it); dropped, the index is off again. It borrows the text:
+/// the index names the text by its addresses, so the text must outlive it
+/// (another text at the same addresses would be judged by stale grams).
+pub(crate) struct Scope<'t> {
     restore: Option<(usize, usize)>,
+    text: PhantomData<&'t str>,
 }
 
-impl Scope {
+impl<'t> Scope<'t> {
     /// Indexes `text` unless an index is already on: then a slice of its
     /// text keeps it, anything else turns it off for this scope.
-    pub(crate) fn enter(text: &str) -> Scope {
+    pub(crate) fn enter(text: &'t str) -> Scope<'t> {
         INDEX.with_borrow_mut(|ix| {
             let (start, end) = range(text.as_bytes());
             if ix.start <= ix.end {
                 let prev = (ix.start, ix.end);
                 if ix.start <= start && end <= ix.end {
-                    return Scope { restore: None };
+                    return Scope::restoring(None);
                 }
                 (ix.start, ix.end) = (usize::MAX, 0);
-                return Scope {
-                    restore: Some(prev),
-                };
+                return Scope::restoring(Some(prev));
             }
             let b = text.as_bytes();
             let grams = b.len() / STRIDE;
             if grams > MAX_GRAMS {
-                return Scope { restore: None };
+                return Scope::restoring(None);
             }
             ix.stamp = ix.stamp.wrapping_add(1);
             let set = ix.set.get_or_insert_with(|| Box::new([0; SLOTS]));
@@ -94,14 +96,20 @@ impl Scope {
                 set[(hash([g[0], g[1], g[2], g[3]]) >> 16) as usize] = ix.stamp;
             }
             (ix.start, ix.end) = (start, end);
-            Scope {
-                restore: Some((usize::MAX, 0)),
-            }
+            Scope::restoring(Some((usize::MAX, 0)))
         })
+    }
+
+    /// A scope that puts back `restore` (the index's text range) when dropped.
+    fn restoring(restore: Option<(usize, usize)>) -> Scope<'t> {
+        Scope {
+            restore,
+            text: PhantomData,
+        }
     }
 }
 
-impl Drop for Scope {
+impl Drop for Scope<'_> {
     fn drop(&mut self) {
         if let Some((start, end)) = self.restore {
             INDEX.with_borrow_mut(|ix| (ix.start, ix.end) = (start, end));
