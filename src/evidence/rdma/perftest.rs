@@ -213,10 +213,15 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
-        if super::is_perftest_context(t) {
+        // Each literal searched for once per line, for the context test
+        // and the branches below alike.
+        let wait = has!(t, "Waiting for client to connect");
+        let no_peak = has!(t, "BW peak won't be measured");
+        let dmabuf = has!(t, "ibv_reg_dmabuf_mr");
+        if super::is_perftest_context(t, wait, no_peak, dmabuf) {
             out.context_lines.push(lines[i].0);
         }
-        if has!(t, "Waiting for client to connect") {
+        if wait {
             waiting = true;
         } else if t.starts_with("Completion with error") {
             let last_size = out.measurements[first_cell..]
@@ -224,7 +229,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 .and_then(|m| m.size_bytes);
             let message = completion_error(t, &lines[i + 1..], last_size);
             out.tool_error(lines[i].0, message);
-        } else if has!(t, "BW peak won't be measured") {
+        } else if no_peak {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
             open_run = Some(lines[i].0);
@@ -250,7 +255,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             run.gpu_kind = Some("CUDA");
         } else if t == "CUDA device integrated: 1" {
             run.integrated_gpu = true;
-        } else if t.starts_with("using DMA-BUF") || has!(t, "ibv_reg_dmabuf_mr") {
+        } else if t.starts_with("using DMA-BUF") || dmabuf {
             run.registration = GpuRegistration::DmaBuf;
         } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
             // perftest prints `using DMA-BUF ...` before this line when it
