@@ -81,7 +81,7 @@ type Access = std::collections::BTreeMap<(u32, u32), bool>;
 /// connectivity matrix, the four bandwidth matrices and the two latency
 /// matrices (each with a GPU and a CPU block).
 pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError> {
-    let lines = strip_editor_line_numbers(numbered_lines(text).collect());
+    let lines = strip_editor_line_numbers(crate::evidence::numbered_vec(text));
     let mut out = Parsed::default();
     let mut gpus = Ids::new("GPU");
     let mut access = Access::default();

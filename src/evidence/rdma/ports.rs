@@ -236,7 +236,7 @@ fn is_list_head(l: &str) -> bool {
 /// `-v` are skipped; ports, states, MTUs, widths, speeds and GIDs are kept.
 pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
-    let all: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let all: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let mut lines = &all[..];
     // `ibv_devinfo -l`: `2 HCAs found:` then one name per line, up to the
     // first line that is not a bare name (a second command's output).

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::matrix::{Matrix, read_matrix};
 use super::nvidia::is_gpu_label;
 use super::{Device, DeviceKind, Link, LinkClass, P2pCell, Topology, parse_plain_u32};
-use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
+use crate::evidence::{Note, ParseError, Parsed, Source};
 
 /// The class of an AMD pair. The rule, in order:
 /// 1. link type `XGMI` -> `direct-link` when the pair is one xGMI hop apart
@@ -322,7 +322,7 @@ fn rocm_gpu_index(l: &str) -> Option<(u32, &str)> {
 
 /// Parses `rocm-smi --showtopo` and its sub-views.
 pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let sections = split_sections(
         &lines,
         banner,
@@ -527,7 +527,7 @@ fn is_bdf(t: &str) -> bool {
 /// Parses `amd-smi topology`: tables headed `<NAME> TABLE:` with rows and
 /// columns labelled by PCI bus id. GPUs are numbered in the order printed.
 pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let tables = split_sections(
         &lines,
         |l| l.trim().strip_suffix(" TABLE:"),

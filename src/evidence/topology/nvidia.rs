@@ -195,7 +195,7 @@ fn assign_extras(
 
 /// Parses `nvidia-smi topo -m` of any driver era.
 pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let m = read_matrix(
         &lines,
         |toks| toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X"),
@@ -400,7 +400,7 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
 /// not printed, so the cells keep the row/column reading of the matrix:
 /// `src` is the row, `dst` the column.
 pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let m = read_matrix(
         &lines,
         |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),
