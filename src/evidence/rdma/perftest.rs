@@ -431,6 +431,18 @@ fn read_table_rows(
         closed: false,
         cpu_warning: run.cpu_freq_warning,
     };
+    // Room for the rows ahead (lines that start with a digit: at least as
+    // many as the rows read), so a long table's measurements are not moved
+    // again at each doubling.
+    let ahead = lines[end.next.min(lines.len())..]
+        .iter()
+        .take_while(|(_, l)| {
+            let t = l.trim_start();
+            t.as_bytes().first().is_some_and(u8::is_ascii_digit) || t.starts_with("Conflicting")
+        })
+        .count();
+    out.measurements
+        .reserve(ahead * head.cols.len().saturating_sub(2));
     // One buffer for every row's words (not a growing Vec per row).
     let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {
