@@ -484,6 +484,14 @@ pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> 
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
+/// [`numbered_lines`] collected into a Vec sized once by a newline count
+/// (memchr), so a long transcript's Vec is not grown and copied.
+pub(crate) fn numbered_vec(text: &str) -> Vec<(usize, &str)> {
+    let mut v = Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+    v.extend(numbered_lines(text));
+    v
+}
+
 /// [`str::lines`], each `\n` found by memchr (see [`push_lines`]).
 pub(crate) struct Lines<'a> {
     rest: &'a str,
@@ -558,7 +566,7 @@ mod tests {
             assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
             let mine: Vec<&str> = lines(text).collect();
             assert_eq!(mine, text.lines().collect::<Vec<_>>(), "{text:?}");
-            let numbered: Vec<(usize, &str)> = numbered_lines(text).collect();
+            let numbered: Vec<(usize, &str)> = numbered_vec(text);
             let want: Vec<(usize, &str)> = text
                 .lines()
                 .enumerate()

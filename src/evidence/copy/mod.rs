@@ -11,7 +11,7 @@ use super::measurement::{
     Buffers, CopyEngine, Direction, GB, Ids, Kind, Measurement, P2p, Statistic, Text, Verification,
     describe_size, parse_binary_size, parse_number,
 };
-use super::{ParseError, Parsed, numbered_lines};
+use super::{ParseError, Parsed};
 use crate::evidence::SplitWords;
 
 mod bandwidth_test;

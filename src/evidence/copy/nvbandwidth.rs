@@ -171,7 +171,7 @@ impl Progress {
 /// read in turn.
 pub fn parse_nvbandwidth(text: &str) -> Result<Parsed, ParseError> {
     let mut ends = Endpoints::new();
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let mut out = Parsed::default();
     let mut progress = Progress {
         test: None,

@@ -81,7 +81,7 @@ type Access = std::collections::BTreeMap<(u32, u32), bool>;
 /// connectivity matrix, the four bandwidth matrices and the two latency
 /// matrices (each with a GPU and a CPU block).
 pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError> {
-    let lines = strip_editor_line_numbers(numbered_lines(text).collect());
+    let lines = strip_editor_line_numbers(crate::evidence::numbered_vec(text));
     let mut out = Parsed::default();
     let mut gpus = Ids::new("GPU");
     let mut access = Access::default();
@@ -227,6 +227,10 @@ fn read_matrix(
         for e in &m.bad {
             out.row::<()>("p2p-bandwidth-latency-test", Err(e.clone()));
         }
+        // Room for a cell per printed value (at most one each), so the
+        // measurements are not moved at each doubling.
+        out.measurements
+            .reserve(m.rows.iter().map(|r| r.cells.len()).sum());
         for r in &m.rows {
             let cells = matrix_row(r, head, block, &test, access, gpus, out);
             out.measurements.extend(cells);
@@ -248,7 +252,7 @@ fn matrix_row(
     out: &mut Parsed,
 ) -> Vec<Measurement> {
     let (row, line) = (r.index as u32, r.line);
-    let mut cells = Vec::new();
+    let mut cells = Vec::with_capacity(r.cells.len());
     for (col, v) in r.cells.iter().enumerate() {
         let Some(value) = parse_number(v) else {
             out.bad_row(

@@ -68,7 +68,7 @@ type Sweep = (Direction, Endpoint, Endpoint);
 /// bidirectional matrices of `-a/-A`, and the per-size tables of `-s/-d` runs
 /// (including the tool's "Bdirectional" spelling).
 pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let mut out = Parsed::default();
     let mut agents = Agents::default();
     let mut sweep: Option<Sweep> = None;

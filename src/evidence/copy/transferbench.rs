@@ -62,7 +62,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     if super::transferbench_presets::is_p2p(text) {
         return Ok(super::transferbench_presets::parse_p2p(text));
     }
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let mut out = Parsed::default();
     let mut settings = Settings::default();
     // The last transfer's cell: its iteration rows follow it.

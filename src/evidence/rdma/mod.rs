@@ -250,15 +250,19 @@ pub use statistics::{looks_like_device_statistics, parse_device_statistics};
 /// A line perftest prints before its title that its parser reads context
 /// from: the server's wait banner, the no-peak notice, the GPU it picked
 /// and how its buffer was registered (src/cuda_memory.c, rocm_memory.c).
-pub(crate) fn is_perftest_context(t: &str) -> bool {
-    has!(t, "Waiting for client to connect")
-        || has!(t, "BW peak won't be measured")
+/// `waiting`, `no_peak` and `dmabuf`: whether `t` holds `Waiting for client
+/// to connect`, `BW peak won't be measured` and `ibv_reg_dmabuf_mr`, searched
+/// by the caller, which asks them of every line anyway, so each line is
+/// searched once.
+pub(crate) fn is_perftest_context(t: &str, waiting: bool, no_peak: bool, dmabuf: bool) -> bool {
+    waiting
+        || no_peak
         || t.starts_with("[pid = ")
         || t == "initializing CUDA"
         || t.starts_with("initializing ROCm")
         || t.starts_with("CUDA device integrated:")
         || t.starts_with("using DMA-BUF")
-        || has!(t, "ibv_reg_dmabuf_mr")
+        || dmabuf
         || t.starts_with("allocated GPU buffer of a")
 }
 

@@ -136,7 +136,7 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
             if let Some(k) = key.take() {
                 out.push((k, Cow::Borrowed(v.trim())));
             }
-        } else if let Some((k, v)) = p.split_once(" : ").or_else(|| p.split_once(" :")) {
+        } else if let Some((k, v)) = split_key(p) {
             out.push((Cow::Borrowed(k.trim()), Cow::Borrowed(v.trim())));
         } else {
             match &mut key {
@@ -166,6 +166,23 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
         piece(&chunk[start..]);
     }
     out
+}
+
+/// `p.split_once(" : ").or_else(|| p.split_once(" :"))` in one pass over
+/// the colons (memchr), without building two substring searchers a piece.
+fn split_key(p: &str) -> Option<(&str, &str)> {
+    let b = p.as_bytes();
+    let mut first = None;
+    for i in memchr::memchr_iter(b':', b) {
+        if i == 0 || b[i - 1] != b' ' {
+            continue;
+        }
+        if b.get(i + 1) == Some(&b' ') {
+            return Some((&p[..i - 1], &p[i + 2..]));
+        }
+        first.get_or_insert(i);
+    }
+    first.map(|i| (&p[..i - 1], &p[i + 1..]))
 }
 
 /// perftest stopped mid-run (`Completion with error at client`, then
@@ -213,10 +230,15 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = l.trim();
-        if super::is_perftest_context(t) {
+        // Each literal searched for once per line, for the context test
+        // and the branches below alike.
+        let wait = has!(t, "Waiting for client to connect");
+        let no_peak = has!(t, "BW peak won't be measured");
+        let dmabuf = has!(t, "ibv_reg_dmabuf_mr");
+        if super::is_perftest_context(t, wait, no_peak, dmabuf) {
             out.context_lines.push(lines[i].0);
         }
-        if has!(t, "Waiting for client to connect") {
+        if wait {
             waiting = true;
         } else if t.starts_with("Completion with error") {
             let last_size = out.measurements[first_cell..]
@@ -224,7 +246,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
                 .and_then(|m| m.size_bytes);
             let message = completion_error(t, &lines[i + 1..], last_size);
             out.tool_error(lines[i].0, message);
-        } else if has!(t, "BW peak won't be measured") {
+        } else if no_peak {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
             open_run = Some(lines[i].0);
@@ -250,7 +272,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             run.gpu_kind = Some("CUDA");
         } else if t == "CUDA device integrated: 1" {
             run.integrated_gpu = true;
-        } else if t.starts_with("using DMA-BUF") || has!(t, "ibv_reg_dmabuf_mr") {
+        } else if t.starts_with("using DMA-BUF") || dmabuf {
             run.registration = GpuRegistration::DmaBuf;
         } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
             // perftest prints `using DMA-BUF ...` before this line when it
@@ -409,6 +431,18 @@ fn read_table_rows(
         closed: false,
         cpu_warning: run.cpu_freq_warning,
     };
+    // Room for the rows ahead (lines that start with a digit: at least as
+    // many as the rows read), so a long table's measurements are not moved
+    // again at each doubling.
+    let ahead = lines[end.next.min(lines.len())..]
+        .iter()
+        .take_while(|(_, l)| {
+            let t = l.trim_start();
+            t.as_bytes().first().is_some_and(u8::is_ascii_digit) || t.starts_with("Conflicting")
+        })
+        .count();
+    out.measurements
+        .reserve(ahead * head.cols.len().saturating_sub(2));
     // One buffer for every row's words (not a growing Vec per row).
     let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {

@@ -236,7 +236,7 @@ fn is_list_head(l: &str) -> bool {
 /// `-v` are skipped; ports, states, MTUs, widths, speeds and GIDs are kept.
 pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
-    let all: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let all: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let mut lines = &all[..];
     // `ibv_devinfo -l`: `2 HCAs found:` then one name per line, up to the
     // first line that is not a bare name (a second command's output).
@@ -346,7 +346,7 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
 
 pub fn looks_like_ibv_devices(_text: &str, lines: &[&str]) -> bool {
     let mut it = crate::evidence::numbered(lines).filter(|(_, l)| !l.trim().is_empty());
-    matches!(it.next(), Some((_, l)) if l.split_whitespace().eq(["device", "node", "GUID"]))
+    matches!(it.next(), Some((_, l)) if l.words().eq(["device", "node", "GUID"]))
 }
 
 /// Parses `ibv_devices`: a header, a dashes line, then `<name> <node GUID>`.
@@ -380,7 +380,7 @@ pub fn parse_ibv_devices(text: &str) -> Result<Parsed, ParseError> {
 pub fn looks_like_show_gids(text: &str, lines: &[&str]) -> bool {
     has!(text, "INDEX")
         && lines.iter().any(|l| {
-            let mut t = l.split_whitespace();
+            let mut t = l.words();
             t.next() == Some("DEV")
                 && t.next() == Some("PORT")
                 && t.next() == Some("INDEX")

@@ -2,6 +2,8 @@
 //! command after it) or a bare command line, asked of every line the
 //! scanner keeps.
 
+use crate::evidence::SplitWords;
+
 /// Device tools whose command line starts a transcript people paste; each
 /// prints a line of its own whenever it runs.
 pub(crate) const DEVICE_TOOLS: [&str; 16] = [
@@ -247,7 +249,7 @@ pub(crate) fn is_command(t: &str) -> bool {
     if !known {
         return false;
     }
-    match after.split_whitespace().next() {
+    match after.words().next() {
         None => true,
         Some(w) => {
             w.starts_with('-')
@@ -319,7 +321,7 @@ mod tests {
         if !known {
             return false;
         }
-        match after.split_whitespace().next() {
+        match after.words().next() {
             None => true,
             Some(w) => {
                 w.starts_with('-')

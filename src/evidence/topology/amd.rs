@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::matrix::{Matrix, read_matrix};
 use super::nvidia::is_gpu_label;
 use super::{Device, DeviceKind, Link, LinkClass, P2pCell, Topology, parse_plain_u32};
-use crate::evidence::{Note, ParseError, Parsed, Source, numbered_lines};
+use crate::evidence::{Note, ParseError, Parsed, Source};
 
 /// The class of an AMD pair. The rule, in order:
 /// 1. link type `XGMI` -> `direct-link` when the pair is one xGMI hop apart
@@ -144,9 +144,9 @@ impl Pairs {
     /// Checks that a table names the same devices as the ones before it.
     fn adopt_labels(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
         // A matrix cut short names its missing rows' devices in its header.
-        let labels: Vec<String> = m.labels().into_iter().map(str::to_string).collect();
-        let header: Vec<&str> = m.header.words().collect();
-        if header != labels.iter().map(String::as_str).collect::<Vec<_>>() {
+        // Compared as borrowed words; Strings only for the first table's.
+        let labels: Vec<&str> = m.labels();
+        if !m.header.words().eq(labels.iter().copied()) {
             return Err(ParseError::new(
                 m.header_line,
                 format!(
@@ -156,12 +156,17 @@ impl Pairs {
             ));
         }
         if self.labels.is_empty() {
-            self.labels = labels;
+            self.labels = labels.iter().map(|l| l.to_string()).collect();
             // A device whose row was cut is named by the header.
             self.label_lines = m.rows.iter().map(|r| r.line).collect();
             self.label_lines
                 .extend(m.missing.iter().map(|_| m.header_line));
-        } else if self.labels != labels {
+        } else if !self
+            .labels
+            .iter()
+            .map(String::as_str)
+            .eq(labels.iter().copied())
+        {
             return Err(ParseError::new(
                 m.header_line,
                 format!(
@@ -260,7 +265,11 @@ impl Pairs {
                 let hops = self.hops.get(&(i, j));
                 let weight = self.weight.get(&(i, j));
                 let bw = self.bandwidth.get(&(i, j));
-                let mut lines: Vec<usize> = [
+                // The pair's lines, sorted and deduplicated in an array: no
+                // Vec per pair.
+                let mut buf = [0usize; 4];
+                let mut k = 0;
+                for l in [
                     code.map(|c| c.1),
                     hops.map(|h| h.1),
                     weight.map(|w| w.1),
@@ -268,12 +277,23 @@ impl Pairs {
                 ]
                 .into_iter()
                 .flatten()
-                .collect();
-                if lines.is_empty() {
+                {
+                    buf[k] = l;
+                    k += 1;
+                }
+                if k == 0 {
                     continue;
                 }
-                lines.sort_unstable();
-                lines.dedup();
+                buf[..k].sort_unstable();
+                let mut lines = [0usize; 4];
+                let mut u = 0;
+                for &l in &buf[..k] {
+                    if u == 0 || lines[u - 1] != l {
+                        lines[u] = l;
+                        u += 1;
+                    }
+                }
+                let lines = &lines[..u];
                 let numa = (
                     self.numa.get(&i).map(|n| n.0),
                     self.numa.get(&j).map(|n| n.0),
@@ -322,7 +342,7 @@ fn rocm_gpu_index(l: &str) -> Option<(u32, &str)> {
 
 /// Parses `rocm-smi --showtopo` and its sub-views.
 pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let sections = split_sections(
         &lines,
         banner,
@@ -527,7 +547,7 @@ fn is_bdf(t: &str) -> bool {
 /// Parses `amd-smi topology`: tables headed `<NAME> TABLE:` with rows and
 /// columns labelled by PCI bus id. GPUs are numbered in the order printed.
 pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let tables = split_sections(
         &lines,
         |l| l.trim().strip_suffix(" TABLE:"),
@@ -553,6 +573,13 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
         m.flag_cut("amd-smi-topology", &format!("{name} TABLE"), &mut out);
         match *name {
             "ACCESS" => {
+                // Each GPU's name made once per table, cloned per cell.
+                let n = m
+                    .rows
+                    .iter()
+                    .map(|r| r.cells.len())
+                    .fold(m.rows.len(), usize::max);
+                let gpu: Vec<String> = (0..n).map(|i| format!("GPU{i}")).collect();
                 for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
                     for (j, v) in row.cells.iter().enumerate() {
                         if i == j {
@@ -570,8 +597,8 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
                             }
                         };
                         pairs.access.push(P2pCell {
-                            src: format!("GPU{i}"),
-                            dst: format!("GPU{j}"),
+                            src: gpu[i].clone(),
+                            dst: gpu[j].clone(),
                             status: v.to_string(),
                             supported,
                             source: Source::line(row.line),

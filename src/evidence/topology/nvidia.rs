@@ -195,7 +195,7 @@ fn assign_extras(
 
 /// Parses `nvidia-smi topo -m` of any driver era.
 pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let m = read_matrix(
         &lines,
         |toks| toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X"),
@@ -357,9 +357,14 @@ fn row_device(
 /// rows' cells alone.
 fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> {
     let mut notes = Vec::new();
+    // Room for every pair up front (row i pairs with the devices after
+    // it): the links are not moved at each doubling.
+    let n = ids.len().min(m.rows.len() + m.missing.len());
+    topo.links
+        .reserve((0..m.rows.len()).map(|i| n.saturating_sub(i + 1)).sum());
     let cut = Row::not_read(m.header_line, "");
     for i in 0..m.rows.len() {
-        for j in i + 1..ids.len().min(m.rows.len() + m.missing.len()) {
+        for j in i + 1..n {
             let (ri, rj) = (&m.rows[i], m.rows.get(j).unwrap_or(&cut));
             // A row not read: the pair is told by the other row alone.
             let (code, back) = match (ri.bad, rj.bad) {
@@ -384,10 +389,12 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
             } else {
                 (c1, code, n1)
             };
-            let lines: Vec<usize> = [ri, rj].iter().filter(|r| !r.bad).map(|r| r.line).collect();
-            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(lines[0]));
-            link.sources
-                .extend(lines[1..].iter().map(|l| Source::line(*l)));
+            // The read rows' lines, straight into the link (no Vec per
+            // pair); one row at least was read (both bad is skipped above).
+            let mut lines = [ri, rj].into_iter().filter(|r| !r.bad).map(|r| r.line);
+            let first = lines.next().unwrap_or(ri.line);
+            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(first));
+            link.sources.extend(lines.map(Source::line));
             link.code = Some(code.to_string());
             link.nvlinks = nvlinks;
             topo.links.push(link);
@@ -400,7 +407,7 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
 /// not printed, so the cells keep the row/column reading of the matrix:
 /// `src` is the row, `dst` the column.
 pub fn parse_p2p_status(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
     let m = read_matrix(
         &lines,
         |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),

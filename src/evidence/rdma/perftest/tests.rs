@@ -115,3 +115,23 @@ fn command_lines_say_whether_gpu_buffers_were_asked_for() {
         assert_eq!(command_line(line), want, "{line}");
     }
 }
+
+#[test]
+fn split_key_agrees_with_split_once() {
+    for p in [
+        "Device : mlx5_0",
+        "a :b : c",
+        "a: b :c",
+        "a :",
+        " :x",
+        ":x : y",
+        "no colon",
+        "a::b : c",
+        "ü :é : ß",
+        "",
+        " : ",
+    ] {
+        let want = p.split_once(" : ").or_else(|| p.split_once(" :"));
+        assert_eq!(split_key(p), want, "{p:?}");
+    }
+}

@@ -15,16 +15,21 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
         if !crate::evidence::trim_start(l).starts_with("GPU") {
             continue;
         }
-        let toks: Vec<&str> = l.split_whitespace().collect();
-        if toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X") {
+        // One pass over the words, no Vec per row: the first word, then
+        // what the header and row tests ask of the others.
+        let mut toks = l.words();
+        let Some(first) = toks.next() else { continue };
+        let (mut x, mut p2p, mut topo) = (false, false, false);
+        for t in toks {
+            x |= t == "X";
+            p2p |= P2P_CODES[1..].contains(&t);
+            topo |= is_topo_code(t);
+        }
+        if first.starts_with("GPU0") && !x {
             header = l.contains("Affinity");
             last_header = header.then_some(n);
         }
-        if header
-            && toks.first().is_some_and(|t| is_gpu_label(t))
-            && toks[1..].iter().all(|t| !P2P_CODES[1..].contains(t))
-            && toks[1..].iter().any(|t| is_topo_code(t))
-        {
+        if header && is_gpu_label(first) && !p2p && topo {
             return true;
         }
     }
@@ -44,7 +49,7 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
         // Token by token, no list: a `topo -m` row (the next entry's,
         // which comes here first) stops at its first code that is no
         // P2P status.
-        let mut toks = l.split_whitespace();
+        let mut toks = l.words();
         if !toks.next().is_some_and(is_gpu_label) {
             return false;
         }
@@ -72,7 +77,7 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
 /// `nvidia-smi topo -p2p`.
 fn is_p2p_header(l: &str) -> bool {
     let mut n = 0;
-    let gpus = l.split_whitespace().all(|t| {
+    let gpus = l.words().all(|t| {
         n += 1;
         t.strip_prefix("GPU").and_then(parse_plain_u32) == Some(n - 1)
     });
