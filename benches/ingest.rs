@@ -180,10 +180,20 @@ fn in_process(corpus: &Path, bytes_in: u64, runs: usize) {
         let (u1, s1) = common::self_cpu();
         cpu.push((u1 - u0, s1 - s0));
     }
+    print_median(
+        "in process, nothing written (read, detect, parse, bundle, serialise)",
+        cpu,
+        bytes_in,
+    );
+}
+
+/// Prints the median of `cpu` (user, system CPU seconds per run) and the
+/// MB/s per CPU-second it gives for `bytes_in`.
+fn print_median(what: &str, mut cpu: Vec<(f64, f64)>, bytes_in: u64) {
     cpu.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
     let (u, s) = cpu[cpu.len() / 2];
     println!(
-        "in process, nothing written (read, detect, parse, bundle, serialise): {:.2} CPU-s ({u:.2} user + {s:.2} system): {:.1} MB/s per CPU-second",
+        "{what}: {:.2} CPU-s ({u:.2} user + {s:.2} system): {:.1} MB/s per CPU-second",
         u + s,
         bytes_in as f64 / 1e6 / (u + s)
     );
@@ -225,12 +235,10 @@ fn in_memory(nodes: &[PathBuf], bytes_in: u64, runs: usize) {
         cpu.push((u1 - u0, s1 - s0));
     }
     assert!(cells > 0, "the corpus gave no measurement");
-    cpu.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
-    let (u, s) = cpu[cpu.len() / 2];
-    println!(
-        "in memory, files already read (detect, parse, bundle; issue 13's measure): {:.2} CPU-s ({u:.2} user + {s:.2} system): {:.1} MB/s per CPU-second",
-        u + s,
-        bytes_in as f64 / 1e6 / (u + s)
+    print_median(
+        "in memory, files already read (detect, parse, bundle; issue 13's measure)",
+        cpu,
+        bytes_in,
     );
 }
 
