@@ -37,10 +37,12 @@
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 
-/// mimalloc (see Cargo.toml for why and the figures): for every binary
-/// that links this crate, tests and benches included.
+/// mimalloc (see Cargo.toml and [`alloc`] for why and the figures): for
+/// every binary that links this crate, tests and benches included.
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: alloc::MiMalloc = alloc::MiMalloc;
+
+mod alloc;
 
 pub mod bundle;
 pub mod cli;
