@@ -374,7 +374,7 @@ impl Measurements {
                     bandwidth_bytes_per_s: c.bandwidth_bytes_per_s,
                     latency_s: c.latency_s,
                     statistic: s.statistic,
-                    as_printed: c.as_printed,
+                    as_printed: c.as_printed.into(),
                     p2p: s.p2p,
                     buffers: s.buffers,
                     copy_engine: s.copy_engine,

@@ -368,7 +368,7 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &Context) -> Vec<Meas
             m.size_bytes = Some(p.size as u64);
             let bw = p.size as f64 / secs;
             m.bandwidth_bytes_per_s = Some(bw);
-            m.as_printed = format!("{:.3} GB/s", bw / GB);
+            m.as_printed = format!("{:.3} GB/s", bw / GB).into();
             m.p2p = r.path.p2p;
             m.buffers = r.path.buffers;
             m.copy_engine = r.path.copy_engine;

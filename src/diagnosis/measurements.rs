@@ -329,7 +329,7 @@ pub(super) fn unit_traps(b: &Bundle, out: &mut Vec<Diagnosed>) {
             Severity::Info,
             Finding::BitsNotBytes {
                 tool: m.tool.to_string(),
-                example_as_printed: m.as_printed.clone(),
+                example_as_printed: m.as_printed.to_string(),
                 example_bytes_per_s: m.bandwidth_bytes_per_s.unwrap_or(0.0),
             },
             vec![m.source.clone()],

@@ -248,7 +248,7 @@ pub struct Measurement {
     pub latency_s: Option<f64>,
     pub statistic: Statistic,
     /// The value and unit exactly as printed (`370.90 GB/s`, `3665.25 MB/sec`).
-    pub as_printed: String,
+    pub as_printed: Text,
     pub p2p: P2p,
     pub buffers: Buffers,
     pub copy_engine: CopyEngine,
@@ -290,7 +290,7 @@ impl Measurement {
             bandwidth_bytes_per_s: None,
             latency_s: None,
             statistic,
-            as_printed: String::new(),
+            as_printed: Text::default(),
             p2p: P2p::Unknown,
             buffers: Buffers::Unknown,
             copy_engine: CopyEngine::Unknown,

@@ -434,13 +434,10 @@ pub(crate) fn is_glued(t: &str) -> bool {
 }
 
 /// A value and its unit as the cell shows them (`12.5 GB/s`): what
-/// `format!("{value} {unit}")` makes, without the formatter (one per cell).
-pub(crate) fn printed(value: &str, unit: &str) -> String {
-    let mut s = String::with_capacity(value.len() + 1 + unit.len());
-    s.push_str(value);
-    s.push(' ');
-    s.push_str(unit);
-    s
+/// `format!("{value} {unit}")` makes, without the formatter or, for most
+/// figures, an allocation (one per cell).
+pub(crate) fn printed(value: &str, unit: &str) -> text::Text {
+    text::Text::concat(&[value, " ", unit])
 }
 
 /// `s.trim()`, inlined: ASCII spaces and tabs at either end are stripped

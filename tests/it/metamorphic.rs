@@ -305,7 +305,7 @@ fn every_capture_cut_short_yields_only_its_own_facts() {
         let cells = |r: &Reading| -> Vec<(usize, String, Option<u64>)> {
             r.measurements
                 .iter()
-                .map(|m| (m.source.line, m.as_printed.clone(), m.size_bytes))
+                .map(|m| (m.source.line, m.as_printed.to_string(), m.size_bytes))
                 .collect()
         };
         let all = cells(&whole);

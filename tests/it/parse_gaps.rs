@@ -273,7 +273,7 @@ fn cells_at(r: &Reading, n: usize) -> Vec<(String, String, Verification)> {
         .map(|m| {
             (
                 m.test.to_string(),
-                m.as_printed.clone(),
+                m.as_printed.to_string(),
                 m.verification.clone(),
             )
         })

@@ -26,7 +26,7 @@ fn cells_at(r: &Reading, n: usize) -> Vec<String> {
     r.measurements
         .iter()
         .filter(|m| m.source.line == n)
-        .map(|m| m.as_printed.clone())
+        .map(|m| m.as_printed.to_string())
         .collect()
 }
 

@@ -439,7 +439,7 @@ mod tests {
                     size_bytes: c.size_bytes,
                     bandwidth_bytes_per_s: c.bandwidth_bytes_per_s,
                     latency_s: c.latency_s,
-                    as_printed: c.as_printed.clone(),
+                    as_printed: c.as_printed.to_string(),
                     line: c.source.line,
                     message_size: None,
                 })

@@ -282,7 +282,7 @@ fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them(
         m.size_bytes = [Some(0), Some(9), Some(10), Some(u64::MAX), None][i % 5];
         m.bandwidth_bytes_per_s = Some(*v);
         m.latency_s = (i % 3 == 0).then_some(-*v);
-        m.as_printed = format!("{v} \"GB/s\"\t");
+        m.as_printed = format!("{v} \"GB/s\"\t").into();
         b.measurements.push(m);
     }
     written_as_serde_json_writes(&b);
