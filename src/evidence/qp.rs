@@ -234,6 +234,7 @@ impl Decoded {
             blank,
             blank_kept,
             silent,
+            whole_lines: Vec::new(),
         }
     }
 }

@@ -135,17 +135,30 @@ pub struct Scan<'a> {
     /// end (`lsmod | grep nv_peer_mem`), with their line: an empty grep
     /// says something too.
     pub silent: Vec<(usize, String)>,
+    /// The lines of `segments[0]` when it borrows the whole text (as
+    /// [`super::push_lines`] splits it), so that the splitter need not
+    /// split the text again; empty otherwise.
+    pub whole_lines: Vec<&'a str>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
 /// taken off and its original number kept.
 pub fn scan(text: &str) -> Scan<'_> {
-    let mut out = Scan::default();
+    // One entry per line in each list: sized once by a newline count
+    // (memchr), not grown.
+    let n_lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+    let mut out = Scan {
+        blank: Vec::with_capacity(n_lines),
+        blank_kept: Vec::with_capacity(n_lines),
+        ..Scan::default()
+    };
     // Whether a line ends in `=` (blanks after it taken off): perhaps a
     // quoted-printable soft break, decided once (`qp`) after the loop.
     let mut soft = false;
-    let mut cur: Vec<(usize, &str)> = Vec::new();
+    let mut cur: Vec<(usize, &str)> = Vec::with_capacity(n_lines);
     let mut command: Option<(String, usize, &str)> = None;
+    // The command-line checks' byte searches, made over the text.
+    let mut finds = command::Finds::new(text.as_bytes());
     // (memchr: `contains` looks at the text a byte at a time.)
     let mut changed = memchr::memchr(b'\r', text.as_bytes()).is_some();
     // Indentation of the whole paste comes off first (a quoted block
@@ -196,7 +209,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
             continue;
         }
-        if let Some(cmd) = prompt_command(t) {
+        if let Some(cmd) = command::prompt_command_in(t, &mut finds) {
             out.skipped.push(Skip {
                 line: n,
                 reason: SkipReason::Prompt,
@@ -235,21 +248,28 @@ fn flush<'a>(
     whole: &'a str,
     changed: bool,
 ) {
-    if cur.iter().all(|(_, l)| l.trim().is_empty()) {
+    // Whether a line is blank was found as it was scanned
+    // (`blank_kept[n - 1]` is `l.trim().is_empty()`): not trimmed again.
+    let blank_kept = std::mem::take(&mut out.blank_kept);
+    let blank = |n: usize| blank_kept[n - 1];
+    if cur.iter().all(|&(n, _)| blank(n)) {
         cur.clear();
+        out.blank_kept = blank_kept;
         if let Some((c, n, _)) = command.filter(|c| !c.0.is_empty()) {
             out.silent.push((n, c));
         }
         return;
     }
-    let indent = common_indent(cur.iter().map(|(_, l)| *l));
+    let indent = indent_of(cur.iter().map(|&(n, l)| (l, blank(n))));
     let lines: Vec<usize> = cur.iter().map(|(n, _)| *n).collect();
     let text = if !changed && indent == 0 && out.segments.is_empty() {
+        // Unchanged: every line of the text, as pasted (no `\r`).
+        out.whole_lines = cur.iter().map(|&(_, l)| l).collect();
         Cow::Borrowed(whole)
     } else {
         let mut s = String::with_capacity(cur.iter().map(|(_, l)| l.len() + 1).sum());
-        for (_, l) in cur.iter() {
-            if l.trim().is_empty() {
+        for &(n, l) in cur.iter() {
+            if blank(n) {
                 s.push('\n');
                 continue;
             }
@@ -259,6 +279,7 @@ fn flush<'a>(
         Cow::Owned(s)
     };
     cur.clear();
+    out.blank_kept = blank_kept;
     let (command, prompt_line) = match command {
         Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, Cow::Borrowed(l)))),
         None => (None, None),
@@ -273,9 +294,14 @@ fn flush<'a>(
 
 /// Bytes of leading whitespace that every non-blank line shares.
 pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    indent_of(lines.map(|l| (l, l.trim().is_empty())))
+}
+
+/// [`common_indent`] of lines each given with whether it is blank.
+fn indent_of<'a>(lines: impl Iterator<Item = (&'a str, bool)>) -> usize {
     let mut common: Option<&str> = None;
-    for l in lines {
-        if l.trim().is_empty() {
+    for (l, blank) in lines {
+        if blank {
             continue;
         }
         // Spaces and tabs only: a byte count never splits a character.

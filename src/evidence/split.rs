@@ -142,15 +142,35 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
 /// [`detect`](super::detect) finds in it; the segment is split into
 /// lines once for the cuts and every detection.
 pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
-    // One line per line number: the scanner's count sizes the list.
-    let mut lines: Vec<&str> = Vec::with_capacity(seg.lines.len());
-    super::push_lines(&seg.text, &mut lines);
+    split_and_detect_lines(seg, None, out);
+}
+
+/// [`split_and_detect`], given `seg`'s text already split into lines as
+/// [`push_lines`](super::push_lines) splits it ([`Scan::whole_lines`]),
+/// or `None` to split it here.
+///
+/// [`Scan::whole_lines`]: super::scan::Scan::whole_lines
+pub(crate) fn split_and_detect_lines<'a>(
+    seg: Segment<'a>,
+    split: Option<&[&'a str]>,
+    out: &mut Vec<(Segment<'a>, Option<Tool>)>,
+) {
+    let mut own: Vec<&str> = Vec::new();
+    let lines: &[&str] = match split {
+        Some(lines) => lines,
+        None => {
+            // One line per line number: the scanner's count sizes the list.
+            own.reserve_exact(seg.lines.len());
+            super::push_lines(&seg.text, &mut own);
+            &own
+        }
+    };
     // Without a `\r` the lines are the text's pieces between single `\n`s:
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
     let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
     let cuts = if lines.len() == seg.lines.len() {
-        header_cuts(&seg.text, &lines, plain)
+        header_cuts(&seg.text, lines, plain)
     } else {
         Vec::new()
     };
@@ -158,14 +178,14 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
         let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)
         } else {
-            super::detect_in(&seg.text, &lines)
+            super::detect_in(&seg.text, lines)
         };
-        drop(lines);
+        drop(own);
         out.push((seg, tool));
         return;
     }
     let at: Vec<usize> = cuts.iter().map(|&(cut, _)| cut).collect();
-    for (part, range) in cut_at(&seg, &lines, &at) {
+    for (part, range) in cut_at(&seg, lines, &at) {
         let before = cuts.iter().find(|&&(cut, _)| cut == range.end);
         let tool = match before {
             // A part that ends at a cut was detected there, as the same
