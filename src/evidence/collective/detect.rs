@@ -24,7 +24,7 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
         ) {
             continue;
         }
-        let t = strip_mpi_prefix(l).trim();
+        let t = crate::evidence::trim(strip_mpi_prefix(l));
         let h = t.strip_prefix('#').map_or(t, str::trim_start);
         if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
             return true;
