@@ -507,9 +507,20 @@ fn strip_journald(line: &str) -> &str {
 /// Slurm's `srun -l` label: the task number and `: ` (`0: `, `12: `),
 /// right-aligned to the widest task number (` 3: `).
 fn strip_task_label(line: &str) -> &str {
-    let pad = line.bytes().take_while(|b| *b == b' ').count();
-    let digits = line[pad..].bytes().take_while(u8::is_ascii_digit).count();
-    if pad > 4 || digits == 0 || digits > 5 || pad + digits > 6 {
+    // Counted only as far as a label reaches (4 blanks, 5 digits): the
+    // long indentation of a table's row, or a long number, is refused
+    // after a few bytes.
+    let b = line.as_bytes();
+    let pad = b.iter().take(5).take_while(|c| **c == b' ').count();
+    if pad > 4 {
+        return line;
+    }
+    let digits = b[pad..]
+        .iter()
+        .take(6)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits == 0 || digits > 5 || pad + digits > 6 {
         return line;
     }
     let rest = &line[pad + digits..];

@@ -216,3 +216,30 @@ fn trim_end_is_str_s() {
         assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
     }
 }
+
+/// [`strip_task_label`] as it was before it stopped counting where a
+/// label ends: blanks and digits counted in full.
+fn strip_task_label_before(line: &str) -> &str {
+    let pad = line.bytes().take_while(|b| *b == b' ').count();
+    let digits = line[pad..].bytes().take_while(u8::is_ascii_digit).count();
+    if pad > 4 || digits == 0 || digits > 5 || pad + digits > 6 {
+        return line;
+    }
+    let rest = &line[pad + digits..];
+    if rest == ":" {
+        return "";
+    }
+    rest.strip_prefix(": ").unwrap_or(line)
+}
+
+#[test]
+fn strip_task_label_counts_no_further_than_a_label_reaches() {
+    for pad in 0..9 {
+        for digits in 0..9 {
+            for tail in ["", ":", ": ", ": x", "x", " :", "\u{e9}", "\t: y"] {
+                let l = format!("{}{}{tail}", " ".repeat(pad), "7".repeat(digits));
+                assert_eq!(strip_task_label(&l), strip_task_label_before(&l), "{l:?}");
+            }
+        }
+    }
+}
