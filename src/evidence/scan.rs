@@ -328,7 +328,18 @@ fn indent_of<'a>(lines: impl Iterator<Item = (&'a str, bool)>) -> usize {
 /// in front of a line: `[rank 3] `, `[1,0]<stdout>:`, `> `, an ISO
 /// timestamp, a journald/syslog head (`Dec 01 10:00:00 host prog[123]: `),
 /// a Slurm `srun -l` task label (`12: `).
-pub fn strip_prefixes(mut line: &str) -> &str {
+#[inline]
+pub fn strip_prefixes(line: &str) -> &str {
+    // Asked of every line: the first look is made where it is asked, the
+    // loop called only for a line that may have a prefix.
+    if !line.as_bytes().first().is_some_and(|b| opens_prefix(*b)) {
+        return line;
+    }
+    strip_prefixes_from(line)
+}
+
+/// [`strip_prefixes`] past its first look.
+fn strip_prefixes_from(mut line: &str) -> &str {
     loop {
         // Every prefix below starts with one of these bytes (a month's
         // initial for journald): most lines end here.
@@ -456,10 +467,12 @@ fn strip_journald(line: &str) -> &str {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let b = line.as_bytes();
+    // The month's name compared last: most capitalised lines fail the
+    // byte looks first.
     if b.len() < 16
         || !is_month_initial(b[0])
-        || !MONTHS.iter().any(|m| line.starts_with(m))
         || b[3] != b' '
+        || !MONTHS.iter().any(|m| line.starts_with(m))
     {
         return line;
     }
