@@ -398,6 +398,11 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
 /// (`$ lsmod` then `$ lsmod | grep scull`): such a run lists commands to
 /// type, as a how-to does, and says nothing of what they printed.
 fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
+    // Most texts have no silent command: the printed lines are not
+    // gathered for nothing.
+    if scan.silent.is_empty() {
+        return Vec::new();
+    }
     let printed: std::collections::BTreeSet<usize> = scan
         .segments
         .iter()
