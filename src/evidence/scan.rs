@@ -173,7 +173,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             0 => raw,
             _ => raw
                 .get(outer..)
-                .filter(|_| !raw.trim().is_empty())
+                .filter(|_| !super::trim(raw).is_empty())
                 .unwrap_or(raw),
         };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
@@ -294,7 +294,7 @@ fn flush<'a>(
 
 /// Bytes of leading whitespace that every non-blank line shares.
 pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
-    indent_of(lines.map(|l| (l, l.trim().is_empty())))
+    indent_of(lines.map(|l| (l, super::trim(l).is_empty())))
 }
 
 /// [`common_indent`] of lines each given with whether it is blank.

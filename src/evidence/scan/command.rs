@@ -182,7 +182,7 @@ pub(crate) fn prompt_command_in<'t>(t: &'t str, finds: &mut Finds) -> Option<&'t
         // known command follows (tools print `# ` comment lines of their own).
         b'#' => {
             if let Some(rest) = t.strip_prefix("# ")
-                && is_command_in(rest.trim(), finds)
+                && is_command_in(crate::evidence::trim(rest), finds)
             {
                 return Some(rest.trim());
             }
@@ -191,11 +191,12 @@ pub(crate) fn prompt_command_in<'t>(t: &'t str, finds: &mut Finds) -> Option<&'t
     }
     // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
     // (Every such shell's name starts with one of these bytes.)
+    // (`split_once(' ')` by memchr: the std search sets up a searcher.)
     if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
-        && let Some((head, rest)) = t.split_once(' ')
-        && is_shell_prompt(head)
+        && let Some(sp) = memchr::memchr(b' ', t.as_bytes())
+        && is_shell_prompt(&t[..sp])
     {
-        return Some(rest.trim());
+        return Some(t[sp + 1..].trim());
     }
     is_command_in(t, finds).then_some(t)
 }
