@@ -18,8 +18,8 @@ use super::scan::Segment;
 /// The tool whose output starts at `line` (as the scanner left it), if
 /// the line is such a header.
 pub fn header_tool(line: &str) -> Option<Tool> {
-    let t = super::trim(line);
-    let first = *t.as_bytes().first()?;
+    // The line is trimmed only past the filter below.
+    let first = trimmed_first(line)?;
     // Cheap first-byte filter: most lines of most transcripts end here.
     if !matches!(
         first,
@@ -28,6 +28,7 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     ) {
         return None;
     }
+    let t = super::trim(line);
     // Each signature is tried only where the line starts with its first
     // byte, in this order; lspci's address may start with any of them.
     let tool = match first {
@@ -64,6 +65,18 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         _ => return None,
     };
     Some(tool)
+}
+
+/// The first byte of `line.trim()`: the first past leading spaces and
+/// tabs where that is a plain ASCII byte no trim takes off, found
+/// without trimming; else the trimmed line's.
+fn trimmed_first(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    match b.get(super::blanks(b)) {
+        Some(&c) if c.is_ascii_graphic() => Some(c),
+        None => None,
+        _ => super::trim(line).as_bytes().first().copied(),
+    }
 }
 
 /// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`.
@@ -381,6 +394,32 @@ mod tests {
             }
         }
         assert!(runs > 100);
+    }
+
+    #[test]
+    fn trimmed_first_is_the_first_byte_of_str_trim() {
+        for s in [
+            "",
+            " ",
+            "\t",
+            " \t x",
+            "x",
+            "  GPU0",
+            "\u{b}C",
+            " \u{a0}C",
+            "\u{3000}",
+            "\u{e9}",
+            " \r",
+            "\x0cD",
+            "\t\t# nThread",
+            "        8",
+        ] {
+            assert_eq!(
+                trimmed_first(s),
+                s.trim().as_bytes().first().copied(),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]
