@@ -332,10 +332,36 @@ fn indent_of<'a>(lines: impl Iterator<Item = (&'a str, bool)>) -> usize {
 pub fn strip_prefixes(line: &str) -> &str {
     // Asked of every line: the first look is made where it is asked, the
     // loop called only for a line that may have a prefix.
-    if !line.as_bytes().first().is_some_and(|b| opens_prefix(*b)) {
+    if !may_have_prefix(line.as_bytes()) {
         return line;
     }
     strip_prefixes_from(line)
+}
+
+/// `false` only where no stripper takes anything off `b`, judged by its
+/// first bytes: a `[` or `>` may open a prefix; blanks only where a digit
+/// follows within a task label's padding (` 3: `); a number only where a
+/// timestamp's `-` or a task label's `:` follows it; a month's initial
+/// only where journald's `Dec 01 ...` can fit. An indented row or a
+/// number (most lines) ends here.
+#[inline]
+fn may_have_prefix(b: &[u8]) -> bool {
+    let Some(&c) = b.first() else {
+        return false;
+    };
+    match c {
+        b'[' | b'>' => true,
+        b' ' => b
+            .iter()
+            .take(5)
+            .find(|c| **c != b' ')
+            .is_some_and(u8::is_ascii_digit),
+        b'0'..=b'9' => {
+            let k = b.iter().take(6).take_while(|c| c.is_ascii_digit()).count();
+            (k == 4 && b.get(4) == Some(&b'-')) || b.get(k) == Some(&b':')
+        }
+        _ => is_month_initial(c) && b.len() >= 16 && b[3] == b' ',
+    }
 }
 
 /// [`strip_prefixes`] past its first look.

@@ -208,6 +208,71 @@ fn prefixes_come_off_as_a_pass_of_every_stripper_took_them() {
     }
 }
 
+/// A line [`may_have_prefix`] rules out is one no stripper changes.
+#[test]
+fn may_have_prefix_rules_out_only_lines_without_one() {
+    let mut lines: Vec<String> = Vec::new();
+    let heads = [
+        "",
+        " ",
+        "  ",
+        "    ",
+        "     ",
+        "      ",
+        "1",
+        "12",
+        "1234",
+        "12345",
+        "123456",
+        "1234567",
+        "2024",
+        "Dec",
+        "Dec ",
+        "Jan 01 10:00:00 h p: ",
+        "D",
+        "[",
+        ">",
+        "\u{e9}",
+    ];
+    let tails = [
+        "",
+        ":",
+        ": ",
+        ": x",
+        "-05-01T12:00:00Z x",
+        "-05-01 12:00:00 x",
+        " 01 10:00:00 host k: x",
+        "  1 10:00:00 host prog[1]: x",
+        "x",
+        " 7: y",
+        "\t",
+        "7",
+        "7: z",
+    ];
+    for h in heads {
+        for t in tails {
+            lines.push(format!("{h}{t}"));
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut dirs = vec![dir];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                lines.extend(text.lines().map(String::from));
+            }
+        }
+    }
+    for l in &lines {
+        if !may_have_prefix(l.as_bytes()) {
+            assert_eq!(strip_prefixes_from(l), l.as_str(), "{l:?}");
+        }
+    }
+}
+
 #[test]
 fn trim_end_is_str_s() {
     for s in [
