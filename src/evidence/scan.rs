@@ -171,16 +171,19 @@ pub fn scan(text: &str) -> Scan<'_> {
         soft |= end.ends_with('=');
         let raw = match outer {
             0 => raw,
-            _ => raw
-                .get(outer..)
-                .filter(|_| !super::trim(raw).is_empty())
-                .unwrap_or(raw),
+            _ => raw.get(outer..).filter(|_| !end.is_empty()).unwrap_or(raw),
         };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
         if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
-        let t = super::trim(line);
+        // A line nothing was taken off is the raw line, whose end was
+        // trimmed above: only its start is left to trim.
+        let t = if outer == 0 && line.len() == raw.len() {
+            super::trim_start(end)
+        } else {
+            super::trim(line)
+        };
         out.blank_kept.push(t.is_empty());
         // Each skipped form is looked for where the line starts with its
         // first byte.
