@@ -86,7 +86,8 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
     if is_bundle(text) {
         return Reading::default();
     }
-    if let Some(nul) = text.find('\0') {
+    // memchr's search: `find('\0')` reads the whole text a word at a time.
+    if let Some(nul) = memchr::memchr(0, bytes) {
         let line = text[..nul].matches('\n').count() + 1;
         return Reading::failed(
             path,
@@ -303,8 +304,11 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     // Two tools pasted back to back without a command line are two blocks;
     // each block's tool is recognised as it is split off.
     let mut detected = Vec::with_capacity(scan.segments.len());
-    for seg in std::mem::take(&mut scan.segments) {
-        evidence::split::split_and_detect(seg, &mut detected);
+    // The scanner's lines of a text read whole are not split again.
+    let whole = std::mem::take(&mut scan.whole_lines);
+    for (i, seg) in std::mem::take(&mut scan.segments).into_iter().enumerate() {
+        let split = (i == 0 && !whole.is_empty()).then_some(&whole[..]);
+        evidence::split::split_and_detect_lines(seg, split, &mut detected);
     }
     let (segments, tools): (Vec<scan::Segment>, Vec<Option<Tool>>) = detected.into_iter().unzip();
     scan.segments = segments;
@@ -394,6 +398,11 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
 /// (`$ lsmod` then `$ lsmod | grep scull`): such a run lists commands to
 /// type, as a how-to does, and says nothing of what they printed.
 fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
+    // Most texts have no silent command: the printed lines are not
+    // gathered for nothing.
+    if scan.silent.is_empty() {
+        return Vec::new();
+    }
     let printed: std::collections::BTreeSet<usize> = scan
         .segments
         .iter()

@@ -41,8 +41,15 @@ pub fn collective_of_program(word: &str) -> Option<Kind> {
 
 fn nccl(command: Option<&str>, text: &str, p: &mut Parsed) {
     let mut named: Option<(Kind, String)> = None;
-    for (i, l) in text.lines().enumerate() {
-        let t = l.trim();
+    // A line can pass the looks below only where the text holds their
+    // literal: one search of the text each, and most blocks (which hold
+    // neither) are not split into lines for them.
+    let looked_for = has!(text, "# Collective test starting:")
+        || has!(text, "Test NCCL failure")
+        || has!(text, "Test CUDA failure");
+    let lines = super::lines(if looked_for { text } else { "" });
+    for (i, l) in lines.enumerate() {
+        let t = super::trim(l);
         if let Some(rest) = t.strip_prefix("# Collective test starting:")
             && let Some(k) = collective_of_program(rest.trim())
         {

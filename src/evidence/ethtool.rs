@@ -138,7 +138,11 @@ pub fn looks_like_ethtool_stats(text: &str, lines: &[&str]) -> bool {
     // One pass, no list: the first other line ends the look (most blocks
     // that come here, the table's last entry, are not ethtool's).
     let (mut rows, mut rx_tx) = (0, 0);
-    for l in lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+    for l in lines
+        .iter()
+        .map(|l| crate::evidence::trim(l))
+        .filter(|l| !l.is_empty())
+    {
         if counter_row(l).is_none() && !other(l) {
             return false;
         }

@@ -41,6 +41,36 @@ pub struct Decoded {
 /// Reads every line: the scanner asks only about a text with a line
 /// that ends in `=` (blanks after it allowed).
 pub fn decode(text: &str) -> Option<Decoded> {
+    if refused_at_a_glance(text) {
+        return None;
+    }
+    decode_checked(text)
+}
+
+/// Whether some `=` in `text` is followed by what neither an escape
+/// (`=3D`) nor a soft break (`=` then blanks to the line's end) can be:
+/// a byte that is not upper-case hex, and past any blanks after the `=`
+/// more of the line. [`decode`] refuses such a text at that `=` (no
+/// prefix the scanner takes off holds a `=`), and most texts (`=====`,
+/// `size=16M`, `X    = Self`) are refused so by one memchr pass instead
+/// of reading every line.
+fn refused_at_a_glance(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'=', b).any(|at| {
+        let after = &b[at + 1..];
+        let blanks = after
+            .iter()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count();
+        after.first().is_some_and(|c| !is_upper_hex(c))
+            && after
+                .get(blanks)
+                .is_some_and(|c| !matches!(c, b'\r' | b'\n'))
+    })
+}
+
+/// [`decode`] without its first look.
+fn decode_checked(text: &str) -> Option<Decoded> {
     let outer = scan::common_indent(text.lines());
     let mut soft = Vec::new();
     let mut escapes = 0usize;
@@ -234,6 +264,7 @@ impl Decoded {
             blank,
             blank_kept,
             silent,
+            whole_lines: Vec::new(),
         }
     }
 }
@@ -269,6 +300,44 @@ mod tests {
         assert_eq!((d.lines, d.joined), (vec![1, 3, 4], vec![2, 5]));
         // Blanks after a `=` that is text, not a break: not mail.
         assert!(decode("X    = \nPIX  = Connection traversing\n").is_none());
+    }
+
+    /// The first look refuses only texts the full reading refuses: every
+    /// capture, and texts made of `=` in each position and neighbour.
+    #[test]
+    fn refused_at_a_glance_only_where_decode_refuses() {
+        let mut texts: Vec<String> = Vec::new();
+        let parts = [
+            "=", "=3D", "=3d", "= ", "=\t", "=\r", "=\r\n", "=\n", "==", "=A", "=\u{e9}", "x",
+        ];
+        for a in parts {
+            for b in parts {
+                let wide = "0123456789".repeat(5);
+                texts.push(format!("{a}{b}\n"));
+                texts.push(format!("{wide}{a}\n{wide}{b}\n[rank 0] {wide}{a}\n"));
+                texts.push(format!("> {wide}{a}{b}\n{wide}{b}"));
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut dirs = vec![dir];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    texts.push(text);
+                }
+            }
+        }
+        let mut refused = 0;
+        for t in &texts {
+            if refused_at_a_glance(t) {
+                refused += 1;
+                assert_eq!(decode_checked(t), None, "{t:?}");
+            }
+        }
+        assert!(refused > 50);
     }
 
     #[test]

@@ -135,17 +135,30 @@ pub struct Scan<'a> {
     /// end (`lsmod | grep nv_peer_mem`), with their line: an empty grep
     /// says something too.
     pub silent: Vec<(usize, String)>,
+    /// The lines of `segments[0]` when it borrows the whole text (as
+    /// [`super::push_lines`] splits it), so that the splitter need not
+    /// split the text again; empty otherwise.
+    pub whole_lines: Vec<&'a str>,
 }
 
 /// Splits `text` into segments at command lines, with every line's prefix
 /// taken off and its original number kept.
 pub fn scan(text: &str) -> Scan<'_> {
-    let mut out = Scan::default();
+    // One entry per line in each list: sized once by a newline count
+    // (memchr), not grown.
+    let n_lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+    let mut out = Scan {
+        blank: Vec::with_capacity(n_lines),
+        blank_kept: Vec::with_capacity(n_lines),
+        ..Scan::default()
+    };
     // Whether a line ends in `=` (blanks after it taken off): perhaps a
     // quoted-printable soft break, decided once (`qp`) after the loop.
     let mut soft = false;
-    let mut cur: Vec<(usize, &str)> = Vec::new();
+    let mut cur: Vec<(usize, &str)> = Vec::with_capacity(n_lines);
     let mut command: Option<(String, usize, &str)> = None;
+    // The command-line checks' byte searches, made over the text.
+    let mut finds = command::Finds::new(text.as_bytes());
     // (memchr: `contains` looks at the text a byte at a time.)
     let mut changed = memchr::memchr(b'\r', text.as_bytes()).is_some();
     // Indentation of the whole paste comes off first (a quoted block
@@ -158,16 +171,19 @@ pub fn scan(text: &str) -> Scan<'_> {
         soft |= end.ends_with('=');
         let raw = match outer {
             0 => raw,
-            _ => raw
-                .get(outer..)
-                .filter(|_| !raw.trim().is_empty())
-                .unwrap_or(raw),
+            _ => raw.get(outer..).filter(|_| !end.is_empty()).unwrap_or(raw),
         };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
         if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
-        let t = super::trim(line);
+        // A line nothing was taken off is the raw line, whose end was
+        // trimmed above: only its start is left to trim.
+        let t = if outer == 0 && line.len() == raw.len() {
+            super::trim_start(end)
+        } else {
+            super::trim(line)
+        };
         out.blank_kept.push(t.is_empty());
         // Each skipped form is looked for where the line starts with its
         // first byte.
@@ -196,7 +212,7 @@ pub fn scan(text: &str) -> Scan<'_> {
             changed = true;
             continue;
         }
-        if let Some(cmd) = prompt_command(t) {
+        if let Some(cmd) = command::prompt_command_in(t, &mut finds) {
             out.skipped.push(Skip {
                 line: n,
                 reason: SkipReason::Prompt,
@@ -235,21 +251,28 @@ fn flush<'a>(
     whole: &'a str,
     changed: bool,
 ) {
-    if cur.iter().all(|(_, l)| l.trim().is_empty()) {
+    // Whether a line is blank was found as it was scanned
+    // (`blank_kept[n - 1]` is `l.trim().is_empty()`): not trimmed again.
+    let blank_kept = std::mem::take(&mut out.blank_kept);
+    let blank = |n: usize| blank_kept[n - 1];
+    if cur.iter().all(|&(n, _)| blank(n)) {
         cur.clear();
+        out.blank_kept = blank_kept;
         if let Some((c, n, _)) = command.filter(|c| !c.0.is_empty()) {
             out.silent.push((n, c));
         }
         return;
     }
-    let indent = common_indent(cur.iter().map(|(_, l)| *l));
+    let indent = indent_of(cur.iter().map(|&(n, l)| (l, blank(n))));
     let lines: Vec<usize> = cur.iter().map(|(n, _)| *n).collect();
     let text = if !changed && indent == 0 && out.segments.is_empty() {
+        // Unchanged: every line of the text, as pasted (no `\r`).
+        out.whole_lines = cur.iter().map(|&(_, l)| l).collect();
         Cow::Borrowed(whole)
     } else {
         let mut s = String::with_capacity(cur.iter().map(|(_, l)| l.len() + 1).sum());
-        for (_, l) in cur.iter() {
-            if l.trim().is_empty() {
+        for &(n, l) in cur.iter() {
+            if blank(n) {
                 s.push('\n');
                 continue;
             }
@@ -259,6 +282,7 @@ fn flush<'a>(
         Cow::Owned(s)
     };
     cur.clear();
+    out.blank_kept = blank_kept;
     let (command, prompt_line) = match command {
         Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, Cow::Borrowed(l)))),
         None => (None, None),
@@ -273,9 +297,14 @@ fn flush<'a>(
 
 /// Bytes of leading whitespace that every non-blank line shares.
 pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    indent_of(lines.map(|l| (l, super::trim(l).is_empty())))
+}
+
+/// [`common_indent`] of lines each given with whether it is blank.
+fn indent_of<'a>(lines: impl Iterator<Item = (&'a str, bool)>) -> usize {
     let mut common: Option<&str> = None;
-    for l in lines {
-        if l.trim().is_empty() {
+    for (l, blank) in lines {
+        if blank {
             continue;
         }
         // Spaces and tabs only: a byte count never splits a character.
@@ -302,7 +331,44 @@ pub(super) fn common_indent<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
 /// in front of a line: `[rank 3] `, `[1,0]<stdout>:`, `> `, an ISO
 /// timestamp, a journald/syslog head (`Dec 01 10:00:00 host prog[123]: `),
 /// a Slurm `srun -l` task label (`12: `).
-pub fn strip_prefixes(mut line: &str) -> &str {
+#[inline]
+pub fn strip_prefixes(line: &str) -> &str {
+    // Asked of every line: the first look is made where it is asked, the
+    // loop called only for a line that may have a prefix.
+    if !may_have_prefix(line.as_bytes()) {
+        return line;
+    }
+    strip_prefixes_from(line)
+}
+
+/// `false` only where no stripper takes anything off `b`, judged by its
+/// first bytes: a `[` or `>` may open a prefix; blanks only where a digit
+/// follows within a task label's padding (` 3: `); a number only where a
+/// timestamp's `-` or a task label's `:` follows it; a month's initial
+/// only where journald's `Dec 01 ...` can fit. An indented row or a
+/// number (most lines) ends here.
+#[inline]
+fn may_have_prefix(b: &[u8]) -> bool {
+    let Some(&c) = b.first() else {
+        return false;
+    };
+    match c {
+        b'[' | b'>' => true,
+        b' ' => b
+            .iter()
+            .take(5)
+            .find(|c| **c != b' ')
+            .is_some_and(u8::is_ascii_digit),
+        b'0'..=b'9' => {
+            let k = b.iter().take(6).take_while(|c| c.is_ascii_digit()).count();
+            (k == 4 && b.get(4) == Some(&b'-')) || b.get(k) == Some(&b':')
+        }
+        _ => is_month_initial(c) && b.len() >= 16 && b[3] == b' ',
+    }
+}
+
+/// [`strip_prefixes`] past its first look.
+fn strip_prefixes_from(mut line: &str) -> &str {
     loop {
         // Every prefix below starts with one of these bytes (a month's
         // initial for journald): most lines end here.
@@ -430,10 +496,12 @@ fn strip_journald(line: &str) -> &str {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let b = line.as_bytes();
+    // The month's name compared last: most capitalised lines fail the
+    // byte looks first.
     if b.len() < 16
         || !is_month_initial(b[0])
-        || !MONTHS.iter().any(|m| line.starts_with(m))
         || b[3] != b' '
+        || !MONTHS.iter().any(|m| line.starts_with(m))
     {
         return line;
     }
@@ -481,9 +549,20 @@ fn strip_journald(line: &str) -> &str {
 /// Slurm's `srun -l` label: the task number and `: ` (`0: `, `12: `),
 /// right-aligned to the widest task number (` 3: `).
 fn strip_task_label(line: &str) -> &str {
-    let pad = line.bytes().take_while(|b| *b == b' ').count();
-    let digits = line[pad..].bytes().take_while(u8::is_ascii_digit).count();
-    if pad > 4 || digits == 0 || digits > 5 || pad + digits > 6 {
+    // Counted only as far as a label reaches (4 blanks, 5 digits): the
+    // long indentation of a table's row, or a long number, is refused
+    // after a few bytes.
+    let b = line.as_bytes();
+    let pad = b.iter().take(5).take_while(|c| **c == b' ').count();
+    if pad > 4 {
+        return line;
+    }
+    let digits = b[pad..]
+        .iter()
+        .take(6)
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    if digits == 0 || digits > 5 || pad + digits > 6 {
         return line;
     }
     let rest = &line[pad + digits..];

@@ -18,8 +18,8 @@ use super::scan::Segment;
 /// The tool whose output starts at `line` (as the scanner left it), if
 /// the line is such a header.
 pub fn header_tool(line: &str) -> Option<Tool> {
-    let t = super::trim(line);
-    let first = *t.as_bytes().first()?;
+    // The line is trimmed only past the filter below.
+    let first = trimmed_first(line)?;
     // Cheap first-byte filter: most lines of most transcripts end here.
     if !matches!(
         first,
@@ -28,6 +28,7 @@ pub fn header_tool(line: &str) -> Option<Tool> {
     ) {
         return None;
     }
+    let t = super::trim(line);
     // Each signature is tried only where the line starts with its first
     // byte, in this order; lspci's address may start with any of them.
     let tool = match first {
@@ -64,6 +65,18 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         _ => return None,
     };
     Some(tool)
+}
+
+/// The first byte of `line.trim()`: the first past leading spaces and
+/// tabs where that is a plain ASCII byte no trim takes off, found
+/// without trimming; else the trimmed line's.
+fn trimmed_first(line: &str) -> Option<u8> {
+    let b = line.as_bytes();
+    match b.get(super::blanks(b)) {
+        Some(&c) if c.is_ascii_graphic() => Some(c),
+        None => None,
+        _ => super::trim(line).as_bytes().first().copied(),
+    }
 }
 
 /// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`.
@@ -142,15 +155,35 @@ pub fn split_at_headers(seg: Segment<'_>) -> Vec<Segment<'_>> {
 /// [`detect`](super::detect) finds in it; the segment is split into
 /// lines once for the cuts and every detection.
 pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option<Tool>)>) {
-    // One line per line number: the scanner's count sizes the list.
-    let mut lines: Vec<&str> = Vec::with_capacity(seg.lines.len());
-    super::push_lines(&seg.text, &mut lines);
+    split_and_detect_lines(seg, None, out);
+}
+
+/// [`split_and_detect`], given `seg`'s text already split into lines as
+/// [`push_lines`](super::push_lines) splits it ([`Scan::whole_lines`]),
+/// or `None` to split it here.
+///
+/// [`Scan::whole_lines`]: super::scan::Scan::whole_lines
+pub(crate) fn split_and_detect_lines<'a>(
+    seg: Segment<'a>,
+    split: Option<&[&'a str]>,
+    out: &mut Vec<(Segment<'a>, Option<Tool>)>,
+) {
+    let mut own: Vec<&str> = Vec::new();
+    let lines: &[&str] = match split {
+        Some(lines) => lines,
+        None => {
+            // One line per line number: the scanner's count sizes the list.
+            own.reserve_exact(seg.lines.len());
+            super::push_lines(&seg.text, &mut own);
+            &own
+        }
+    };
     // Without a `\r` the lines are the text's pieces between single `\n`s:
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
     let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
     let cuts = if lines.len() == seg.lines.len() {
-        header_cuts(&seg.text, &lines, plain)
+        header_cuts(&seg.text, lines, plain)
     } else {
         Vec::new()
     };
@@ -158,14 +191,14 @@ pub fn split_and_detect<'a>(seg: Segment<'a>, out: &mut Vec<(Segment<'a>, Option
         let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)
         } else {
-            super::detect_in(&seg.text, &lines)
+            super::detect_in(&seg.text, lines)
         };
-        drop(lines);
+        drop(own);
         out.push((seg, tool));
         return;
     }
     let at: Vec<usize> = cuts.iter().map(|&(cut, _)| cut).collect();
-    for (part, range) in cut_at(&seg, &lines, &at) {
+    for (part, range) in cut_at(&seg, lines, &at) {
         let before = cuts.iter().find(|&&(cut, _)| cut == range.end);
         let tool = match before {
             // A part that ends at a cut was detected there, as the same
@@ -361,6 +394,32 @@ mod tests {
             }
         }
         assert!(runs > 100);
+    }
+
+    #[test]
+    fn trimmed_first_is_the_first_byte_of_str_trim() {
+        for s in [
+            "",
+            " ",
+            "\t",
+            " \t x",
+            "x",
+            "  GPU0",
+            "\u{b}C",
+            " \u{a0}C",
+            "\u{3000}",
+            "\u{e9}",
+            " \r",
+            "\x0cD",
+            "\t\t# nThread",
+            "        8",
+        ] {
+            assert_eq!(
+                trimmed_first(s),
+                s.trim().as_bytes().first().copied(),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]

@@ -17,14 +17,17 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
         // ruled out by their first byte past blanks, before trimming: a
         // header starts `#` or `size`, a row a digit, an MPI prefix `[`.
         // Any other whitespace or a non-ASCII byte takes the full look.
-        let first = l.bytes().find(|b| !matches!(b, b' ' | b'\t'));
+        let first = l
+            .as_bytes()
+            .get(crate::evidence::blanks(l.as_bytes()))
+            .copied();
         if !matches!(
             first,
             Some(b'#' | b's' | b'0'..=b'9' | b'[' | b'\n'..=b'\r' | 0x80..)
         ) {
             continue;
         }
-        let t = strip_mpi_prefix(l).trim();
+        let t = crate::evidence::trim(strip_mpi_prefix(l));
         let h = t.strip_prefix('#').map_or(t, str::trim_start);
         if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
             return true;

@@ -71,9 +71,82 @@ fn is_known_program(prog: &str) -> bool {
     false
 }
 
+/// Where the bytes a command line's checks look for (`@`, and `/` or
+/// `_`) next occur in the text being scanned: one search from a line
+/// answers for every line up to the next occurrence, where a search per
+/// line would set up a memchr call on each. A slice outside the text
+/// ([`Finds::none`]) is searched itself.
+pub(crate) struct Finds<'h> {
+    hay: &'h [u8],
+    /// `(from, at)`: the first `@` at or after byte `from` is at `at`
+    /// (`usize::MAX`: none); `None` before the first search.
+    at: Option<(usize, usize)>,
+    /// The same for the first `/` or `_`.
+    slash: Option<(usize, usize)>,
+}
+
+impl<'h> Finds<'h> {
+    /// No text: every slice is searched itself.
+    pub(crate) fn none() -> Finds<'static> {
+        Finds::new(&[])
+    }
+
+    /// For slices of `hay`, asked about in the order of the text (a
+    /// slice before the last one searched from is searched again).
+    pub(crate) const fn new(hay: &'h [u8]) -> Finds<'h> {
+        Finds {
+            hay,
+            at: None,
+            slash: None,
+        }
+    }
+
+    /// Where `@` is in `t`: memchr's answer on `t`.
+    fn at(&mut self, t: &str) -> Option<usize> {
+        let hay = self.hay;
+        find_in(hay, t, &mut self.at, |b| memchr::memchr(b'@', b))
+    }
+
+    /// Whether `t` holds a `/` or a `_`.
+    fn slash_or_underscore(&mut self, t: &str) -> bool {
+        let hay = self.hay;
+        find_in(hay, t, &mut self.slash, |b| memchr::memchr2(b'/', b'_', b)).is_some()
+    }
+}
+
+/// `find(t)`, answered from `next` (the last search over `hay`) when `t`
+/// is a slice of `hay` at or after where that search started; otherwise
+/// `hay` is searched from `t` on and `next` remembers it.
+fn find_in(
+    hay: &[u8],
+    t: &str,
+    next: &mut Option<(usize, usize)>,
+    find: impl Fn(&[u8]) -> Option<usize>,
+) -> Option<usize> {
+    let off = (t.as_ptr() as usize).wrapping_sub(hay.as_ptr() as usize);
+    if off > hay.len() || t.len() > hay.len() - off {
+        return find(t.as_bytes());
+    }
+    let at = match *next {
+        Some((from, at)) if from <= off && at >= off => at,
+        _ => {
+            let at = find(&hay[off..]).map_or(usize::MAX, |k| off + k);
+            *next = Some((off, at));
+            at
+        }
+    };
+    (at < off + t.len()).then(|| at - off)
+}
+
 /// If `t` (a trimmed line) is a shell prompt or a bare command line, the
 /// command (possibly empty).
 pub fn prompt_command(t: &str) -> Option<&str> {
+    prompt_command_in(t, &mut Finds::none())
+}
+
+/// [`prompt_command`], its searches answered by `finds` (the scanner's,
+/// over the whole text).
+pub(crate) fn prompt_command_in<'t>(t: &'t str, finds: &mut Finds) -> Option<&'t str> {
     // Asked of every line: each form below is looked for only where the
     // line starts with its first byte (in the order they are tried).
     let first = *t.as_bytes().first()?;
@@ -82,9 +155,9 @@ pub fn prompt_command(t: &str) -> Option<&str> {
         && let Some(inner) = t.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
         && !inner.contains('`')
     {
-        return prompt_command(inner.trim());
+        return prompt_command_in(inner.trim(), finds);
     }
-    if let Some(cmd) = after_prompt(t) {
+    if let Some(cmd) = after_prompt(t, finds) {
         return Some(cmd.trim());
     }
     match first {
@@ -109,7 +182,7 @@ pub fn prompt_command(t: &str) -> Option<&str> {
         // known command follows (tools print `# ` comment lines of their own).
         b'#' => {
             if let Some(rest) = t.strip_prefix("# ")
-                && is_command(rest.trim())
+                && is_command_in(crate::evidence::trim(rest), finds)
             {
                 return Some(rest.trim());
             }
@@ -118,13 +191,14 @@ pub fn prompt_command(t: &str) -> Option<&str> {
     }
     // A shell's default prompt: `sh-5.1# cmd`, `bash-4.2$ cmd`.
     // (Every such shell's name starts with one of these bytes.)
+    // (`split_once(' ')` by memchr: the std search sets up a searcher.)
     if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
-        && let Some((head, rest)) = t.split_once(' ')
-        && is_shell_prompt(head)
+        && let Some(sp) = memchr::memchr(b' ', t.as_bytes())
+        && is_shell_prompt(&t[..sp])
     {
-        return Some(rest.trim());
+        return Some(t[sp + 1..].trim());
     }
-    is_command(t).then_some(t)
+    is_command_in(t, finds).then_some(t)
 }
 
 /// `sh-5.1#`, `bash-4.2$`, `zsh%` (a shell's name and version, then the
@@ -139,11 +213,10 @@ fn is_shell_prompt(head: &str) -> bool {
 }
 
 /// `user@host:~$ cmd`, `[root@host dir]# cmd`, `(env) user@host:/x# cmd`.
-fn after_prompt(t: &str) -> Option<&str> {
-    // Asked of every line: memchr's search costs a fraction of `find`'s
-    // setup on a line of a few dozen bytes. (`@` is ASCII: the byte is the
-    // character.)
-    let at = memchr::memchr(b'@', t.as_bytes())?;
+fn after_prompt<'t>(t: &'t str, finds: &mut Finds) -> Option<&'t str> {
+    // Asked of every line: most lines are answered by the last search
+    // over the text (`Finds`). (`@` is ASCII: the byte is the character.)
+    let at = finds.at(t)?;
     // The prompt is the first word(s) up to `$ ` / `# ` / `$`/`#` at the end.
     let head_end = t[at..].find(['$', '#']).map(|k| at + k)?;
     let head = &t[..head_end];
@@ -197,7 +270,7 @@ pub(super) fn first_word(t: &str) -> Option<(&str, &str)> {
 /// `osu_`, `ib_`, `./`) and which does not end in `_perf`. Most lines of
 /// tool output (numbers, capitalised words) end here after one look at
 /// their first word.
-fn may_be_command(t: &str) -> bool {
+fn may_be_command(t: &str, finds: &mut Finds) -> bool {
     let b = t.as_bytes();
     let Some(&c) = b.first() else {
         return false;
@@ -212,7 +285,7 @@ fn may_be_command(t: &str) -> bool {
     // Past that byte only a `/` in the first word, or the `_` of its
     // `_perf`, can make it a program: a line with neither is none (one
     // memchr look, where a rule of dashes is one long word).
-    if memchr::memchr2(b'/', b'_', b).is_none() {
+    if !finds.slash_or_underscore(t) {
         return false;
     }
     let mut end = 1;
@@ -231,7 +304,12 @@ fn may_be_command(t: &str) -> bool {
 /// Whether `t` starts with a known program (or `./prog`, `/path/prog`)
 /// followed by nothing, a flag or a subcommand word.
 pub(crate) fn is_command(t: &str) -> bool {
-    may_be_command(t) && known_command(t)
+    is_command_in(t, &mut Finds::none())
+}
+
+/// [`is_command`], its search answered by `finds`.
+fn is_command_in(t: &str, finds: &mut Finds) -> bool {
+    may_be_command(t, finds) && known_command(t)
 }
 
 /// [`is_command`] without its cheap refusal (`may_be_command`): the
@@ -281,7 +359,7 @@ mod tests {
         {
             return prompt_command_before(inner.trim());
         }
-        if let Some(cmd) = after_prompt(t) {
+        if let Some(cmd) = after_prompt(t, &mut Finds::none()) {
             return Some(cmd.trim());
         }
         for p in ["Apptainer> ", "Singularity> "] {
@@ -307,6 +385,42 @@ mod tests {
             return Some(rest.trim());
         }
         known_command(t).then_some(t)
+    }
+
+    /// [`Finds`] over a whole text answers as a search of each line does,
+    /// lines asked in order, again, and backwards.
+    #[test]
+    fn finds_over_the_text_answer_as_a_search_per_line() {
+        let mut texts = vec![
+            "u@h:~$ ls\nx/y z\n# ibstat\n`ib_write_bw`\n___\n@\n/\n\n a_perf -x\nq@r# s\n"
+                .to_string(),
+            "no bytes here\nor here\nsh-5.1# /usr/bin/x\nosu_bw".to_string(),
+        ];
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+        let mut dirs = vec![dir];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    texts.push(text);
+                }
+            }
+        }
+        for text in &texts {
+            let lines: Vec<&str> = crate::evidence::lines(text).map(str::trim).collect();
+            let mut finds = Finds::new(text.as_bytes());
+            for t in lines.iter().chain(&lines).chain(lines.iter().rev()) {
+                assert_eq!(prompt_command_in(t, &mut finds), prompt_command(t), "{t:?}");
+                assert_eq!(is_command_in(t, &mut finds), is_command(t), "{t:?}");
+                let mut none = Finds::none();
+                assert_eq!(finds.at(t), memchr::memchr(b'@', t.as_bytes()), "{t:?}");
+                assert_eq!(none.at(t), memchr::memchr(b'@', t.as_bytes()), "{t:?}");
+                let slash = memchr::memchr2(b'/', b'_', t.as_bytes()).is_some();
+                assert_eq!(finds.slash_or_underscore(t), slash, "{t:?}");
+            }
+        }
     }
 
     #[test]

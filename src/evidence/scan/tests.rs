@@ -208,11 +208,103 @@ fn prefixes_come_off_as_a_pass_of_every_stripper_took_them() {
     }
 }
 
+/// A line [`may_have_prefix`] rules out is one no stripper changes.
+#[test]
+fn may_have_prefix_rules_out_only_lines_without_one() {
+    let mut lines: Vec<String> = Vec::new();
+    let heads = [
+        "",
+        " ",
+        "  ",
+        "    ",
+        "     ",
+        "      ",
+        "1",
+        "12",
+        "1234",
+        "12345",
+        "123456",
+        "1234567",
+        "2024",
+        "Dec",
+        "Dec ",
+        "Jan 01 10:00:00 h p: ",
+        "D",
+        "[",
+        ">",
+        "\u{e9}",
+    ];
+    let tails = [
+        "",
+        ":",
+        ": ",
+        ": x",
+        "-05-01T12:00:00Z x",
+        "-05-01 12:00:00 x",
+        " 01 10:00:00 host k: x",
+        "  1 10:00:00 host prog[1]: x",
+        "x",
+        " 7: y",
+        "\t",
+        "7",
+        "7: z",
+    ];
+    for h in heads {
+        for t in tails {
+            lines.push(format!("{h}{t}"));
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
+    let mut dirs = vec![dir];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                lines.extend(text.lines().map(String::from));
+            }
+        }
+    }
+    for l in &lines {
+        if !may_have_prefix(l.as_bytes()) {
+            assert_eq!(strip_prefixes_from(l), l.as_str(), "{l:?}");
+        }
+    }
+}
+
 #[test]
 fn trim_end_is_str_s() {
     for s in [
         "", " ", "a", "a ", "a\t", "a\u{b}", "a\u{a0}", "\u{e9}", "a\r", "a=", "  x  ",
     ] {
         assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
+    }
+}
+
+/// [`strip_task_label`] as it was before it stopped counting where a
+/// label ends: blanks and digits counted in full.
+fn strip_task_label_before(line: &str) -> &str {
+    let pad = line.bytes().take_while(|b| *b == b' ').count();
+    let digits = line[pad..].bytes().take_while(u8::is_ascii_digit).count();
+    if pad > 4 || digits == 0 || digits > 5 || pad + digits > 6 {
+        return line;
+    }
+    let rest = &line[pad + digits..];
+    if rest == ":" {
+        return "";
+    }
+    rest.strip_prefix(": ").unwrap_or(line)
+}
+
+#[test]
+fn strip_task_label_counts_no_further_than_a_label_reaches() {
+    for pad in 0..9 {
+        for digits in 0..9 {
+            for tail in ["", ":", ": ", ": x", "x", " :", "\u{e9}", "\t: y"] {
+                let l = format!("{}{}{tail}", " ".repeat(pad), "7".repeat(digits));
+                assert_eq!(strip_task_label(&l), strip_task_label_before(&l), "{l:?}");
+            }
+        }
     }
 }
