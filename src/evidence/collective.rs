@@ -218,9 +218,10 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
     let cells = RowCells::new(&scan.header, kind, header_line);
-    // Room for six cells a row up front: a long table's measurements
-    // (large structs) are not moved again each time the Vec doubles.
-    out.measurements.reserve(scan.rows.len() * 6);
+    // Room for six cells a row and the `Avg bus bandwidth` cell up front:
+    // a long table's measurements (large structs) are not moved again each
+    // time the Vec doubles, nor all at once for the last cell.
+    out.measurements.reserve(scan.rows.len() * 6 + 1);
     for r in &scan.rows {
         let row = cells.row(r, &mut out);
         out.measurements.extend(row);
