@@ -331,30 +331,29 @@ impl Topology {
     /// and cells by device order. Keeps output deterministic.
     pub fn sort(&mut self) {
         // Parsers push devices in the tool's order, nearly always this one
-        // already: checked by comparing keys in place (no String a device).
-        let in_order = self
-            .devices
-            .is_sorted_by(|x, y| device_order(&x.id, &y.id).is_le());
-        if !in_order {
+        // already: the keys (no String a device) are checked before a sort.
+        if !self.devices.iter().map(device_key).is_sorted() {
             self.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
         }
+        let devs: Vec<((u8, u64), &str)> = self.devices.iter().map(device_key).collect();
         // Each id's place is the last device of that id: equal ids are
         // neighbours in device order.
-        let ids: Vec<&str> = self.devices.iter().map(|d| d.id.as_str()).collect();
-        let mut last: Vec<usize> = (0..ids.len()).collect();
-        for i in (1..ids.len()).rev() {
-            if ids[i - 1] == ids[i] {
+        let mut last: Vec<usize> = (0..devs.len()).collect();
+        for i in (1..devs.len()).rev() {
+            if devs[i - 1].1 == devs[i].1 {
                 last[i - 1] = last[i];
             }
         }
-        let places = Places { ids, last };
+        let places = Places { devs, last };
         // Each link from its earlier device, ordered by the pair's places.
         // Links come a device's pairs after another: the place found last
-        // (or the next one) is tried before a binary search.
+        // (or the next one; for a row's first pair, the one after its
+        // device) is tried before a binary search.
         let (mut ga, mut gb) = (0, 0);
         let mut keys = Vec::with_capacity(self.links.len());
         for l in &mut self.links {
-            let (pa, pb) = (places.find(&l.a, ga), places.find(&l.b, gb));
+            let pa = places.find(&l.a, [ga, ga.wrapping_add(1)]);
+            let pb = places.find(&l.b, [gb, pa.wrapping_add(1)]);
             (ga, gb) = (pa, pb.wrapping_add(1));
             if pb < pa {
                 std::mem::swap(&mut l.a, &mut l.b);
@@ -365,7 +364,8 @@ impl Topology {
         let (mut gs, mut gd) = (0, 0);
         let keys = (self.p2p.iter())
             .map(|p| {
-                let (ps, pd) = (places.find(&p.src, gs), places.find(&p.dst, gd));
+                let ps = places.find(&p.src, [gs, gs.wrapping_add(1)]);
+                let pd = places.find(&p.dst, [gd, 0]);
                 (gs, gd) = (ps, pd.wrapping_add(1));
                 (ps, pd)
             })
@@ -374,7 +374,7 @@ impl Topology {
         let mut g = 0;
         let keys = (self.nvlink.iter())
             .map(|n| {
-                g = places.find(&n.gpu, g);
+                g = places.find(&n.gpu, [g, g.wrapping_add(1)]);
                 (g, n.link.unwrap_or(u32::MAX))
             })
             .collect();
@@ -382,21 +382,26 @@ impl Topology {
     }
 }
 
-/// The devices' ids in device order, and for each the last place of its id.
+/// The devices' ids (with their rank and number) in device order, and for
+/// each the last place of its id.
 struct Places<'a> {
-    ids: Vec<&'a str>,
+    devs: Vec<((u8, u64), &'a str)>,
     last: Vec<usize>,
 }
 
 impl Places<'_> {
     /// The place of `id` (`usize::MAX`, last, for an id no device has):
-    /// `guess` is tried first, then a binary search in device order.
-    fn find(&self, id: &str, guess: usize) -> usize {
-        if self.ids.get(guess) == Some(&id) {
-            return self.last[guess];
+    /// the two guesses are tried first, then a binary search in device
+    /// order (the id's rank and number worked out once, not per step).
+    fn find(&self, id: &str, guesses: [usize; 2]) -> usize {
+        for g in guesses {
+            if self.devs.get(g).is_some_and(|d| d.1 == id) {
+                return self.last[g];
+            }
         }
-        self.ids
-            .binary_search_by(|d| device_order(d, id))
+        let key = rank_and_number(id);
+        (self.devs)
+            .binary_search_by(|(k, d)| k.cmp(&key).then_with(|| (*d).cmp(id)))
             .map_or(usize::MAX, |j| self.last[j])
     }
 }
@@ -412,6 +417,12 @@ fn sort_by_keys<T, K: Ord + Copy>(v: &mut Vec<T>, keys: Vec<K>) {
     v.extend(pairs.into_iter().map(|p| p.1));
 }
 
+/// A device's place in device order ([`device_sort_key`]'s, without making
+/// its String).
+fn device_key(d: &Device) -> ((u8, u64), &str) {
+    (rank_and_number(&d.id), &d.id)
+}
+
 /// The rank (GPUs and PPUs, NICs, the rest) and number of a device id.
 fn rank_and_number(id: &str) -> (u8, u64) {
     // PPUs (`ppu-smi`) are accelerators in GPUs' place.
@@ -423,13 +434,6 @@ fn rank_and_number(id: &str) -> (u8, u64) {
         (2, id)
     };
     (rank, rest.parse().unwrap_or(u64::MAX))
-}
-
-/// [`device_sort_key`]'s order, without making the key's String.
-fn device_order(x: &str, y: &str) -> std::cmp::Ordering {
-    rank_and_number(x)
-        .cmp(&rank_and_number(y))
-        .then_with(|| x.cmp(y))
 }
 
 /// `GPU10` after `GPU9`, GPUs before NICs.
