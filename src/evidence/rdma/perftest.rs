@@ -128,16 +128,17 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
     // Pieces, keys and values are borrowed from the line; only a key
     // broken over two pieces is joined into a String.
     let mut piece = |p: &'a str| {
-        let p = p.trim();
+        let p = crate::evidence::trim(p);
         if p.is_empty() {
             return;
         }
         if let Some(v) = p.strip_prefix(':') {
             if let Some(k) = key.take() {
-                out.push((k, Cow::Borrowed(v.trim())));
+                out.push((k, Cow::Borrowed(crate::evidence::trim(v))));
             }
         } else if let Some((k, v)) = split_key(p) {
-            out.push((Cow::Borrowed(k.trim()), Cow::Borrowed(v.trim())));
+            let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
+            out.push((Cow::Borrowed(k), Cow::Borrowed(v)));
         } else {
             match &mut key {
                 Some(k) => {
@@ -149,7 +150,12 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
             }
         }
     };
-    for chunk in l.split('\t') {
+    // `l.split('\t')`, each tab found by memchr (no char searcher).
+    let mut from = 0;
+    let ends = memchr::memchr_iter(b'\t', l.as_bytes()).chain([l.len()]);
+    for end in ends {
+        let chunk = &l[from..end];
+        from = end + 1;
         // `chunk.split("  ")` (two spaces, matched left to right without
         // overlap), without building a substring searcher per chunk.
         let b = chunk.as_bytes();
@@ -227,14 +233,22 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut open_run: Option<usize> = None;
     // The first cell of the last table read: a stopped run's own rows.
     let mut first_cell = 0;
+    // A literal the whole text lacks is in none of its lines: those lines
+    // are not searched for it (one search of the text, not one a line).
+    let any_wait = has!(text, "Waiting for client to connect");
+    let any_no_peak = has!(text, "BW peak won't be measured");
+    let any_dmabuf = has!(text, "ibv_reg_dmabuf_mr");
+    let any_rocm = has!(text, "ROCm device");
+    let any_address = has!(text, "address:");
+    let any_command = has!(text, "ib_");
     while i < lines.len() {
         let (_, l) = lines[i];
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         // Each literal searched for once per line, for the context test
         // and the branches below alike.
-        let wait = has!(t, "Waiting for client to connect");
-        let no_peak = has!(t, "BW peak won't be measured");
-        let dmabuf = has!(t, "ibv_reg_dmabuf_mr");
+        let wait = any_wait && has!(t, "Waiting for client to connect");
+        let no_peak = any_no_peak && has!(t, "BW peak won't be measured");
+        let dmabuf = any_dmabuf && has!(t, "ibv_reg_dmabuf_mr");
         if super::is_perftest_context(t, wait, no_peak, dmabuf) {
             out.context_lines.push(lines[i].0);
         }
@@ -280,15 +294,15 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             if run.registration == GpuRegistration::NotStated && !run.integrated_gpu {
                 run.registration = GpuRegistration::PeerMemory;
             }
-        } else if let Some(gpu) = command_line(t) {
+        } else if let Some(gpu) = any_command.then(|| command_line(t)).flatten() {
             run.command_gpu = Some(gpu.0);
             if gpu.1 {
                 run.registration = GpuRegistration::DmaBuf;
             }
-        } else if t.starts_with("initializing ROCm") || has!(t, "ROCm device") {
+        } else if t.starts_with("initializing ROCm") || (any_rocm && has!(t, "ROCm device")) {
             run.gpu_kind = Some("ROCm");
         } else if is_field_line(t) {
-            if !t.starts_with('#') && !has!(t, "address:") {
+            if !t.starts_with('#') && !(any_address && has!(t, "address:")) {
                 run.fields.extend(header_pairs(l));
             }
         } else if t.starts_with("#bytes") {
@@ -446,7 +460,7 @@ fn read_table_rows(
     // One buffer for every row's words (not a growing Vec per row).
     let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.starts_with("Conflicting CPU frequency values detected") {
             end.cpu_warning = true;
             end.next += 1;
