@@ -137,9 +137,10 @@ impl<'a> Iterator for Words<'a> {
                 i += self.wide_len(i);
             }
         }
-        let word = &self.rest[start..i];
-        self.rest = &self.rest[i..];
-        Some(word)
+        // One split (one boundary check at each end of the word).
+        let (head, rest) = self.rest.split_at(i);
+        self.rest = rest;
+        Some(&head[start..])
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
