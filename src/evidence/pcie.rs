@@ -211,10 +211,12 @@ fn flag_elided(out: &mut Parsed, elided: Vec<(usize, String)>) {
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
 pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
-    let split: Vec<&str> = text
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    // `text.lines()`, each `\n` found by memchr, and a second `\r` off.
+    let mut split: Vec<&str> = Vec::new();
+    crate::evidence::push_lines(text, &mut split);
+    for l in &mut split {
+        *l = l.strip_suffix('\r').unwrap_or(l);
+    }
     if is_lnk_fragment(text, &split) {
         return Ok(parse_lnk_fragment(text));
     }
@@ -260,8 +262,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             });
             continue;
         }
+        let t = crate::evidence::trim(l);
         let Some(dev) = out.pcie.last_mut() else {
-            if l.trim().is_empty() {
+            if t.is_empty() {
                 continue;
             }
             return Err(ParseError::new(
@@ -269,7 +272,6 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
                 "a device line such as `01:00.0 VGA compatible controller: ...`",
             ));
         };
-        let t = l.trim();
         if t == "..." {
             elided.push((*n, dev.address.clone()));
         } else if t == "Capabilities: <access denied>" {
