@@ -23,7 +23,7 @@ use old::{is_old_row, non_finite, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
-    let t = l.trim_start();
+    let t = super::trim_start(l);
     if t.starts_with('[')
         && let Some(end) = t.find(">:")
         && t[..end].contains("]<std")
@@ -252,7 +252,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
-        let t = l.trim();
+        let t = super::trim(l);
         if has!(t, "CCL ") && (has!(t, " INFO ") || has!(t, " WARN ")) {
             continue;
         }
