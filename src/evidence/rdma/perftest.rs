@@ -302,7 +302,8 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if t.starts_with("initializing ROCm") || (any_rocm && has!(t, "ROCm device")) {
             run.gpu_kind = Some("ROCm");
         } else if is_field_line(t) {
-            if !t.starts_with('#') && !(any_address && has!(t, "address:")) {
+            let address = any_address && has!(t, "address:");
+            if !t.starts_with('#') && !address {
                 run.fields.extend(header_pairs(l));
             }
         } else if t.starts_with("#bytes") {
