@@ -210,6 +210,12 @@ pub struct Link {
 
 impl Link {
     pub fn new(a: &str, b: &str, class: LinkClass, source: Source) -> Link {
+        Link::with_sources(a, b, class, vec![source])
+    }
+
+    /// [`Link::new`] with its sources made by the caller (a pair told by
+    /// two rows: its Vec sized once, not grown from one).
+    pub fn with_sources(a: &str, b: &str, class: LinkClass, sources: Vec<Source>) -> Link {
         Link {
             a: a.to_string(),
             b: b.to_string(),
@@ -222,7 +228,7 @@ impl Link {
             min_bandwidth_bytes_per_s: None,
             max_bandwidth_bytes_per_s: None,
             pcie_class: None,
-            sources: vec![source],
+            sources,
         }
     }
 }
