@@ -481,8 +481,10 @@ fn read_table_rows(
         }
         // A row that cannot be read (or only in part) is a problem at its
         // line; the table goes on.
-        let (cells, bad) = table_row(*n, &toks, head, template, run, end.cpu_warning);
-        out.measurements.extend(cells);
+        // Its cells go straight into the parse's measurements (reserved
+        // above), not through a Vec a row.
+        let cells = &mut out.measurements;
+        let bad = table_row(*n, &toks, head, template, run, end.cpu_warning, cells);
         if let Some(e) = bad {
             out.bad_row(e.line, format!("perftest: expected {}", e.expected));
         }
@@ -492,8 +494,9 @@ fn read_table_rows(
     Ok(end)
 }
 
-/// The cells of one data row (line `n`): one per known statistic column,
-/// and why the row could not be read in full. A row with fewer cells than
+/// The cells of one data row (line `n`), pushed onto `cells`: one per known
+/// statistic column; returns why the row could not be read in full (a row
+/// that cannot be read pushes none). A row with fewer cells than
 /// columns (two values glued together: `2465.901216.65`) keeps the cells
 /// left of the first one that is not a plain number; the rest are lost.
 fn table_row(
@@ -503,13 +506,14 @@ fn table_row(
     template: &Measurement,
     run: &PerftestRun<'_>,
     cpu_warning: bool,
-) -> (Vec<Measurement>, Option<ParseError>) {
+    cells: &mut Vec<Measurement>,
+) -> Option<ParseError> {
     let cols = &head.cols;
+    // A row whose cells cannot all be read keeps none of them.
+    let at = cells.len();
     if toks.len() == cols.len() {
-        return match table_cells(n, toks, head, template, run, cpu_warning) {
-            Ok(c) => (c, None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
+        let read = table_cells(n, toks, head, template, run, cpu_warning, cells);
+        return read.err().inspect(|_| cells.truncate(at));
     }
     let wrong = ParseError::new(
         n,
@@ -521,7 +525,7 @@ fn table_row(
         ),
     );
     if toks.len() > cols.len() {
-        return (Vec::new(), Some(wrong));
+        return Some(wrong);
     }
     let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
     let k = toks.iter().take_while(|t| plain(t)).count();
@@ -529,7 +533,9 @@ fn table_row(
         cols: cols[..k].to_vec(),
         ..head.clone()
     };
-    let cells = table_cells(n, &toks[..k], &kept, template, run, cpu_warning).unwrap_or_default();
+    if table_cells(n, &toks[..k], &kept, template, run, cpu_warning, cells).is_err() {
+        cells.truncate(at);
+    }
     let lost = cols[k..].join(", ");
     let e = ParseError::new(
         n,
@@ -541,10 +547,11 @@ fn table_row(
             toks.get(k).unwrap_or(&"")
         ),
     );
-    (cells, Some(e))
+    Some(e)
 }
 
-/// The cells of a row whose tokens line up with `head`'s columns.
+/// The cells of a row whose tokens line up with `head`'s columns, pushed
+/// onto `cells` (the caller drops them when this fails part-way).
 fn table_cells(
     n: usize,
     toks: &[&str],
@@ -552,7 +559,8 @@ fn table_cells(
     template: &Measurement,
     run: &PerftestRun<'_>,
     cpu_warning: bool,
-) -> Result<Vec<Measurement>, ParseError> {
+    cells: &mut Vec<Measurement>,
+) -> Result<(), ParseError> {
     let cols = &head.cols;
     if toks.len() < 2 {
         return Err(ParseError::new(n, "a byte count and an iteration count"));
@@ -563,8 +571,6 @@ fn table_cells(
     let iters: u64 = toks[1]
         .parse()
         .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    // At most one cell per column after the size and the iterations.
-    let mut cells = Vec::with_capacity(cols.len().saturating_sub(2));
     for (c, v) in cols.iter().zip(toks).skip(2) {
         let value = parse_number(v)
             .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
@@ -607,7 +613,7 @@ fn table_cells(
         }
         cells.push(m);
     }
-    Ok(cells)
+    Ok(())
 }
 
 /// Column names of a perftest table header, units stripped:
