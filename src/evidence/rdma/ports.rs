@@ -140,7 +140,7 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut cur: Option<(String, u32)> = None;
     for (n, l) in numbered_lines(text) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() {
             continue;
         }
@@ -158,23 +158,26 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
             cur = Some((name.to_string(), p));
             continue;
         }
-        let Some((name, pn)) = cur.clone() else {
+        // The current port, borrowed (not its name copied a line).
+        let Some((name, pn)) = &cur else {
             return Err(ParseError::new(
                 n,
                 "an `Infiniband device '<ca>' port <n> status:` line first",
             ));
         };
-        let Some((k, v)) = t.split_once(':') else {
+        // `t.split_once(':')`, the colon found by memchr.
+        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
             return Err(ParseError::new(
                 n,
                 format!("`<field>: <value>`, found `{t}`"),
             ));
         };
-        let v = v.trim().to_string();
-        let p = port(device(&mut out.rdma, &name, n), pn, n);
-        match k.trim() {
-            "state" => p.set_state(v),
-            "phys state" => p.set_physical_state(v),
+        let (k, v) = (&t[..colon], crate::evidence::trim(&t[colon + 1..]));
+        let p = port(device(&mut out.rdma, name, n), *pn, n);
+        // The value is copied only into a field that keeps it.
+        match crate::evidence::trim(k) {
+            "state" => p.set_state(v.to_string()),
+            "phys state" => p.set_physical_state(v.to_string()),
             "rate" => {
                 // `200 Gb/sec (4X HDR)`
                 if let Some((_, inner)) = v.split_once('(') {
@@ -183,14 +186,14 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
                     p.width = parts.next().map(str::to_string);
                     p.speed = parts.next().map(str::to_string);
                 }
-                set_rate(p, &v);
+                set_rate(p, v);
             }
-            "link_layer" => p.link_layer = Some(v),
-            "base lid" => p.lid = Some(v),
-            "sm lid" => p.sm_lid = Some(v),
+            "link_layer" => p.link_layer = Some(v.to_string()),
+            "base lid" => p.lid = Some(v.to_string()),
+            "sm lid" => p.sm_lid = Some(v.to_string()),
             "default gid" => p.gids.push(Gid {
                 index: 0,
-                gid: v,
+                gid: v.to_string(),
                 ipv4: None,
                 version: None,
                 netdev: None,
