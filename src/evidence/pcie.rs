@@ -356,7 +356,7 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
     let mut section: Option<(String, usize)> = None;
     let mut first_content: Option<usize> = None;
     for (n, l) in numbered_lines(text) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() || t.starts_with("====") {
             continue;
         }
@@ -372,8 +372,12 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
             section = None;
             continue;
         }
-        let (k, v) = match t.split_once(':') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
+        // `t.split_once(':')`, the colon found by memchr; trims by byte look.
+        let (k, v) = match memchr::memchr(b':', t.as_bytes()) {
+            Some(c) => (
+                crate::evidence::trim(&t[..c]),
+                Some(crate::evidence::trim(&t[c + 1..])),
+            ),
             None => (t, None),
         };
         if k == "Attached GPUs" {
