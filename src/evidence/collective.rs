@@ -351,10 +351,12 @@ fn read_row<'a>(
     if let Some(g) = toks.iter().position(|x| super::is_glued(x)) {
         toks.insert(g, toks[g]);
     }
-    // Data rows start with the size and have 8 trailing values.
-    if toks.len() < 2 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
-        return Ok(None);
-    }
+    // Data rows start with the size and have 8 trailing values. (The
+    // size is parsed once, here.)
+    let size = match toks.first().map(|t| t.parse::<u64>()) {
+        Some(Ok(size)) if toks[1..].first().is_some_and(|c| c.parse::<u64>().is_ok()) => size,
+        _ => return Ok(None),
+    };
     if toks.len() < 11 {
         // A row cut short, or one missing columns: the size and count say
         // it is a row.
@@ -395,7 +397,7 @@ fn read_row<'a>(
     let vals: &[&'a str] = &toks[toks.len() - 8..];
     Ok(Some(Row {
         line: n,
-        size: toks[0].parse().unwrap_or(0),
+        size,
         dtype: toks[2],
         redop,
         root,
