@@ -162,7 +162,10 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
         let (mut start, mut i) = (0, 0);
         while i + 1 < b.len() {
             if b[i] == b' ' && b[i + 1] == b' ' {
-                piece(&chunk[start..i]);
+                // (An empty piece, between two runs of spaces, says nothing.)
+                if start < i {
+                    piece(&chunk[start..i]);
+                }
                 i += 2;
                 start = i;
             } else {
@@ -233,8 +236,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut open_run: Option<usize> = None;
     // The first cell of the last table read: a stopped run's own rows.
     let mut first_cell = 0;
-    // A literal the whole text lacks is in none of its lines: those lines
-    // are not searched for it (one search of the text, not one a line).
+    // Literals the text lacks are not searched for line by line.
     let any_wait = has!(text, "Waiting for client to connect");
     let any_no_peak = has!(text, "BW peak won't be measured");
     let any_dmabuf = has!(text, "ibv_reg_dmabuf_mr");
@@ -302,8 +304,7 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if t.starts_with("initializing ROCm") || (any_rocm && has!(t, "ROCm device")) {
             run.gpu_kind = Some("ROCm");
         } else if is_field_line(t) {
-            let address = any_address && has!(t, "address:");
-            if !t.starts_with('#') && !address {
+            if !(t.starts_with('#') || (any_address && has!(t, "address:"))) {
                 run.fields.extend(header_pairs(l));
             }
         } else if t.starts_with("#bytes") {
