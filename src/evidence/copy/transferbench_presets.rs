@@ -198,6 +198,18 @@ enum Table {
     Bi,
 }
 
+/// A p2p table's column names (`SRC\DST  CPU 00 ... GPU 07`), and room
+/// for its cells (a row per device, three for a bidirectional table: `->`,
+/// `<-`, `<->`) before its rows: the measurements are not moved at each
+/// doubling.
+fn header_columns(t: &str, table: Option<Table>, out: &mut Parsed) -> Vec<Text> {
+    let toks: Vec<&str> = t.words().collect();
+    let cols: Vec<Text> = columns(&toks[1..]).into_iter().map(Text::from).collect();
+    let per_row = if table == Some(Table::Bi) { 3 } else { 1 };
+    out.measurements.reserve(cols.len() * cols.len() * per_row);
+    cols
+}
+
 /// The p2p preset's tables.
 pub fn parse_p2p(text: &str) -> Parsed {
     let mut out = Parsed::default();
@@ -238,14 +250,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             continue;
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
-            toks.clear();
-            toks.extend(t.words());
-            cols = columns(&toks[1..]).into_iter().map(Text::from).collect();
-            // Room for the table's cells (a row per device, three for a
-            // bidirectional table: `->`, `<-`, `<->`) before its rows: the
-            // measurements are not moved at each doubling.
-            let per_row = if table == Some(Table::Bi) { 3 } else { 1 };
-            out.measurements.reserve(cols.len() * cols.len() * per_row);
+            cols = header_columns(t, table, &mut out);
             continue;
         }
         if t.starts_with("Averages (During") {
