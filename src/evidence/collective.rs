@@ -23,7 +23,7 @@ use old::{is_old_row, non_finite, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
-    let t = l.trim_start();
+    let t = super::trim_start(l);
     if t.starts_with('[')
         && let Some(end) = t.find(">:")
         && t[..end].contains("]<std")
@@ -218,9 +218,10 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
     let cells = RowCells::new(&scan.header, kind, header_line);
-    // Room for six cells a row up front: a long table's measurements
-    // (large structs) are not moved again each time the Vec doubles.
-    out.measurements.reserve(scan.rows.len() * 6);
+    // Room for six cells a row and the `Avg bus bandwidth` cell up front:
+    // a long table's measurements (large structs) are not moved again each
+    // time the Vec doubles, nor all at once for the last cell.
+    out.measurements.reserve(scan.rows.len() * 6 + 1);
     for r in &scan.rows {
         let row = cells.row(r, &mut out);
         out.measurements.extend(row);
@@ -251,7 +252,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
     for (n, raw) in numbered_lines(text) {
         scan.last_line = n;
         let l = strip_mpi_prefix(raw);
-        let t = l.trim();
+        let t = super::trim(l);
         if has!(t, "CCL ") && (has!(t, " INFO ") || has!(t, " WARN ")) {
             continue;
         }
@@ -350,10 +351,12 @@ fn read_row<'a>(
     if let Some(g) = toks.iter().position(|x| super::is_glued(x)) {
         toks.insert(g, toks[g]);
     }
-    // Data rows start with the size and have 8 trailing values.
-    if toks.len() < 2 || toks[0].parse::<u64>().is_err() || toks[1].parse::<u64>().is_err() {
-        return Ok(None);
-    }
+    // Data rows start with the size and have 8 trailing values. (The
+    // size is parsed once, here.)
+    let size = match toks.first().map(|t| t.parse::<u64>()) {
+        Some(Ok(size)) if toks[1..].first().is_some_and(|c| c.parse::<u64>().is_ok()) => size,
+        _ => return Ok(None),
+    };
     if toks.len() < 11 {
         // A row cut short, or one missing columns: the size and count say
         // it is a row.
@@ -394,7 +397,7 @@ fn read_row<'a>(
     let vals: &[&'a str] = &toks[toks.len() - 8..];
     Ok(Some(Row {
         line: n,
-        size: toks[0].parse().unwrap_or(0),
+        size,
         dtype: toks[2],
         redop,
         root,

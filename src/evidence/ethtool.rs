@@ -63,6 +63,11 @@ pub fn is_congestion_counter(name: &str) -> bool {
 /// that runs ethtool more than once (`ethtool -S a; ethtool -S b`) names
 /// none: its readings could be of either.
 pub fn interface_of_command(line: &str) -> Option<String> {
+    // The program is a word that ends in `ethtool`: a line without it
+    // (nearly every line this is asked of) names none, without splitting.
+    if !has!(line, "ethtool") {
+        return None;
+    }
     let line = line.trim().trim_matches('`');
     let is_ethtool = |w: &&str| w.rsplit('/').next() == Some("ethtool");
     if line.words().filter(is_ethtool).count() > 1 {
@@ -96,13 +101,23 @@ fn is_label(t: &str) -> bool {
 
 /// `name: value`, with an annotation after ` #` removed.
 fn counter_row(line: &str) -> Option<(&str, u64)> {
-    let t = line.split(" #").next().unwrap_or(line).trim();
-    let (name, value) = t.rsplit_once(':')?;
-    let name = name.trim();
+    let t = crate::evidence::trim(before_annotation(line));
+    // `t.rsplit_once(':')`, the colon found by memrchr.
+    let colon = memchr::memrchr(b':', t.as_bytes())?;
+    let name = crate::evidence::trim(&t[..colon]);
     if name.is_empty() {
         return None;
     }
-    Some((name, value.trim().parse().ok()?))
+    Some((name, crate::evidence::trim(&t[colon + 1..]).parse().ok()?))
+}
+
+/// `line.split(" #").next()`: the first `#` after a space found by memchr
+/// (no substring searcher built a line).
+fn before_annotation(line: &str) -> &str {
+    let b = line.as_bytes();
+    memchr::memchr_iter(b'#', b)
+        .find(|&i| i > 0 && b[i - 1] == b' ')
+        .map_or(line, |i| &line[..i - 1])
 }
 
 /// Per-queue, per-channel and per-ring counters (`rx3_packets`,
@@ -307,6 +322,27 @@ fn fold(first: &mut InterfaceStats, later: InterfaceStats) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn before_annotation_is_split_s_first_piece() {
+        for l in [
+            "",
+            "#",
+            " #",
+            "rx_bytes: 12 # after",
+            "a#b #c #d",
+            "##  # x",
+            "\u{e9} #\u{e9}",
+            "x\u{a0}#y",
+            "rx_pause: 0",
+        ] {
+            assert_eq!(
+                before_annotation(l),
+                l.split(" #").next().unwrap_or(l),
+                "{l:?}"
+            );
+        }
+    }
 
     #[test]
     fn reads_counters_and_passes_over_per_queue_rows() {

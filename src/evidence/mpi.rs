@@ -194,18 +194,26 @@ fn buffers_of(t: &str) -> Buffers {
 /// start with a size (shell lines, notices); an error when a row has the
 /// wrong number of columns or a value that is not a number.
 fn read_row(t: &str, n: usize, cols: Columns) -> Result<Option<Row<'_>>, ParseError> {
-    let toks: Vec<&str> = t.words().collect();
-    let Some(size) = toks.first().and_then(|x| x.parse::<u64>().ok()) else {
+    // The first three words kept in an array, all of them counted: no Vec
+    // a row (a row has at most three).
+    let (mut toks, mut len) = ([""; 3], 0);
+    for w in t.words() {
+        if let Some(slot) = toks.get_mut(len) {
+            *slot = w;
+        }
+        len += 1;
+    }
+    let Some(size) = (len > 0).then(|| toks[0].parse::<u64>().ok()).flatten() else {
         return Ok(None);
     };
     let expected = 2 + usize::from(cols.validation);
-    if toks.len() != expected {
+    if len != expected {
         return Err(ParseError::new(
             n,
             format!(
                 "{expected} columns (size, value{}), found {}",
                 if cols.validation { ", validation" } else { "" },
-                toks.len()
+                len
             ),
         ));
     }

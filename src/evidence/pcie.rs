@@ -211,10 +211,12 @@ fn flag_elided(out: &mut Parsed, elided: Vec<(usize, String)>) {
 /// mail client wrapped (unindented text that is not a device header) are
 /// joined back onto the line before.
 pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
-    let split: Vec<&str> = text
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
+    // `text.lines()`, each `\n` found by memchr, and a second `\r` off.
+    let mut split: Vec<&str> = Vec::new();
+    crate::evidence::push_lines(text, &mut split);
+    for l in &mut split {
+        *l = l.strip_suffix('\r').unwrap_or(l);
+    }
     if is_lnk_fragment(text, &split) {
         return Ok(parse_lnk_fragment(text));
     }
@@ -260,8 +262,9 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
             });
             continue;
         }
+        let t = crate::evidence::trim(l);
         let Some(dev) = out.pcie.last_mut() else {
-            if l.trim().is_empty() {
+            if t.is_empty() {
                 continue;
             }
             return Err(ParseError::new(
@@ -269,7 +272,6 @@ pub fn parse_lspci(text: &str) -> Result<Parsed, ParseError> {
                 "a device line such as `01:00.0 VGA compatible controller: ...`",
             ));
         };
-        let t = l.trim();
         if t == "..." {
             elided.push((*n, dev.address.clone()));
         } else if t == "Capabilities: <access denied>" {
@@ -354,7 +356,7 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
     let mut section: Option<(String, usize)> = None;
     let mut first_content: Option<usize> = None;
     for (n, l) in numbered_lines(text) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() || t.starts_with("====") {
             continue;
         }
@@ -370,8 +372,12 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
             section = None;
             continue;
         }
-        let (k, v) = match t.split_once(':') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
+        // `t.split_once(':')`, the colon found by memchr; trims by byte look.
+        let (k, v) = match memchr::memchr(b':', t.as_bytes()) {
+            Some(c) => (
+                crate::evidence::trim(&t[..c]),
+                Some(crate::evidence::trim(&t[c + 1..])),
+            ),
             None => (t, None),
         };
         if k == "Attached GPUs" {

@@ -273,8 +273,13 @@ fn read_matrix(
     let test: Text = name.to_string().into();
     let mut j = start + 2;
     let mut rows = 0;
+    // Room for a square matrix's cells before its rows (the measurements
+    // are not moved at each doubling), and one buffer for every row's words.
+    out.measurements.reserve(cols.len() * cols.len());
+    let mut toks: Vec<&str> = Vec::with_capacity(cols.len() + 1);
     while let Some((rn, rl)) = lines.get(j) {
-        let toks: Vec<&str> = rl.words().collect();
+        toks.clear();
+        toks.extend(rl.words());
         let Some((idx, cells)) = toks.split_first() else {
             break;
         };

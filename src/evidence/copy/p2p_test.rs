@@ -106,9 +106,9 @@ pub fn parse_p2p_bandwidth_latency_test(text: &str) -> Result<Parsed, ParseError
     }
     // The sample opens with its banner and device list; without them the
     // paste starts part-way (a matrix on its own).
-    let banner = lines
-        .iter()
-        .any(|(_, l)| l.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test"));
+    // (A text without it is not searched line by line.)
+    let banner = has!(text, "P2P (Peer-to-Peer) GPU Bandwidth Latency Test")
+        && (lines.iter()).any(|(_, l)| l.contains("P2P (Peer-to-Peer) GPU Bandwidth Latency Test"));
     // With its banner, the sample prints six matrices (four bandwidth,
     // two latency); fewer, at the transcript's end, is a cut.
     if banner

@@ -73,9 +73,10 @@ pub fn parse_rocm_bandwidth_test(text: &str) -> Result<Parsed, ParseError> {
     let mut agents = Agents::default();
     let mut sweep: Option<Sweep> = None;
     // `Launch Command is: ... -m <sizes>` replaces the default size list.
-    let custom_sizes = lines
-        .iter()
-        .any(|(_, l)| l.contains("Launch Command is:") && l.words().any(|w| w == "-m"));
+    // (A text without that line is not searched line by line.)
+    let custom_sizes = has!(text, "Launch Command is:")
+        && (lines.iter())
+            .any(|(_, l)| l.contains("Launch Command is:") && l.words().any(|w| w == "-m"));
     let mut i = 0;
     while i < lines.len() {
         let (n, l) = lines[i];

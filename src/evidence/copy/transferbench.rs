@@ -69,14 +69,17 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     let mut current: Option<Measurement> = None;
     let mut a2a_bytes: Option<u64> = None;
     let mut i = 0;
+    // One buffer for every line's fields (not a Vec a line).
+    let mut fields: Vec<&str> = Vec::new();
     while i < lines.len() {
         let (n, l) = lines[i];
-        let t = l.trim();
-        let fields: Vec<&str> = if t.contains('|') {
-            t.split('|').map(str::trim).collect()
+        let t = crate::evidence::trim(l);
+        let sep = if memchr::memchr(b'|', t.as_bytes()).is_some() {
+            b'|'
         } else {
-            t.split(',').map(str::trim).collect()
+            b','
         };
+        split_trimmed(t, sep, &mut fields);
         let key = fields.first().copied().unwrap_or("");
         settings.read(key, &fields);
         if let Some(rest) = t.strip_prefix("Summary: [") {
@@ -124,6 +127,18 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
         out.cut(*n, "the tests after TransferBench's settings");
     }
     Ok(out)
+}
+
+/// `t.split(sep).map(str::trim)` into `out` (cleared first): each
+/// separator found by memchr, each piece trimmed by a byte look.
+fn split_trimmed<'a>(t: &'a str, sep: u8, out: &mut Vec<&'a str>) {
+    out.clear();
+    let mut from = 0;
+    for at in memchr::memchr_iter(sep, t.as_bytes()) {
+        out.push(crate::evidence::trim(&t[from..at]));
+        from = at + 1;
+    }
+    out.push(crate::evidence::trim(&t[from..]));
 }
 
 /// One transfer row, `Transfer 0, 0.535 GB/s, 7.840 ms, 4194304 bytes,
@@ -300,6 +315,26 @@ fn read_a2a(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_trimmed_is_split_then_trim() {
+        let mut got = Vec::new();
+        for t in [
+            "",
+            ",",
+            "a",
+            " Transfer 0 , 0.535 GB/s,7.840 ms ,",
+            "\u{a0}x\u{3000}|\ty | z\r",
+            "||",
+            "\u{e9} , \u{e9}",
+        ] {
+            for sep in [b',', b'|'] {
+                split_trimmed(t, sep, &mut got);
+                let want: Vec<&str> = t.split(char::from(sep)).map(str::trim).collect();
+                assert_eq!(got, want, "{t:?}");
+            }
+        }
+    }
 
     #[test]
     fn transferbench_memory_names() {

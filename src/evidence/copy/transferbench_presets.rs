@@ -95,6 +95,8 @@ pub fn parse_scaling(text: &str) -> Parsed {
     // ends in between was cut (the CU counts to come are not printed).
     let mut open = false;
     let mut last = 0;
+    // One buffer for every line's words (not a Vec per line).
+    let mut toks: Vec<&str> = Vec::new();
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if !t.is_empty() {
@@ -110,7 +112,8 @@ pub fn parse_scaling(text: &str) -> Parsed {
                 .and_then(|i| device("GPU", i));
             continue;
         }
-        let toks: Vec<&str> = t.words().collect();
+        toks.clear();
+        toks.extend(t.words());
         if toks.first() == Some(&"NumCUs") {
             cols = columns(&toks[1..]);
             open = true;
@@ -195,6 +198,18 @@ enum Table {
     Bi,
 }
 
+/// A p2p table's column names (`SRC\DST  CPU 00 ... GPU 07`), and room
+/// for its cells (a row per device, three for a bidirectional table: `->`,
+/// `<-`, `<->`) before its rows: the measurements are not moved at each
+/// doubling.
+fn header_columns(t: &str, table: Option<Table>, out: &mut Parsed) -> Vec<Text> {
+    let toks: Vec<&str> = t.words().collect();
+    let cols: Vec<Text> = columns(&toks[1..]).into_iter().map(Text::from).collect();
+    let per_row = if table == Some(Table::Bi) { 3 } else { 1 };
+    out.measurements.reserve(cols.len() * cols.len() * per_row);
+    cols
+}
+
 /// The p2p preset's tables.
 pub fn parse_p2p(text: &str) -> Parsed {
     let mut out = Parsed::default();
@@ -210,6 +225,8 @@ pub fn parse_p2p(text: &str) -> Parsed {
     let mut open = false;
     let mut rows = 0usize;
     let mut last = 0;
+    // One buffer for every line's words (not a Vec per line).
+    let mut toks: Vec<&str> = Vec::new();
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if !t.is_empty() {
@@ -233,8 +250,7 @@ pub fn parse_p2p(text: &str) -> Parsed {
             continue;
         }
         if t.starts_with("SRC+EXE\\DST") || t.starts_with("SRC\\DST") {
-            let toks: Vec<&str> = t.words().collect();
-            cols = columns(&toks[1..]).into_iter().map(Text::from).collect();
+            cols = header_columns(t, table, &mut out);
             continue;
         }
         if t.starts_with("Averages (During") {
@@ -249,7 +265,8 @@ pub fn parse_p2p(text: &str) -> Parsed {
             out.note(n, "elided by whoever captured it");
             continue;
         }
-        let toks: Vec<&str> = t.words().collect();
+        toks.clear();
+        toks.extend(t.words());
         let (Some(kind), Some(idx), Some(tag)) = (toks.first(), toks.get(1), toks.get(2)) else {
             continue;
         };

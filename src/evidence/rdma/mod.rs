@@ -202,7 +202,9 @@ fn mtu(s: &str) -> Option<u32> {
 
 /// Adds a device to `out`, or returns the existing one of that name.
 fn device<'a>(out: &'a mut Vec<RdmaDevice>, name: &str, line: usize) -> &'a mut RdmaDevice {
-    if let Some(i) = out.iter().position(|d| d.name == name) {
+    // Names are unique here (only this pushes), and lines name the device
+    // read last: looked for from the end.
+    if let Some(i) = out.iter().rposition(|d| d.name == name) {
         return &mut out[i];
     }
     out.push(RdmaDevice::new(name.to_string(), Source::line(line)));

@@ -128,16 +128,17 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
     // Pieces, keys and values are borrowed from the line; only a key
     // broken over two pieces is joined into a String.
     let mut piece = |p: &'a str| {
-        let p = p.trim();
+        let p = crate::evidence::trim(p);
         if p.is_empty() {
             return;
         }
         if let Some(v) = p.strip_prefix(':') {
             if let Some(k) = key.take() {
-                out.push((k, Cow::Borrowed(v.trim())));
+                out.push((k, Cow::Borrowed(crate::evidence::trim(v))));
             }
         } else if let Some((k, v)) = split_key(p) {
-            out.push((Cow::Borrowed(k.trim()), Cow::Borrowed(v.trim())));
+            let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
+            out.push((Cow::Borrowed(k), Cow::Borrowed(v)));
         } else {
             match &mut key {
                 Some(k) => {
@@ -149,14 +150,22 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
             }
         }
     };
-    for chunk in l.split('\t') {
+    // `l.split('\t')`, each tab found by memchr (no char searcher).
+    let mut from = 0;
+    let ends = memchr::memchr_iter(b'\t', l.as_bytes()).chain([l.len()]);
+    for end in ends {
+        let chunk = &l[from..end];
+        from = end + 1;
         // `chunk.split("  ")` (two spaces, matched left to right without
         // overlap), without building a substring searcher per chunk.
         let b = chunk.as_bytes();
         let (mut start, mut i) = (0, 0);
         while i + 1 < b.len() {
             if b[i] == b' ' && b[i + 1] == b' ' {
-                piece(&chunk[start..i]);
+                // (An empty piece, between two runs of spaces, says nothing.)
+                if start < i {
+                    piece(&chunk[start..i]);
+                }
                 i += 2;
                 start = i;
             } else {
@@ -227,14 +236,21 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut open_run: Option<usize> = None;
     // The first cell of the last table read: a stopped run's own rows.
     let mut first_cell = 0;
+    // Literals the text lacks are not searched for line by line.
+    let any_wait = has!(text, "Waiting for client to connect");
+    let any_no_peak = has!(text, "BW peak won't be measured");
+    let any_dmabuf = has!(text, "ibv_reg_dmabuf_mr");
+    let any_rocm = has!(text, "ROCm device");
+    let any_address = has!(text, "address:");
+    let any_command = has!(text, "ib_");
     while i < lines.len() {
         let (_, l) = lines[i];
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         // Each literal searched for once per line, for the context test
         // and the branches below alike.
-        let wait = has!(t, "Waiting for client to connect");
-        let no_peak = has!(t, "BW peak won't be measured");
-        let dmabuf = has!(t, "ibv_reg_dmabuf_mr");
+        let wait = any_wait && has!(t, "Waiting for client to connect");
+        let no_peak = any_no_peak && has!(t, "BW peak won't be measured");
+        let dmabuf = any_dmabuf && has!(t, "ibv_reg_dmabuf_mr");
         if super::is_perftest_context(t, wait, no_peak, dmabuf) {
             out.context_lines.push(lines[i].0);
         }
@@ -280,15 +296,15 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             if run.registration == GpuRegistration::NotStated && !run.integrated_gpu {
                 run.registration = GpuRegistration::PeerMemory;
             }
-        } else if let Some(gpu) = command_line(t) {
+        } else if let Some(gpu) = any_command.then(|| command_line(t)).flatten() {
             run.command_gpu = Some(gpu.0);
             if gpu.1 {
                 run.registration = GpuRegistration::DmaBuf;
             }
-        } else if t.starts_with("initializing ROCm") || has!(t, "ROCm device") {
+        } else if t.starts_with("initializing ROCm") || (any_rocm && has!(t, "ROCm device")) {
             run.gpu_kind = Some("ROCm");
         } else if is_field_line(t) {
-            if !t.starts_with('#') && !has!(t, "address:") {
+            if !(t.starts_with('#') || (any_address && has!(t, "address:"))) {
                 run.fields.extend(header_pairs(l));
             }
         } else if t.starts_with("#bytes") {
@@ -446,7 +462,7 @@ fn read_table_rows(
     // One buffer for every row's words (not a growing Vec per row).
     let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
     while let Some((n, l)) = lines.get(end.next) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.starts_with("Conflicting CPU frequency values detected") {
             end.cpu_warning = true;
             end.next += 1;
@@ -466,8 +482,10 @@ fn read_table_rows(
         }
         // A row that cannot be read (or only in part) is a problem at its
         // line; the table goes on.
-        let (cells, bad) = table_row(*n, &toks, head, template, run, end.cpu_warning);
-        out.measurements.extend(cells);
+        // Its cells go straight into the parse's measurements (reserved
+        // above), not through a Vec a row.
+        let cells = &mut out.measurements;
+        let bad = table_row(*n, &toks, head, template, run, end.cpu_warning, cells);
         if let Some(e) = bad {
             out.bad_row(e.line, format!("perftest: expected {}", e.expected));
         }
@@ -477,8 +495,9 @@ fn read_table_rows(
     Ok(end)
 }
 
-/// The cells of one data row (line `n`): one per known statistic column,
-/// and why the row could not be read in full. A row with fewer cells than
+/// The cells of one data row (line `n`), pushed onto `cells`: one per known
+/// statistic column; returns why the row could not be read in full (a row
+/// that cannot be read pushes none). A row with fewer cells than
 /// columns (two values glued together: `2465.901216.65`) keeps the cells
 /// left of the first one that is not a plain number; the rest are lost.
 fn table_row(
@@ -488,13 +507,14 @@ fn table_row(
     template: &Measurement,
     run: &PerftestRun<'_>,
     cpu_warning: bool,
-) -> (Vec<Measurement>, Option<ParseError>) {
+    cells: &mut Vec<Measurement>,
+) -> Option<ParseError> {
     let cols = &head.cols;
+    // A row whose cells cannot all be read keeps none of them.
+    let at = cells.len();
     if toks.len() == cols.len() {
-        return match table_cells(n, toks, head, template, run, cpu_warning) {
-            Ok(c) => (c, None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
+        let read = table_cells(n, toks, head, template, run, cpu_warning, cells);
+        return read.err().inspect(|_| cells.truncate(at));
     }
     let wrong = ParseError::new(
         n,
@@ -506,7 +526,7 @@ fn table_row(
         ),
     );
     if toks.len() > cols.len() {
-        return (Vec::new(), Some(wrong));
+        return Some(wrong);
     }
     let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
     let k = toks.iter().take_while(|t| plain(t)).count();
@@ -514,7 +534,9 @@ fn table_row(
         cols: cols[..k].to_vec(),
         ..head.clone()
     };
-    let cells = table_cells(n, &toks[..k], &kept, template, run, cpu_warning).unwrap_or_default();
+    if table_cells(n, &toks[..k], &kept, template, run, cpu_warning, cells).is_err() {
+        cells.truncate(at);
+    }
     let lost = cols[k..].join(", ");
     let e = ParseError::new(
         n,
@@ -526,10 +548,11 @@ fn table_row(
             toks.get(k).unwrap_or(&"")
         ),
     );
-    (cells, Some(e))
+    Some(e)
 }
 
-/// The cells of a row whose tokens line up with `head`'s columns.
+/// The cells of a row whose tokens line up with `head`'s columns, pushed
+/// onto `cells` (the caller drops them when this fails part-way).
 fn table_cells(
     n: usize,
     toks: &[&str],
@@ -537,7 +560,8 @@ fn table_cells(
     template: &Measurement,
     run: &PerftestRun<'_>,
     cpu_warning: bool,
-) -> Result<Vec<Measurement>, ParseError> {
+    cells: &mut Vec<Measurement>,
+) -> Result<(), ParseError> {
     let cols = &head.cols;
     if toks.len() < 2 {
         return Err(ParseError::new(n, "a byte count and an iteration count"));
@@ -548,8 +572,6 @@ fn table_cells(
     let iters: u64 = toks[1]
         .parse()
         .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    // At most one cell per column after the size and the iterations.
-    let mut cells = Vec::with_capacity(cols.len().saturating_sub(2));
     for (c, v) in cols.iter().zip(toks).skip(2) {
         let value = parse_number(v)
             .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
@@ -592,7 +614,7 @@ fn table_cells(
         }
         cells.push(m);
     }
-    Ok(cells)
+    Ok(())
 }
 
 /// Column names of a perftest table header, units stripped:

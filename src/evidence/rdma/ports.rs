@@ -23,7 +23,7 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
     let mut cur: Option<&str> = None;
     let mut cur_port: Option<u32> = None;
     for (n, l) in clean_lines(text) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() {
             continue;
         }
@@ -50,13 +50,16 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             cur_port = Some(p);
             continue;
         }
-        let Some((k, v)) = t.split_once(':') else {
+        // `t.split_once(':')`, the colon found by memchr.
+        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
             return Err(ParseError::new(
                 n,
                 format!("`<field>: <value>`, found `{t}`"),
             ));
         };
-        let (k, v) = (k.trim(), v.trim().to_string());
+        let (k, v) = (&t[..colon], &t[colon + 1..]);
+        // The value is copied only into a field that keeps it.
+        let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
         let dev = device(&mut out.rdma, name, n);
         if k == "Number of ports"
             && let Ok(c) = v.parse()
@@ -64,19 +67,19 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             counts.push((name.to_string(), c));
         }
         match (k, cur_port) {
-            ("CA type", _) => dev.ca_type = Some(v),
-            ("Firmware version", _) => dev.firmware = Some(v),
-            ("Node GUID", _) => dev.node_guid = Some(v),
+            ("CA type", _) => dev.ca_type = Some(v.to_string()),
+            ("Firmware version", _) => dev.firmware = Some(v.to_string()),
+            ("Node GUID", _) => dev.node_guid = Some(v.to_string()),
             (_, Some(pn)) => {
                 let p = port(dev, pn, n);
                 match k {
-                    "State" => p.set_state(v),
-                    "Physical state" => p.set_physical_state(v),
-                    "Rate" => set_rate(p, &v),
-                    "Base lid" => p.lid = Some(v),
-                    "SM lid" => p.sm_lid = Some(v),
-                    "Port GUID" => p.port_guid = Some(v),
-                    "Link layer" => p.link_layer = Some(v),
+                    "State" => p.set_state(v.to_string()),
+                    "Physical state" => p.set_physical_state(v.to_string()),
+                    "Rate" => set_rate(p, v),
+                    "Base lid" => p.lid = Some(v.to_string()),
+                    "SM lid" => p.sm_lid = Some(v.to_string()),
+                    "Port GUID" => p.port_guid = Some(v.to_string()),
+                    "Link layer" => p.link_layer = Some(v.to_string()),
                     _ => {}
                 }
             }
@@ -95,14 +98,15 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
 /// for one port (`ibstat mlx4_0 2`, `ibv_devinfo -i 2`) shows a port other
 /// than 1 first and is not flagged.
 fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
-    let last = text.lines().count().max(1);
+    // The last line, counted (memchr) only when a problem is to be told.
+    let last = || crate::evidence::lines(text).count().max(1);
     // Every port block prints its link layer; a last port without one was cut.
     if let Some(p) = out.rdma.last().and_then(|d| d.ports.last())
         && p.link_layer.is_none()
     {
         let name = out.rdma.last().map(|d| d.name.clone()).unwrap_or_default();
         out.truncated(
-            last,
+            last(),
             format!(
                 "port {} of {name} stops before its link layer (cut short?)",
                 p.port
@@ -120,7 +124,7 @@ fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
                 "{name} has {count} ports but the capture shows {}",
                 seen.len()
             );
-            out.truncated(last, msg);
+            out.truncated(last(), msg);
         }
     }
 }
@@ -136,7 +140,7 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut cur: Option<(String, u32)> = None;
     for (n, l) in numbered_lines(text) {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() {
             continue;
         }
@@ -154,23 +158,26 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
             cur = Some((name.to_string(), p));
             continue;
         }
-        let Some((name, pn)) = cur.clone() else {
+        // The current port, borrowed (not its name copied a line).
+        let Some((name, pn)) = &cur else {
             return Err(ParseError::new(
                 n,
                 "an `Infiniband device '<ca>' port <n> status:` line first",
             ));
         };
-        let Some((k, v)) = t.split_once(':') else {
+        // `t.split_once(':')`, the colon found by memchr.
+        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
             return Err(ParseError::new(
                 n,
                 format!("`<field>: <value>`, found `{t}`"),
             ));
         };
-        let v = v.trim().to_string();
-        let p = port(device(&mut out.rdma, &name, n), pn, n);
-        match k.trim() {
-            "state" => p.set_state(v),
-            "phys state" => p.set_physical_state(v),
+        let (k, v) = (&t[..colon], crate::evidence::trim(&t[colon + 1..]));
+        let p = port(device(&mut out.rdma, name, n), *pn, n);
+        // The value is copied only into a field that keeps it.
+        match crate::evidence::trim(k) {
+            "state" => p.set_state(v.to_string()),
+            "phys state" => p.set_physical_state(v.to_string()),
             "rate" => {
                 // `200 Gb/sec (4X HDR)`
                 if let Some((_, inner)) = v.split_once('(') {
@@ -179,14 +186,14 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
                     p.width = parts.next().map(str::to_string);
                     p.speed = parts.next().map(str::to_string);
                 }
-                set_rate(p, &v);
+                set_rate(p, v);
             }
-            "link_layer" => p.link_layer = Some(v),
-            "base lid" => p.lid = Some(v),
-            "sm lid" => p.sm_lid = Some(v),
+            "link_layer" => p.link_layer = Some(v.to_string()),
+            "base lid" => p.lid = Some(v.to_string()),
+            "sm lid" => p.sm_lid = Some(v.to_string()),
             "default gid" => p.gids.push(Gid {
                 index: 0,
-                gid: v,
+                gid: v.to_string(),
                 ipv4: None,
                 version: None,
                 netdev: None,
@@ -271,14 +278,16 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
     let mut cur_port: Option<u32> = None;
     let mut counts: Vec<(String, u32)> = Vec::new();
     for &(n, l) in lines {
-        let t = l.trim();
+        let t = crate::evidence::trim(l);
         if t.is_empty() {
             continue;
         }
-        let Some((k, v)) = t.split_once(':') else {
+        // `t.split_once(':')`, the colon found by memchr.
+        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
             continue;
         };
-        let (k, v) = (k.trim(), v.trim());
+        let (k, v) = (&t[..colon], &t[colon + 1..]);
+        let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
         if k == "hca_id" {
             device(&mut out.rdma, v, n);
             cur = Some(v);

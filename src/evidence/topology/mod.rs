@@ -210,6 +210,12 @@ pub struct Link {
 
 impl Link {
     pub fn new(a: &str, b: &str, class: LinkClass, source: Source) -> Link {
+        Link::with_sources(a, b, class, vec![source])
+    }
+
+    /// [`Link::new`] with its sources made by the caller (a pair told by
+    /// two rows: its Vec sized once, not grown from one).
+    pub fn with_sources(a: &str, b: &str, class: LinkClass, sources: Vec<Source>) -> Link {
         Link {
             a: a.to_string(),
             b: b.to_string(),
@@ -222,7 +228,7 @@ impl Link {
             min_bandwidth_bytes_per_s: None,
             max_bandwidth_bytes_per_s: None,
             pcie_class: None,
-            sources: vec![source],
+            sources,
         }
     }
 }
@@ -330,39 +336,101 @@ impl Topology {
     /// Canonical order: devices GPUs first then NICs, each by number; links
     /// and cells by device order. Keeps output deterministic.
     pub fn sort(&mut self) {
-        self.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
-        // Each id's place (the last device of that id), by binary search.
-        let mut order: Vec<(&str, usize)> = self
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.id.as_str(), i))
-            .collect();
-        order.sort_unstable_by(|x, y| x.0.cmp(y.0).then(y.1.cmp(&x.1)));
-        order.dedup_by(|later, first| later.0 == first.0);
-        let pos = |id: &str| {
-            order
-                .binary_search_by(|(k, _)| (*k).cmp(id))
-                .map_or(usize::MAX, |j| order[j].1)
-        };
-        // Each link from its earlier device, ordered by the pair's places.
-        // Sorted where they lie (the cached-key sort is stable and moves
-        // no link through a second Vec): after the swap a link's key,
-        // its ends' places, is the pair's (earlier, later).
-        for l in &mut self.links {
-            if pos(&l.b) < pos(&l.a) {
-                std::mem::swap(&mut l.a, &mut l.b);
+        // Parsers push devices in the tool's order, nearly always this one
+        // already: the keys (no String a device) are checked before a sort.
+        if !self.devices.iter().map(device_key).is_sorted() {
+            self.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
+        }
+        let devs: Vec<((u8, u64), &str)> = self.devices.iter().map(device_key).collect();
+        // Each id's place is the last device of that id: equal ids are
+        // neighbours in device order.
+        let mut last: Vec<usize> = (0..devs.len()).collect();
+        for i in (1..devs.len()).rev() {
+            if devs[i - 1].1 == devs[i].1 {
+                last[i - 1] = last[i];
             }
         }
-        self.links.sort_by_cached_key(|l| (pos(&l.a), pos(&l.b)));
-        self.p2p.sort_by_cached_key(|p| (pos(&p.src), pos(&p.dst)));
-        self.nvlink
-            .sort_by_cached_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
+        let places = Places { devs, last };
+        // Each link from its earlier device, ordered by the pair's places.
+        // Links come a device's pairs after another: the place found last
+        // (or the next one; for a row's first pair, the one after its
+        // device) is tried before a binary search.
+        let (mut ga, mut gb) = (0, 0);
+        let mut keys = Vec::with_capacity(self.links.len());
+        for l in &mut self.links {
+            let pa = places.find(&l.a, [ga, ga.wrapping_add(1)]);
+            let pb = places.find(&l.b, [gb, pa.wrapping_add(1)]);
+            (ga, gb) = (pa, pb.wrapping_add(1));
+            if pb < pa {
+                std::mem::swap(&mut l.a, &mut l.b);
+            }
+            keys.push((pa.min(pb), pa.max(pb)));
+        }
+        sort_by_keys(&mut self.links, keys);
+        let (mut gs, mut gd) = (0, 0);
+        let keys = (self.p2p.iter())
+            .map(|p| {
+                let ps = places.find(&p.src, [gs, gs.wrapping_add(1)]);
+                let pd = places.find(&p.dst, [gd, 0]);
+                (gs, gd) = (ps, pd.wrapping_add(1));
+                (ps, pd)
+            })
+            .collect();
+        sort_by_keys(&mut self.p2p, keys);
+        let mut g = 0;
+        let keys = (self.nvlink.iter())
+            .map(|n| {
+                g = places.find(&n.gpu, [g, g.wrapping_add(1)]);
+                (g, n.link.unwrap_or(u32::MAX))
+            })
+            .collect();
+        sort_by_keys(&mut self.nvlink, keys);
     }
 }
 
-/// `GPU10` after `GPU9`, GPUs before NICs.
-pub fn device_sort_key(id: &str) -> (u8, u64, String) {
+/// The devices' ids (with their rank and number) in device order, and for
+/// each the last place of its id.
+struct Places<'a> {
+    devs: Vec<((u8, u64), &'a str)>,
+    last: Vec<usize>,
+}
+
+impl Places<'_> {
+    /// The place of `id` (`usize::MAX`, last, for an id no device has):
+    /// the two guesses are tried first, then a binary search in device
+    /// order (the id's rank and number worked out once, not per step).
+    fn find(&self, id: &str, guesses: [usize; 2]) -> usize {
+        for g in guesses {
+            if self.devs.get(g).is_some_and(|d| d.1 == id) {
+                return self.last[g];
+            }
+        }
+        let key = rank_and_number(id);
+        (self.devs)
+            .binary_search_by(|(k, d)| k.cmp(&key).then_with(|| (*d).cmp(id)))
+            .map_or(usize::MAX, |j| self.last[j])
+    }
+}
+
+/// Sorts `v` stably by `keys` (one per element, in order), as
+/// `sort_by_cached_key` would; a Vec already in order is not touched.
+fn sort_by_keys<T, K: Ord + Copy>(v: &mut Vec<T>, keys: Vec<K>) {
+    if keys.is_sorted() {
+        return;
+    }
+    let mut pairs: Vec<(K, T)> = keys.into_iter().zip(v.drain(..)).collect();
+    pairs.sort_by_key(|p| p.0);
+    v.extend(pairs.into_iter().map(|p| p.1));
+}
+
+/// A device's place in device order ([`device_sort_key`]'s, without making
+/// its String).
+fn device_key(d: &Device) -> ((u8, u64), &str) {
+    (rank_and_number(&d.id), &d.id)
+}
+
+/// The rank (GPUs and PPUs, NICs, the rest) and number of a device id.
+fn rank_and_number(id: &str) -> (u8, u64) {
     // PPUs (`ppu-smi`) are accelerators in GPUs' place.
     let (rank, rest) = if let Some(r) = id.strip_prefix("GPU").or_else(|| id.strip_prefix("PPU")) {
         (0, r)
@@ -371,7 +439,13 @@ pub fn device_sort_key(id: &str) -> (u8, u64, String) {
     } else {
         (2, id)
     };
-    (rank, rest.parse().unwrap_or(u64::MAX), id.to_string())
+    (rank, rest.parse().unwrap_or(u64::MAX))
+}
+
+/// `GPU10` after `GPU9`, GPUs before NICs.
+pub fn device_sort_key(id: &str) -> (u8, u64, String) {
+    let (rank, number) = rank_and_number(id);
+    (rank, number, id.to_string())
 }
 
 /// The worst class over every pair of `gpus`, and the pair that has it
@@ -415,6 +489,71 @@ mod tests {
         assert_eq!(parse_cpu_list("0-45,40-50"), None);
         assert_eq!(parse_cpu_list("N/A"), None);
         assert_eq!(parse_cpu_list(""), None);
+    }
+
+    /// The sort as it was written before its fast paths (a String key per
+    /// device, a binary search by id per end): the oracle of the test below.
+    fn sort_reference(t: &mut Topology) {
+        t.devices.sort_by_cached_key(|d| device_sort_key(&d.id));
+        let mut order: Vec<(&str, usize)> = (t.devices.iter().enumerate())
+            .map(|(i, d)| (d.id.as_str(), i))
+            .collect();
+        order.sort_unstable_by(|x, y| x.0.cmp(y.0).then(y.1.cmp(&x.1)));
+        order.dedup_by(|later, first| later.0 == first.0);
+        let pos = |id: &str| {
+            (order.binary_search_by(|(k, _)| (*k).cmp(id))).map_or(usize::MAX, |j| order[j].1)
+        };
+        for l in &mut t.links {
+            if pos(&l.b) < pos(&l.a) {
+                std::mem::swap(&mut l.a, &mut l.b);
+            }
+        }
+        t.links.sort_by_cached_key(|l| (pos(&l.a), pos(&l.b)));
+        t.p2p.sort_by_cached_key(|p| (pos(&p.src), pos(&p.dst)));
+        (t.nvlink).sort_by_cached_key(|n| (pos(&n.gpu), n.link.unwrap_or(u32::MAX)));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sort_agrees_with_the_reference(
+            devs in proptest::collection::vec(0usize..9, 0..8),
+            pairs in proptest::collection::vec((0usize..10, 0usize..10, proptest::option::of(0u32..3)), 0..24),
+            sorted in proptest::bool::ANY,
+        ) {
+            const IDS: [&str; 10] =
+                ["GPU0", "GPU1", "GPU10", "GPU2", "NIC0", "NIC1", "PPU3", "mlx5_0", "GPUx", "X"];
+            let mut t = Topology::default();
+            let mut devs = devs;
+            if sorted {
+                devs.sort_by_key(|&i| device_sort_key(IDS[i]));
+            }
+            for &i in &devs {
+                t.devices.push(Device::new(IDS[i], DeviceKind::Gpu, Source::line(i)));
+            }
+            for (k, &(a, b, link)) in pairs.iter().enumerate() {
+                let (a, b) = (IDS[a], IDS[b]);
+                t.links.push(Link::new(a, b, LinkClass::Unknown, Source::line(k)));
+                t.p2p.push(P2pCell {
+                    src: a.into(),
+                    dst: b.into(),
+                    status: "OK".into(),
+                    supported: true,
+                    source: Source::line(k),
+                });
+                t.nvlink.push(NvlinkPort {
+                    gpu: a.into(),
+                    link,
+                    active: true,
+                    rate_bytes_per_s: None,
+                    as_printed: String::new(),
+                    source: Source::line(k),
+                });
+            }
+            let mut want = t.clone();
+            sort_reference(&mut want);
+            t.sort();
+            proptest::prop_assert_eq!(t, want);
+        }
     }
 
     #[test]

@@ -389,12 +389,15 @@ fn pair_links(m: &Matrix<'_>, ids: &[String], topo: &mut Topology) -> Vec<Note> 
             } else {
                 (c1, code, n1)
             };
-            // The read rows' lines, straight into the link (no Vec per
-            // pair); one row at least was read (both bad is skipped above).
-            let mut lines = [ri, rj].into_iter().filter(|r| !r.bad).map(|r| r.line);
-            let first = lines.next().unwrap_or(ri.line);
-            let mut link = Link::new(&ids[i], &ids[j], class, Source::line(first));
-            link.sources.extend(lines.map(Source::line));
+            // The read rows' lines, in a Vec sized for both; one row at
+            // least was read (both bad is skipped above).
+            let mut sources = Vec::with_capacity(2);
+            let read = [ri, rj].into_iter().filter(|r| !r.bad);
+            sources.extend(read.map(|r| Source::line(r.line)));
+            if sources.is_empty() {
+                sources.push(Source::line(ri.line));
+            }
+            let mut link = Link::with_sources(&ids[i], &ids[j], class, sources);
             link.code = Some(code.to_string());
             link.nvlinks = nvlinks;
             topo.links.push(link);
