@@ -537,6 +537,25 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
+/// The text of every file under `captures/` (tests that check a fast path
+/// against the plain one on every real transcript).
+#[cfg(test)]
+pub(crate) fn capture_texts() -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut dirs = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                texts.push(text);
+            }
+        }
+    }
+    texts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

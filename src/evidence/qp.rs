@@ -318,18 +318,7 @@ mod tests {
                 texts.push(format!("> {wide}{a}{b}\n{wide}{b}"));
             }
         }
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-        let mut dirs = vec![dir];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if let Ok(text) = std::fs::read_to_string(&p) {
-                    texts.push(text);
-                }
-            }
-        }
+        texts.extend(crate::evidence::capture_texts());
         let mut refused = 0;
         for t in &texts {
             if refused_at_a_glance(t) {

@@ -396,18 +396,7 @@ mod tests {
                 .to_string(),
             "no bytes here\nor here\nsh-5.1# /usr/bin/x\nosu_bw".to_string(),
         ];
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-        let mut dirs = vec![dir];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if let Ok(text) = std::fs::read_to_string(&p) {
-                    texts.push(text);
-                }
-            }
-        }
+        texts.extend(crate::evidence::capture_texts());
         for text in &texts {
             let lines: Vec<&str> = crate::evidence::lines(text).map(str::trim).collect();
             let mut finds = Finds::new(text.as_bytes());
@@ -494,17 +483,8 @@ mod tests {
                 }
             }
         }
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-        let mut dirs = vec![dir];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap().flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    dirs.push(p);
-                } else if let Ok(text) = std::fs::read_to_string(&p) {
-                    lines.extend(text.lines().map(String::from));
-                }
-            }
+        for text in crate::evidence::capture_texts() {
+            lines.extend(text.lines().map(String::from));
         }
         assert!(lines.len() > 5000);
         for l in &lines {

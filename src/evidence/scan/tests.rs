@@ -254,17 +254,8 @@ fn may_have_prefix_rules_out_only_lines_without_one() {
             lines.push(format!("{h}{t}"));
         }
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures");
-    let mut dirs = vec![dir];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if let Ok(text) = std::fs::read_to_string(&p) {
-                lines.extend(text.lines().map(String::from));
-            }
-        }
+    for text in crate::evidence::capture_texts() {
+        lines.extend(text.lines().map(String::from));
     }
     for l in &lines {
         if !may_have_prefix(l.as_bytes()) {
