@@ -47,19 +47,20 @@ fn nccl(command: Option<&str>, text: &str, p: &mut Parsed) {
     let looked_for = has!(text, "# Collective test starting:")
         || has!(text, "Test NCCL failure")
         || has!(text, "Test CUDA failure");
-    let lines = super::lines(if looked_for { text } else { "" });
-    for (i, l) in lines.enumerate() {
-        let t = super::trim(l);
-        if let Some(rest) = t.strip_prefix("# Collective test starting:")
-            && let Some(k) = collective_of_program(rest.trim())
-        {
-            named = Some((k, format!("`{t}` (line {})", i + 1)));
-        }
-        // nccl-tests' own failure report: `Test NCCL failure common.cu:392 '...'`.
-        if t.contains("Test ")
-            && (t.contains("Test NCCL failure") || t.contains("Test CUDA failure"))
-        {
-            p.tool_error(i + 1, format!("nccl-tests failed: {t}"));
+    if looked_for {
+        for (i, l) in super::lines(text).enumerate() {
+            let t = super::trim(l);
+            if let Some(rest) = t.strip_prefix("# Collective test starting:")
+                && let Some(k) = collective_of_program(rest.trim())
+            {
+                named = Some((k, format!("`{t}` (line {})", i + 1)));
+            }
+            // nccl-tests' own failure report: `Test NCCL failure common.cu:392 '...'`.
+            if t.contains("Test ")
+                && (t.contains("Test NCCL failure") || t.contains("Test CUDA failure"))
+            {
+                p.tool_error(i + 1, format!("nccl-tests failed: {t}"));
+            }
         }
     }
     if named.is_none()

@@ -38,7 +38,7 @@ pub mod text;
 pub mod tools;
 pub mod topology;
 mod words;
-pub(crate) use words::SplitWords;
+pub(crate) use words::{SplitWords, key_value};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

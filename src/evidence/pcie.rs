@@ -372,12 +372,8 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
             section = None;
             continue;
         }
-        // `t.split_once(':')`, the colon found by memchr; trims by byte look.
-        let (k, v) = match memchr::memchr(b':', t.as_bytes()) {
-            Some(c) => (
-                crate::evidence::trim(&t[..c]),
-                Some(crate::evidence::trim(&t[c + 1..])),
-            ),
+        let (k, v) = match crate::evidence::key_value(t) {
+            Some((k, v)) => (k, Some(v)),
             None => (t, None),
         };
         if k == "Attached GPUs" {

@@ -58,13 +58,9 @@ fn refused_at_a_glance(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memchr_iter(b'=', b).any(|at| {
         let after = &b[at + 1..];
-        let blanks = after
-            .iter()
-            .take_while(|c| matches!(c, b' ' | b'\t'))
-            .count();
         after.first().is_some_and(|c| !is_upper_hex(c))
             && after
-                .get(blanks)
+                .get(super::blanks(after))
                 .is_some_and(|c| !matches!(c, b'\r' | b'\n'))
     })
 }

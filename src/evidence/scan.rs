@@ -253,11 +253,10 @@ fn flush<'a>(
 ) {
     // Whether a line is blank was found as it was scanned
     // (`blank_kept[n - 1]` is `l.trim().is_empty()`): not trimmed again.
-    let blank_kept = std::mem::take(&mut out.blank_kept);
+    let blank_kept = &out.blank_kept;
     let blank = |n: usize| blank_kept[n - 1];
     if cur.iter().all(|&(n, _)| blank(n)) {
         cur.clear();
-        out.blank_kept = blank_kept;
         if let Some((c, n, _)) = command.filter(|c| !c.0.is_empty()) {
             out.silent.push((n, c));
         }
@@ -282,7 +281,6 @@ fn flush<'a>(
         Cow::Owned(s)
     };
     cur.clear();
-    out.blank_kept = blank_kept;
     let (command, prompt_line) = match command {
         Some((c, n, l)) => ((!c.is_empty()).then_some(c), Some((n, Cow::Borrowed(l)))),
         None => (None, None),

@@ -152,8 +152,36 @@ impl<'a> Iterator for Words<'a> {
 
 impl std::iter::FusedIterator for Words<'_> {}
 
+/// A `key: value` line split at its first colon, both sides trimmed: what
+/// `t.split_once(':')` and two `trim()`s give, the colon found by memchr
+/// and the trims by a byte look ([`super::trim`]).
+pub(crate) fn key_value(t: &str) -> Option<(&str, &str)> {
+    let colon = memchr::memchr(b':', t.as_bytes())?;
+    Some((super::trim(&t[..colon]), super::trim(&t[colon + 1..])))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn key_value_is_split_once_and_trim() {
+        for t in [
+            "",
+            ":",
+            "a:b",
+            " a : b ",
+            "a::b",
+            "no colon",
+            "\u{a0}k\u{a0}:\u{3000}v\u{3000}",
+            "\tState:\tActive\r",
+            "é: ü",
+            "k:",
+            ":v",
+        ] {
+            let want = t.split_once(':').map(|(k, v)| (k.trim(), v.trim()));
+            assert_eq!(super::key_value(t), want, "{t:?}");
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -50,16 +50,13 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
             cur_port = Some(p);
             continue;
         }
-        // `t.split_once(':')`, the colon found by memchr.
-        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
+        // The value is copied only into a field that keeps it.
+        let Some((k, v)) = crate::evidence::key_value(t) else {
             return Err(ParseError::new(
                 n,
                 format!("`<field>: <value>`, found `{t}`"),
             ));
         };
-        let (k, v) = (&t[..colon], &t[colon + 1..]);
-        // The value is copied only into a field that keeps it.
-        let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
         let dev = device(&mut out.rdma, name, n);
         if k == "Number of ports"
             && let Ok(c) = v.parse()
@@ -165,17 +162,15 @@ pub fn parse_ibstatus(text: &str) -> Result<Parsed, ParseError> {
                 "an `Infiniband device '<ca>' port <n> status:` line first",
             ));
         };
-        // `t.split_once(':')`, the colon found by memchr.
-        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
+        let Some((k, v)) = crate::evidence::key_value(t) else {
             return Err(ParseError::new(
                 n,
                 format!("`<field>: <value>`, found `{t}`"),
             ));
         };
-        let (k, v) = (&t[..colon], crate::evidence::trim(&t[colon + 1..]));
         let p = port(device(&mut out.rdma, name, n), *pn, n);
         // The value is copied only into a field that keeps it.
-        match crate::evidence::trim(k) {
+        match k {
             "state" => p.set_state(v.to_string()),
             "phys state" => p.set_physical_state(v.to_string()),
             "rate" => {
@@ -282,12 +277,9 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
         if t.is_empty() {
             continue;
         }
-        // `t.split_once(':')`, the colon found by memchr.
-        let Some(colon) = memchr::memchr(b':', t.as_bytes()) else {
+        let Some((k, v)) = crate::evidence::key_value(t) else {
             continue;
         };
-        let (k, v) = (&t[..colon], &t[colon + 1..]);
-        let (k, v) = (crate::evidence::trim(k), crate::evidence::trim(v));
         if k == "hca_id" {
             device(&mut out.rdma, v, n);
             cur = Some(v);
