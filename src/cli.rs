@@ -28,6 +28,7 @@ pub struct Cli {
 pub enum Command {
     Collect(commands::collect::Args),
     Render(commands::render::Args),
+    Check(commands::check::Args),
     Diff(commands::diff::Args),
     Placement(commands::placement::Args),
     Model(commands::model::Args),

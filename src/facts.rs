@@ -79,6 +79,9 @@ pub struct NodeFacts {
     pub measured_adapters: BTreeSet<String>,
     /// PCIe switches the live sysfs tree shows ([`switches`]).
     pub switches: Vec<switches::Switch>,
+    /// The PCIe link of each GPU whose link the evidence gives, as the
+    /// ceiling of its copies to and from the host ([`gpu_pcie_ceilings`]).
+    gpu_pcie: BTreeMap<String, PathCeiling>,
 }
 
 /// A network adapter of the topology.
@@ -164,6 +167,16 @@ pub enum CeilingSource {
     },
     /// The XGMI maximum bandwidth the driver reports for the pair.
     XgmiMax,
+    /// A GPU's PCIe link (host copies cross it), at its negotiated width
+    /// and the top speed it can run: GPUs slow their links when idle, so
+    /// the speed read while idle is not the one a copy runs at.
+    Pcie {
+        /// The GPU's address, or `every GPU` when all GPU links read alike
+        /// and the GPU cannot be told by its address.
+        address: String,
+        /// `PCIe Gen4 x16`.
+        link: String,
+    },
 }
 
 impl NodeFacts {
@@ -231,6 +244,7 @@ impl NodeFacts {
             measured_gpus: measured_gpus(b),
             attached_gpus: names::attached_gpus(&b.transcripts),
             switches: switches::switches(b),
+            gpu_pcie: gpu_pcie_ceilings(b),
             measured_adapters: b
                 .measurements
                 .iter()
@@ -252,6 +266,34 @@ impl NodeFacts {
     /// The SKU table's row for a GPU, when its model is named and listed.
     pub fn sku(&self, gpu: &str) -> Option<&'static sku::Sku> {
         sku::of(self.gpu_names.get(gpu)?)
+    }
+
+    /// A GPU's model as any transcript names it: the topology's name for
+    /// it, else the name a benchmark's device list gives its index.
+    pub fn gpu_model(&self, gpu: &str) -> Option<&str> {
+        if let Some(n) = self.gpu_names.get(gpu) {
+            return Some(n);
+        }
+        let index: u32 = gpu.strip_prefix("GPU")?.parse().ok()?;
+        self.named_gpus
+            .iter()
+            .find(|g| g.index == index)
+            .map(|g| g.model.as_str())
+    }
+
+    /// How many GPUs any evidence shows: the topology's, the models
+    /// named, the GPUs measurements name, or what `nvidia-smi -q` says is
+    /// attached.
+    pub fn gpu_count(&self) -> usize {
+        [
+            self.gpus.len(),
+            self.named_gpus.len(),
+            self.measured_gpus.len(),
+            self.attached_gpus.unwrap_or(0),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
     }
 
     /// GPU pairs the topology describes.
@@ -279,6 +321,20 @@ impl NodeFacts {
                         rate_as_printed: p.rate_as_printed.clone(),
                         link: p.link.clone(),
                     },
+                })
+            }
+            Kind::H2d | Kind::D2h => {
+                let gpu = [m.src.as_deref(), m.dst.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .find(|e| e.starts_with("GPU"))?;
+                let c = self
+                    .gpu_pcie
+                    .get(gpu)
+                    .or_else(|| self.gpu_pcie.get(EVERY_GPU))?;
+                Some(PathCeiling {
+                    bytes_per_s: c.bytes_per_s * both,
+                    from: c.from.clone(),
                 })
             }
             Kind::P2pCopy => {
@@ -344,6 +400,73 @@ fn injection(
         node_bytes_per_s: r * nics.len() as f64,
         summed: false,
     })
+}
+
+/// The key of [`gpu_pcie_ceilings`] for a link every GPU shares.
+const EVERY_GPU: &str = "every GPU";
+
+/// `0000:1B:00.0`, `00000000:1b:00.0` and `1b:00.0` are one device.
+fn bus_key(address: &str) -> String {
+    let a = address.trim().to_ascii_lowercase();
+    let tail: Vec<&str> = a.rsplitn(3, ':').collect();
+    match tail.as_slice() {
+        [func, bus, ..] => format!("{bus}:{func}"),
+        _ => a,
+    }
+}
+
+/// One GPU link's ceiling: its negotiated width at the top speed it can
+/// run (its capability, or what it runs at if that is more).
+fn pcie_link_ceiling(p: &crate::evidence::pcie::PcieLink) -> Option<(u32, u32)> {
+    let lanes = p.current_width_lanes.filter(|l| *l > 0)?;
+    let gen_of = |speed: Option<f64>, generation: Option<u32>| {
+        speed.and_then(ceiling::pcie_generation_of).or(generation)
+    };
+    let top = gen_of(p.max_speed_gt_per_s, p.max_generation);
+    let now = gen_of(p.current_speed_gt_per_s, p.current_generation);
+    let generation = match (top, now) {
+        (Some(t), Some(n)) => t.max(n),
+        (t, n) => t.or(n)?,
+    };
+    Some((generation, lanes))
+}
+
+/// The ceiling of each GPU's host copies, from its PCIe link: by the
+/// GPU's bus id where the topology gives one, else, when every GPU link
+/// the evidence shows reads alike, that link for any GPU (then which
+/// address is which GPU does not matter).
+fn gpu_pcie_ceilings(b: &Bundle) -> BTreeMap<String, PathCeiling> {
+    let gpu_links: BTreeMap<String, (u32, u32)> = b
+        .pcie
+        .iter()
+        .filter(|p| p.role.as_deref() == Some("gpu"))
+        .filter_map(|p| Some((bus_key(&p.address), pcie_link_ceiling(p)?)))
+        .collect();
+    let make = |address: &str, (generation, lanes): (u32, u32)| {
+        let c = ceiling::pcie(generation, lanes).ok()?;
+        Some(PathCeiling {
+            bytes_per_s: c.per_direction_bytes_per_s,
+            from: CeilingSource::Pcie {
+                address: address.to_string(),
+                link: c.link,
+            },
+        })
+    };
+    let mut out = BTreeMap::new();
+    for d in b.topology.gpus() {
+        let Some(id) = &d.pci_bus_id else { continue };
+        if let Some(c) = gpu_links.get(&bus_key(id)).and_then(|l| make(id, *l)) {
+            out.insert(d.id.clone(), c);
+        }
+    }
+    let mut kinds = gpu_links.values();
+    if let Some(first) = kinds.next()
+        && kinds.all(|k| k == first)
+        && let Some(c) = make(EVERY_GPU, *first)
+    {
+        out.insert(EVERY_GPU.to_string(), c);
+    }
+    out
 }
 
 /// Whether the direct links among `gpus` connect them all (two or more).

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Collect(args) => commands::collect::run(args),
         Command::Render(args) => commands::render::run(args),
+        Command::Check(args) => commands::check::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Placement(args) => commands::placement::run(args),
         Command::Model(args) => commands::model::run(args),

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub mod check;
 pub mod collect;
 pub mod diff;
 pub mod model;

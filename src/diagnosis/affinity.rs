@@ -3,7 +3,7 @@
 //! a binding is known ([`crate::facts::affinity`]): a live collection's
 //! own process, or a `numactl` / `taskset` line a transcript kept.
 
-use super::{Diagnosed, Finding, Severity, push};
+use super::{Diagnosed, Finding, Why, push};
 use crate::bundle::Bundle;
 use crate::facts::affinity::{bindings, placement};
 
@@ -13,11 +13,14 @@ pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
         if p.far.is_empty() && p.far_nics.is_empty() {
             continue;
         }
-        // Some devices near: a process bound to one socket is near its own.
-        let severity = if p.near == 0 {
-            Severity::Warning
+        // Away from every GPU it used: nearby adapters do not make up for
+        // that (every staged byte still crosses the socket link); away from
+        // every device it used at all (a perftest far from its adapter).
+        // Near some GPUs: a process bound to one socket is near its own.
+        let why = if p.near_gpus == 0 && (!p.far.is_empty() || p.near == 0) {
+            Why::ProcessAwayFromEveryGpu
         } else {
-            Severity::Info
+            Why::ProcessAwayFromSomeDevices
         };
         let mut evidence = Vec::new();
         evidence.extend(binding.source.clone());
@@ -33,7 +36,7 @@ pub(super) fn process_affinity(b: &Bundle, out: &mut Vec<Diagnosed>) {
         }
         push(
             out,
-            severity,
+            why,
             Finding::ProcessFarFromGpu {
                 gpus: p.far.iter().map(|(g, _)| g.clone()).collect(),
                 gpu_numa_nodes: p.far.iter().filter_map(|(_, n)| *n).collect(),

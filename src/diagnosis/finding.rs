@@ -74,10 +74,27 @@ pub enum Finding {
         dst: String,
         enabled_bytes_per_s: f64,
         disabled_bytes_per_s: f64,
+        /// The copies' message size, where the tool states it: the cost
+        /// of staging is told at this size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size_bytes: Option<u64>,
         pairs: usize,
         /// What `nvidia-smi topo -p2p` says of the pair (`NS`, `CNS`),
         /// when a transcript says it: the cause.
         p2p_status: Option<String>,
+    },
+    /// P2P-enabled copies of a pair slower than the same pair's copies
+    /// staged through the host (P2P disabled): the peer path exists and
+    /// costs more than the detour, the fingerprint of ACS or an IOMMU
+    /// redirecting peer traffic through the root complex. The pair named
+    /// is the slowest by ratio; `pairs` (unordered) show it in all.
+    PeerSlowerThanStaged {
+        src: String,
+        dst: String,
+        enabled_bytes_per_s: f64,
+        disabled_bytes_per_s: f64,
+        size_bytes: Option<u64>,
+        pairs: usize,
     },
     /// A tool says a GPU pair has no peer path (`nvidia-smi topo -p2p`
     /// CNS/NS/GNS/TNS, amd-smi DISABLED): every copy between them is
@@ -265,6 +282,17 @@ pub enum Finding {
         port: Option<u32>,
         counters: Vec<(String, u64)>,
     },
+    /// Pause frames grew between two readings while the ECN marks and CNPs
+    /// the same readings carry did not: PFC is doing the work congestion
+    /// control should (seed section 6.1, the inverted design).
+    PauseWithoutEcn {
+        device: String,
+        port: Option<u32>,
+        /// Pause counters and how much they grew, largest first.
+        pauses: Vec<(String, u64)>,
+        /// The ECN and CNP counters read, none of which grew.
+        flat: Vec<String>,
+    },
     /// An RDMA port slower than the fastest of its link layer in the node.
     RdmaPortBelowRate {
         device: String,
@@ -321,6 +349,12 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosed {
     pub severity: Severity,
+    /// The row of the severity table that decided it, with its reason.
+    pub why: super::Why,
+    /// The severity was lowered to info because every figure the finding
+    /// rests on is graded C (`facts::trust`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub weak_figures: bool,
     pub finding: Finding,
     pub evidence: Vec<Source>,
 }
@@ -328,9 +362,10 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 25] = [
+    pub const KINDS: [&'static str; 27] = [
         "host-hop-in-group",
         "silent-staging",
+        "peer-slower-than-staged",
         "no-peer-path",
         "nic-on-other-socket",
         "nic-across-host-bridge",
@@ -347,6 +382,7 @@ impl Finding {
         "rdma-port-below-rate",
         "port-errors-grew",
         "congestion-signals",
+        "pause-without-ecn",
         "wrong-results",
         "data-check-failed",
         "tool-failed",
@@ -356,12 +392,71 @@ impl Finding {
         "bidirectional-sum",
     ];
 
+    /// The devices a finding names (GPUs, adapters, PCIe addresses,
+    /// interfaces), for scripts that act on them.
+    pub fn devices(&self) -> Vec<String> {
+        let v = |xs: &[&String]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        match self {
+            Finding::HostHopInGroup { a, b, .. } | Finding::NoPeerPath { a, b, .. } => v(&[a, b]),
+            Finding::SilentStaging { src, dst, .. }
+            | Finding::PeerSlowerThanStaged { src, dst, .. } => v(&[src, dst]),
+            Finding::FarBelowCeiling { src, dst, .. } => {
+                src.iter().chain(dst.iter()).cloned().collect()
+            }
+            Finding::NicOnOtherSocket {
+                gpus,
+                nic,
+                nic_name,
+                ..
+            }
+            | Finding::NicAcrossHostBridge {
+                gpus,
+                nic,
+                nic_name,
+                ..
+            } => {
+                let mut d = gpus.clone();
+                d.push(nic_name.clone().unwrap_or_else(|| nic.clone()));
+                d
+            }
+            Finding::NoPeerMemoryModule { adapters, .. } => adapters.clone(),
+            Finding::GpuBuffersBelowHost { device, .. } => device.iter().cloned().collect(),
+            Finding::ProcessFarFromGpu { gpus, nics, .. } => {
+                gpus.iter().chain(nics).cloned().collect()
+            }
+            Finding::PcieWidthDown { address, .. } | Finding::PcieSpeedDown { address, .. } => {
+                v(&[address])
+            }
+            Finding::SwitchUplinkOversubscribed {
+                switch, devices, ..
+            } => std::iter::once(switch.clone())
+                .chain(devices.iter().map(|d| d.0.clone()))
+                .collect(),
+            Finding::NvlinksInactive { gpu, .. } => v(&[gpu]),
+            Finding::RdmaPortDown { device, .. }
+            | Finding::RdmaPortUnused { device, .. }
+            | Finding::RdmaPortBelowRate { device, .. }
+            | Finding::PortErrorsGrew { device, .. }
+            | Finding::CongestionSignals { device, .. }
+            | Finding::PauseWithoutEcn { device, .. } => v(&[device]),
+            Finding::InjectionShare { .. }
+            | Finding::WrongResults { .. }
+            | Finding::DataCheckFailed { .. }
+            | Finding::ToolFailed { .. }
+            | Finding::BitsNotBytes { .. }
+            | Finding::BidirectionalSum { .. }
+            | Finding::Truncated { .. } => Vec::new(),
+        }
+    }
+
     /// The kind's name, as in `templates/explain/<name>.md`.
     pub fn name(&self) -> &'static str {
         match self {
             Finding::HostHopInGroup { .. } => "host-hop-in-group",
             Finding::SilentStaging { .. } => "silent-staging",
             Finding::NoPeerPath { .. } => "no-peer-path",
+            Finding::PeerSlowerThanStaged { .. } => "peer-slower-than-staged",
+            Finding::PauseWithoutEcn { .. } => "pause-without-ecn",
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
             Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Diagnosed, Finding, Severity, push};
+use super::{Diagnosed, Finding, Why, push};
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 use crate::evidence::lsmod::{self, Said};
@@ -89,16 +89,16 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
     let dma_buf = live.and_then(|s| s.dma_buf);
     // dma-buf may carry the path instead (NVIDIA open kernel modules,
     // upstream amdgpu): then this is worth knowing, not a fault.
-    let severity = if dma_buf == Some(true) {
-        Severity::Info
+    let why = if dma_buf == Some(true) {
+        Why::NoPeerMemoryModuleDmaBuf
     } else {
-        Severity::Warning
+        Why::NoPeerMemoryModule
     };
     evidence.sort_by(|a, b| (&*a.file, a.line).cmp(&(&*b.file, b.line)));
     evidence.dedup();
     push(
         out,
-        severity,
+        why,
         Finding::NoPeerMemoryModule {
             gpus,
             gpu_driver: gpu_driver.map(str::to_string),
@@ -115,7 +115,7 @@ pub(super) fn peer_memory(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
 /// memory itself, through the NVIDIA driver's P2P interface or dma-buf
 /// (its log says `efa: Acquired peer memory using P2P`), so no peer-memory
 /// module is missing for it.
-fn has_own_gpu_path(name: &str) -> bool {
+pub(crate) fn has_own_gpu_path(name: &str) -> bool {
     name.starts_with("efa") || name.starts_with("rdmap")
 }
 
@@ -198,7 +198,7 @@ pub(super) fn gpu_vs_host_buffers(b: &Bundle, out: &mut Vec<Diagnosed>) {
         }
         push(
             out,
-            Severity::Warning,
+            Why::GpuBuffersBelowHost,
             Finding::GpuBuffersBelowHost {
                 test: gpu.test.to_string(),
                 device: dev,
@@ -258,7 +258,7 @@ mod tests {
         );
         let d = diagnose(&b);
         assert_eq!(d.len(), 1, "{d:?}");
-        assert_eq!(d[0].severity, Severity::Warning);
+        assert_eq!(d[0].severity, crate::diagnosis::Severity::Warning);
         let Finding::NoPeerMemoryModule {
             gpu_driver,
             adapters,

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Diagnosed, Finding, PcieSpeed, Severity, push};
+use super::{Diagnosed, Finding, PcieSpeed, Why, push};
 use crate::bundle::Bundle;
 use crate::diff::is_error_counter;
 use crate::evidence::ethtool::is_congestion_counter;
@@ -79,13 +79,13 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             // slot can (a laptop's x8 wiring, an x16 card in an x4 slot):
             // critical only when the slot is known to be wider too.
             let slot = slot_lanes(&lanes, p);
-            let severity = match slot {
-                Some(s) if s > c => Severity::Critical,
-                _ => Severity::Info,
+            let why = match slot {
+                Some(s) if s > c => Why::PcieWidthDownSlotWider,
+                _ => Why::PcieWidthDownCardOnly,
             };
             push(
                 out,
-                severity,
+                why,
                 Finding::PcieWidthDown {
                     address: p.address.clone(),
                     name: p.name.clone(),
@@ -113,13 +113,13 @@ pub(super) fn pcie_links(b: &Bundle, out: &mut Vec<Diagnosed>) {
             // here says the GPU was under load: a note with "re-read under
             // load", not a warning. A device known not to be a GPU (a NIC,
             // a bridge) keeps the warning.
-            let severity = match p.role.as_deref() {
-                Some(r) if r != "gpu" => Severity::Warning,
-                _ => Severity::Info,
+            let why = match p.role.as_deref() {
+                Some(r) if r != "gpu" => Why::PcieSpeedDownNotGpu,
+                _ => Why::PcieSpeedDownGpuIdle,
             };
             push(
                 out,
-                severity,
+                why,
                 Finding::PcieSpeedDown {
                     address: p.address.clone(),
                     name: p.name.clone(),
@@ -152,7 +152,7 @@ pub(super) fn switch_uplinks(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
         }
         push(
             out,
-            Severity::Info,
+            Why::SwitchUplinkShared,
             Finding::SwitchUplinkOversubscribed {
                 switch: s.uplink_bridge.clone(),
                 uplink_link: link.clone(),
@@ -166,8 +166,6 @@ pub(super) fn switch_uplinks(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
 }
 
 pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
-    // No NVLink active anywhere in the node (PCIe cards): informational.
-    let any_active = facts.nvlinks.values().any(|n| n.active > 0);
     for (gpu, n) in &facts.nvlinks {
         let sku = facts.sku(gpu);
         // nvidia-smi lists 18 links on an H100 PCIe built with 12: the
@@ -185,16 +183,18 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
         if inactive == 0 {
             continue;
         }
-        // A bridged card with no link up simply has no bridge.
+        // A bridged card with no link up simply has no bridge. Any other
+        // listed link is one the part has (a GPU built without NVLink
+        // lists none), so down is a fault, whatever the other GPUs show.
         let no_bridge = n.active == 0 && sku.is_some_and(|s| s.wiring == NvlinkWiring::Bridge);
-        let severity = if any_active && !no_bridge {
-            Severity::Warning
+        let why = if no_bridge {
+            Why::NvlinksNoBridge
         } else {
-            Severity::Info
+            Why::NvlinksDown
         };
         push(
             out,
-            severity,
+            why,
             Finding::NvlinksInactive {
                 gpu: gpu.clone(),
                 inactive,
@@ -230,7 +230,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
                 if disabled || sibling_up {
                     push(
                         out,
-                        Severity::Info,
+                        Why::RdmaPortUnused,
                         Finding::RdmaPortUnused {
                             device: d.name.clone(),
                             port: p.port,
@@ -243,7 +243,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
                 }
                 push(
                     out,
-                    Severity::Warning,
+                    Why::RdmaPortDown,
                     Finding::RdmaPortDown {
                         device: d.name.clone(),
                         port: p.port,
@@ -273,7 +273,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
             if rate < best && !crate::facts::ports::may_be_another_adapter(b, d, p) {
                 push(
                     out,
-                    Severity::Warning,
+                    Why::RdmaPortBelowRate,
                     Finding::RdmaPortBelowRate {
                         device: d.name.clone(),
                         port: p.port,
@@ -371,7 +371,7 @@ fn grew<'a>(
     if !errors.is_empty() {
         push(
             out,
-            Severity::Warning,
+            Why::PortErrorsGrew,
             Finding::PortErrorsGrew {
                 device: device.to_string(),
                 port,
@@ -381,18 +381,51 @@ fn grew<'a>(
         );
     }
     let signals = pick(true);
-    if !signals.is_empty() {
+    if signals.is_empty() {
+        return;
+    }
+    // Pause frames that grew while every ECN and CNP counter the same
+    // readings carry stayed flat: PFC doing congestion control's work.
+    // Frames, not their duration or on/off transitions.
+    let is_pause = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        n.contains("pause") && !n.contains("duration") && !n.contains("transition")
+    };
+    let is_ecn = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        n.contains("ecn") || n.contains("cnp")
+    };
+    let flat: Vec<String> = counters
+        .clone()
+        .filter(|c| is_ecn(c.0) && c.1 == 0)
+        .map(|c| c.0.to_string())
+        .collect();
+    let ecn_grew = signals.iter().any(|c| is_ecn(&c.0));
+    let pauses: Vec<(String, u64)> = signals.iter().filter(|c| is_pause(&c.0)).cloned().collect();
+    if !pauses.is_empty() && !flat.is_empty() && !ecn_grew {
         push(
             out,
-            Severity::Info,
-            Finding::CongestionSignals {
+            Why::PauseWithoutEcn,
+            Finding::PauseWithoutEcn {
                 device: device.to_string(),
                 port,
-                counters: signals,
+                pauses,
+                flat,
             },
             sources(),
         );
+        return;
     }
+    push(
+        out,
+        Why::CongestionSignals,
+        Finding::CongestionSignals {
+            device: device.to_string(),
+            port,
+            counters: signals,
+        },
+        sources(),
+    );
 }
 
 #[cfg(test)]

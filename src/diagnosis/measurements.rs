@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Diagnosed, FAR_BELOW, Finding, Severity, push};
+use super::severity::consumer_part;
+use super::{Diagnosed, FAR_BELOW, Finding, Why, push};
 use crate::bundle::{Bundle, ProblemKind};
 use crate::evidence::Source;
 use crate::evidence::measurement::{Direction, Kind, Measurement, P2p, Statistic, Verification};
@@ -54,14 +55,33 @@ fn no_peer_path(b: &Bundle) -> BTreeMap<(String, String), &P2pCell> {
     out
 }
 
-pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
-    // Pair -> (P2P enabled, P2P disabled) unidirectional cells, same transcript.
+/// P2P-enabled below this fraction of P2P-disabled is a peer path slower
+/// than the detour through the host (the ACS / IOMMU fingerprint); at or
+/// below [`PEER_HALF`] it is critical.
+const PEER_SLOWER: f64 = 1.0 - STAGING_SIMILARITY;
+const PEER_HALF: f64 = 0.5;
+
+/// Which row judges a staged peer copy on this GPU: a GeForce RTX part
+/// stages by design, any other named part should not, and a part no
+/// transcript names is not known either way.
+fn staging_why(facts: &NodeFacts, gpu: &str) -> Why {
+    match facts.gpu_model(gpu) {
+        Some(m) if consumer_part(m) => Why::StagesByDesign,
+        Some(_) => Why::StagesOnPeerCapablePart,
+        None => Why::StagesPartNotNamed,
+    }
+}
+
+/// Each GPU pair's P2P-enabled and P2P-disabled unidirectional cells
+/// from one transcript, at one direction, size and statistic.
+fn enabled_and_disabled(b: &Bundle) -> Vec<(&Measurement, &Measurement)> {
     type Pair<'a> = (Option<&'a Measurement>, Option<&'a Measurement>);
     let mut pairs: BTreeMap<CellKey, Pair<'_>> = BTreeMap::new();
     for m in &b.measurements {
         if m.kind != Kind::P2pCopy
-            || m.bandwidth_bytes_per_s.is_none()
+            || m.bandwidth_bytes_per_s.is_none_or(|x| x <= 0.0)
             || m.direction != Direction::Uni
+            || m.src == m.dst
         {
             continue;
         }
@@ -73,38 +93,56 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
             P2p::Unknown => {}
         }
     }
-    let flagged: Vec<_> = pairs
+    pairs
+        .into_values()
+        .filter_map(|(e, d)| Some((e?, d?)))
+        .collect()
+}
+
+fn bw(m: &Measurement) -> f64 {
+    m.bandwidth_bytes_per_s.unwrap_or(0.0)
+}
+
+fn ends(m: &Measurement) -> (String, String) {
+    (
+        m.src.as_deref().unwrap_or_default().to_string(),
+        m.dst.as_deref().unwrap_or_default().to_string(),
+    )
+}
+
+pub(super) fn silent_staging(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    let both = enabled_and_disabled(b);
+    let flagged: Vec<_> = both
         .iter()
-        .filter_map(|((_, src, dst, ..), pair)| {
-            let (Some(en), Some(dis)) = pair else {
-                return None;
-            };
-            let (e, d) = (
-                en.bandwidth_bytes_per_s.unwrap_or(0.0),
-                dis.bandwidth_bytes_per_s.unwrap_or(0.0),
-            );
-            (d > 0.0 && (e - d).abs() <= STAGING_SIMILARITY * d)
-                .then_some((src, dst, *en, *dis, e, d))
-        })
+        .filter(|(e, d)| (bw(e) - bw(d)).abs() <= STAGING_SIMILARITY * bw(d))
         .collect();
     let no_path = no_peer_path(b);
-    let staged: BTreeSet<(String, String)> = flagged.iter().map(|f| pair(f.0, f.1)).collect();
+    let staged: BTreeSet<(String, String)> = flagged
+        .iter()
+        .map(|(e, _)| {
+            let (s, d) = ends(e);
+            pair(&s, &d)
+        })
+        .collect();
     // One finding per node makes the point; the matrices show the rest.
-    if let Some(&(src, dst, en, dis, e, d)) = flagged.first() {
+    if let Some((en, dis)) = flagged.first() {
+        let (src, dst) = ends(en);
         push(
             out,
-            Severity::Critical,
+            staging_why(facts, &src),
             Finding::SilentStaging {
-                src: src.clone(),
-                dst: dst.clone(),
-                enabled_bytes_per_s: e,
-                disabled_bytes_per_s: d,
+                p2p_status: no_path.get(&pair(&src, &dst)).map(|c| c.status.clone()),
+                src,
+                dst,
+                enabled_bytes_per_s: bw(en),
+                disabled_bytes_per_s: bw(dis),
+                size_bytes: en.size_bytes,
                 pairs: staged.len(),
-                p2p_status: no_path.get(&pair(src, dst)).map(|c| c.status.clone()),
             },
             vec![en.source.clone(), dis.source.clone()],
         );
     }
+    peer_slower_than_staged(&both, out);
     // A tool's "no peer path" the figures have not already shown: the same
     // cause, said by the topology instead of the copies.
     let unshown: Vec<_> = no_path
@@ -112,9 +150,15 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
         .filter(|(k, _)| !staged.contains(*k))
         .collect();
     if let Some(((a, bb), c)) = unshown.first() {
+        let by_design =
+            c.status.eq_ignore_ascii_case("GNS") || facts.gpu_model(a).is_some_and(consumer_part);
         push(
             out,
-            Severity::Warning,
+            if by_design {
+                Why::NoPeerPathByDesign
+            } else {
+                Why::NoPeerPathPlatform
+            },
             Finding::NoPeerPath {
                 a: a.clone(),
                 b: bb.clone(),
@@ -124,6 +168,46 @@ pub(super) fn silent_staging(b: &Bundle, out: &mut Vec<Diagnosed>) {
             vec![c.source.clone()],
         );
     }
+}
+
+/// Peer copies slower than the staged copies of the same pair: the pair
+/// with the lowest ratio is named, every such pair counted.
+fn peer_slower_than_staged(both: &[(&Measurement, &Measurement)], out: &mut Vec<Diagnosed>) {
+    let slower: Vec<_> = both
+        .iter()
+        .filter(|(e, d)| bw(e) < PEER_SLOWER * bw(d))
+        .collect();
+    let Some((en, dis)) = slower
+        .iter()
+        .min_by(|a, b| (bw(a.0) / bw(a.1)).total_cmp(&(bw(b.0) / bw(b.1))))
+    else {
+        return;
+    };
+    let pairs: BTreeSet<(String, String)> = slower
+        .iter()
+        .map(|(e, _)| {
+            let (s, d) = ends(e);
+            pair(&s, &d)
+        })
+        .collect();
+    let (src, dst) = ends(en);
+    push(
+        out,
+        if bw(en) <= PEER_HALF * bw(dis) {
+            Why::PeerHalfOfStaged
+        } else {
+            Why::PeerSlowerThanStaged
+        },
+        Finding::PeerSlowerThanStaged {
+            src,
+            dst,
+            enabled_bytes_per_s: bw(en),
+            disabled_bytes_per_s: bw(dis),
+            size_bytes: en.size_bytes,
+            pairs: pairs.len(),
+        },
+        vec![en.source.clone(), dis.source.clone()],
+    );
 }
 
 pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
@@ -149,7 +233,7 @@ pub(super) fn wrong_results(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for ((tool, what), (errors, failed_rows, src)) in per {
         push(
             out,
-            Severity::Critical,
+            Why::WrongResults,
             Finding::WrongResults {
                 tool,
                 what,
@@ -203,9 +287,9 @@ pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
                 push(
                     out,
                     if capture_defect {
-                        Severity::Info
+                        Why::ToolMissedDevice
                     } else {
-                        Severity::Warning
+                        Why::ToolFailed
                     },
                     Finding::ToolFailed {
                         tool,
@@ -217,7 +301,7 @@ pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
             }
             ProblemKind::Truncated => push(
                 out,
-                Severity::Info,
+                Why::Truncated,
                 Finding::Truncated {
                     file: p.file.clone(),
                     message: p.message.clone(),
@@ -232,7 +316,7 @@ pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
         let test = message.split('`').nth(1).unwrap_or_default().to_string();
         push(
             out,
-            Severity::Critical,
+            Why::DataCheckFailed,
             Finding::DataCheckFailed {
                 tool,
                 test,
@@ -281,7 +365,11 @@ pub(super) fn far_below_ceiling(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Dia
         };
         push(
             out,
-            Severity::Warning,
+            if software_rdma {
+                Why::FarBelowCeilingSoftwareRdma
+            } else {
+                Why::FarBelowCeiling
+            },
             Finding::FarBelowCeiling {
                 test,
                 src,
@@ -326,7 +414,7 @@ pub(super) fn unit_traps(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for m in bits.into_values() {
         push(
             out,
-            Severity::Info,
+            Why::BitsNotBytes,
             Finding::BitsNotBytes {
                 tool: m.tool.to_string(),
                 example_as_printed: m.as_printed.to_string(),
@@ -338,7 +426,7 @@ pub(super) fn unit_traps(b: &Bundle, out: &mut Vec<Diagnosed>) {
     for m in bi.into_values() {
         push(
             out,
-            Severity::Info,
+            Why::BidirectionalSum,
             Finding::BidirectionalSum {
                 tool: m.tool.to_string(),
                 test: m.test.to_string(),

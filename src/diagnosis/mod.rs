@@ -19,17 +19,21 @@
 //!   failures, ceilings, unit traps)
 
 mod affinity;
+pub mod checks;
 mod finding;
 pub(crate) mod gpudirect;
 mod links;
 mod measurements;
+pub mod severity;
 mod topology;
 
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 use crate::facts::NodeFacts;
 
+pub use checks::{Check, State, Step, Verdict};
 pub use finding::{Diagnosed, Finding, PcieSpeed, Severity};
+pub use severity::Why;
 
 /// A measurement below this fraction of its path's ceiling is flagged.
 pub const FAR_BELOW: f64 = 0.25;
@@ -40,11 +44,33 @@ pub fn diagnose(b: &Bundle) -> Vec<Diagnosed> {
     diagnose_with(b, &NodeFacts::of(b))
 }
 
+/// A node's findings, the checks of the diagnosis flow, and the verdict
+/// they give together: what every page, the fleet index, the markdown
+/// summary and `wire-report check` say of a node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub findings: Vec<Diagnosed>,
+    pub checks: Vec<Check>,
+    pub verdict: Verdict,
+}
+
+/// Diagnoses one node and runs its checks.
+pub fn assess(b: &Bundle, facts: &NodeFacts) -> Assessment {
+    let findings = diagnose_with(b, facts);
+    let checks = checks::checks(b, facts, &findings);
+    let verdict = Verdict::of(&findings, &checks);
+    Assessment {
+        findings,
+        checks,
+        verdict,
+    }
+}
+
 /// [`diagnose`], with the node's facts already computed.
 pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     let mut out = Vec::new();
     topology::host_hops(b, facts, &mut out);
-    measurements::silent_staging(b, &mut out);
+    measurements::silent_staging(b, facts, &mut out);
     topology::nic_sockets(b, facts, &mut out);
     gpudirect::peer_memory(b, facts, &mut out);
     gpudirect::gpu_vs_host_buffers(b, &mut out);
@@ -59,13 +85,19 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     measurements::tool_failures(b, &mut out);
     measurements::far_below_ceiling(b, facts, &mut out);
     measurements::unit_traps(b, &mut out);
-    out.sort_by_key(|d| d.severity);
+    // Most severe first; among equals, the hardware before notes about
+    // the evidence (a cut transcript is never a node's top finding while
+    // a hardware finding exists).
+    out.sort_by_key(|d| (d.severity, d.why.row().about == severity::About::Evidence));
     out
 }
 
-fn push(out: &mut Vec<Diagnosed>, severity: Severity, finding: Finding, evidence: Vec<Source>) {
+/// Records a finding with the severity its row of the table gives.
+fn push(out: &mut Vec<Diagnosed>, why: Why, finding: Finding, evidence: Vec<Source>) {
     out.push(Diagnosed {
-        severity,
+        severity: why.severity(),
+        why,
+        weak_figures: false,
         finding,
         evidence,
     });

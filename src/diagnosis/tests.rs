@@ -70,12 +70,35 @@ fn p2p_enabled_close_to_disabled_is_silent_staging() {
     b.measurements.push(cell(P2p::Enabled, 5.72e9, 20));
     let d = diagnose(&b);
     assert_eq!(d.len(), 1);
-    assert_eq!(d[0].severity, Severity::Critical);
+    // No transcript names the model: whether it should copy peer to peer
+    // is not known.
+    assert_eq!(d[0].severity, Severity::Warning);
     assert!(matches!(
         d[0].finding,
         Finding::SilentStaging { pairs: 1, .. }
     ));
     assert_eq!(d[0].evidence.len(), 2);
+    // The same figures on a data-center part, and on a GeForce RTX part
+    // (the severity table: broken, and by design).
+    let named = |model: &str| {
+        let mut b = b.clone();
+        for id in ["GPU0", "GPU1"] {
+            let mut g = crate::evidence::topology::Device::new(
+                id,
+                crate::evidence::topology::DeviceKind::Gpu,
+                Source::line(1),
+            );
+            g.name = Some(model.into());
+            b.topology.devices.push(g);
+        }
+        diagnose(&b)
+    };
+    let d = named("NVIDIA A100-PCIE-40GB");
+    assert_eq!(d[0].severity, Severity::Critical);
+    assert_eq!(d[0].why, crate::diagnosis::Why::StagesOnPeerCapablePart);
+    let d = named("NVIDIA GeForce RTX 3090");
+    assert_eq!(d[0].severity, Severity::Info);
+    assert_eq!(d[0].why, crate::diagnosis::Why::StagesByDesign);
     // A real NVLink pair: enabled far above disabled, nothing to say.
     let mut b = bundle();
     b.measurements.push(cell(P2p::Disabled, 20e9, 16));

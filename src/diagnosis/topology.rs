@@ -2,7 +2,7 @@
 //! whose closest adapter is across the socket boundary, and fewer adapters
 //! than GPUs.
 
-use super::{Diagnosed, Finding, Severity, push};
+use super::{Diagnosed, Finding, Why, push};
 use crate::bundle::Bundle;
 use crate::evidence::topology::LinkClass;
 use std::collections::BTreeMap;
@@ -36,14 +36,16 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
     // Direct links that still join every GPU (a DGX-1's hybrid cube
     // mesh) let rings route around the pair: worth knowing, no warning.
     let routable = facts.direct_links_join_all;
-    let severity = if direct > 0 && !routable {
-        Severity::Warning
+    let why = if direct == 0 {
+        Why::HostHopNoDirectLinks
+    } else if routable {
+        Why::HostHopRoutable
     } else {
-        Severity::Info
+        Why::HostHopSplitsGroups
     };
     push(
         out,
-        severity,
+        why,
         Finding::HostHopInGroup {
             a: worst.a.clone(),
             b: worst.b.clone(),
@@ -106,24 +108,30 @@ pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed
             .iter()
             .map(|n| n.name.clone().unwrap_or_else(|| n.id.clone()))
             .collect();
-        let finding = if class == LinkClass::CrossSocket {
-            Finding::NicOnOtherSocket {
-                gpus,
-                nic,
-                nic_name,
-                code,
-                also,
-            }
+        let (why, finding) = if class == LinkClass::CrossSocket {
+            (
+                Why::NicOnOtherSocket,
+                Finding::NicOnOtherSocket {
+                    gpus,
+                    nic,
+                    nic_name,
+                    code,
+                    also,
+                },
+            )
         } else {
-            Finding::NicAcrossHostBridge {
-                gpus,
-                nic,
-                nic_name,
-                code,
-                also,
-            }
+            (
+                Why::NicAcrossHostBridge,
+                Finding::NicAcrossHostBridge {
+                    gpus,
+                    nic,
+                    nic_name,
+                    code,
+                    also,
+                },
+            )
         };
-        push(out, Severity::Warning, finding, sources);
+        push(out, why, finding, sources);
     }
 }
 
@@ -146,7 +154,7 @@ pub(super) fn injection_share(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
         .map(|i| i.per_gpu_bytes_per_s);
     push(
         out,
-        Severity::Warning,
+        Why::FewerAdaptersThanGpus,
         Finding::InjectionShare {
             gpus,
             nics,

@@ -52,6 +52,8 @@ pub struct Placement {
     pub far_nics: Vec<(String, Option<u32>)>,
     /// Devices with a CPU or memory node in reach and none out.
     pub near: usize,
+    /// Of those, the GPUs.
+    pub near_gpus: usize,
     /// Some device is far only by [`node_zero_far`]'s assumption.
     pub node_zero_assumed: bool,
 }
@@ -266,7 +268,12 @@ pub fn placement(b: &Bundle, binding: &Binding) -> Placement {
             }
             (Some(true), _) | (_, Some(true)) => out.far.push((id.clone(), d.numa_node)),
             (None, None) => {}
-            _ => out.near += 1,
+            _ => {
+                out.near += 1;
+                if d.kind == DeviceKind::Gpu {
+                    out.near_gpus += 1;
+                }
+            }
         }
     }
     out

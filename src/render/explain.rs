@@ -61,6 +61,9 @@ pub fn ceiling_from(c: &CeilingSource) -> String {
             gbs_fixed(*per_link_bytes_per_s, 3)
         ),
         CeilingSource::XgmiMax => "XGMI max bandwidth reported by the driver".into(),
+        CeilingSource::Pcie { address, link } => format!(
+            "{link} of {address} (its negotiated width at the top speed it can run), per direction after line encoding"
+        ),
     }
 }
 
@@ -125,41 +128,6 @@ fn closest_adapters(gpus: &[String], nic: &str, name: Option<&str>, also: &[Stri
         }
     };
     format!("{who} {}: {whose} {adapters}", gpus.join(", "))
-}
-
-fn silent_staging(
-    (src, dst): (&str, &str),
-    enabled: f64,
-    disabled: f64,
-    pairs: usize,
-    status: Option<&str>,
-) -> String {
-    let mut s = format!(
-        "{src} to {dst}: {} with P2P enabled against {} with it disabled. The enabled copy is staged through host memory too.",
-        gbs(enabled),
-        gbs(disabled)
-    );
-    if let Some(st) = status {
-        s.push_str(&format!(
-            " nvidia-smi topo -p2p says {st} for the pair: no peer path."
-        ));
-    }
-    if pairs > 1 {
-        s.push_str(&format!(
-            " {pairs} GPU pairs in all show the same fingerprint."
-        ));
-    }
-    s
-}
-
-fn no_peer_path((a, b): (&str, &str), status: &str, pairs: usize) -> String {
-    let mut s = format!(
-        "{a}-{b}: the peer-to-peer status is {status}, no peer path. Every copy between them is staged through host memory, whatever the application asks for."
-    );
-    if pairs > 1 {
-        s.push_str(&format!(" {pairs} GPU pairs in all have no peer path."));
-    }
-    s
 }
 
 fn far_below(
@@ -491,21 +459,35 @@ pub fn summary(f: &Finding) -> String {
             dst,
             enabled_bytes_per_s,
             disabled_bytes_per_s,
+            size_bytes,
             pairs,
             p2p_status,
-        } => silent_staging(
+        } => peer::silent_staging(
             (src, dst),
-            *enabled_bytes_per_s,
-            *disabled_bytes_per_s,
+            (*enabled_bytes_per_s, *disabled_bytes_per_s),
+            *size_bytes,
             *pairs,
             p2p_status.as_deref(),
+        ),
+        Finding::PeerSlowerThanStaged {
+            src,
+            dst,
+            enabled_bytes_per_s,
+            disabled_bytes_per_s,
+            size_bytes,
+            pairs,
+        } => peer::slower_than_staged(
+            (src, dst),
+            (*enabled_bytes_per_s, *disabled_bytes_per_s),
+            *size_bytes,
+            *pairs,
         ),
         Finding::NoPeerPath {
             a,
             b,
             status,
             pairs,
-        } => no_peer_path((a, b), status, *pairs),
+        } => peer::no_peer_path((a, b), status, *pairs),
         Finding::FarBelowCeiling {
             test,
             src,
@@ -562,6 +544,12 @@ pub fn summary(f: &Finding) -> String {
         | Finding::RdmaPortBelowRate { .. }
         | Finding::PortErrorsGrew { .. }
         | Finding::CongestionSignals { .. } => link_summary(f),
+        Finding::PauseWithoutEcn {
+            device,
+            port,
+            pauses,
+            flat,
+        } => peer::pause_without_ecn(device, *port, pauses, flat),
         Finding::WrongResults { .. }
         | Finding::DataCheckFailed { .. }
         | Finding::ToolFailed { .. }
@@ -569,6 +557,22 @@ pub fn summary(f: &Finding) -> String {
         | Finding::BidirectionalSum { .. }
         | Finding::Truncated { .. } => tool_output_summary(f),
     }
+}
+
+/// Why a finding has its severity: its row's condition and reason, and
+/// what lowered it where every figure it rests on is graded C.
+pub fn reason(d: &crate::diagnosis::Diagnosed) -> String {
+    let row = d.why.row();
+    let mut s = format!(
+        "{} (severity table: {} when {}).",
+        row.reason,
+        row.severity.as_str(),
+        row.when
+    );
+    if d.weak_figures {
+        s.push_str(" Lowered to info: every figure it rests on is graded C.");
+    }
+    s
 }
 
 /// The markdown explaining a kind: what it means and what to do.
@@ -579,6 +583,12 @@ pub fn explanation(f: &Finding) -> &'static str {
         }
         Finding::SilentStaging { .. } => include_str!("../../templates/explain/silent-staging.md"),
         Finding::NoPeerPath { .. } => include_str!("../../templates/explain/no-peer-path.md"),
+        Finding::PeerSlowerThanStaged { .. } => {
+            include_str!("../../templates/explain/peer-slower-than-staged.md")
+        }
+        Finding::PauseWithoutEcn { .. } => {
+            include_str!("../../templates/explain/pause-without-ecn.md")
+        }
         Finding::FarBelowCeiling {
             software_rdma: true,
             ..
@@ -646,6 +656,7 @@ pub fn explanation(f: &Finding) -> &'static str {
 
 mod affinity;
 use affinity::process_far;
+mod peer;
 mod tool_output;
 use tool_output::tool_output_summary;
 

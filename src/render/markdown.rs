@@ -129,9 +129,12 @@ fn finding(d: &Diagnosed) -> String {
         .join(", ");
     let more = d.evidence.len().saturating_sub(4);
     format!(
-        "- **{}** {}{}{}",
+        "- **{}** ({}) {} Why {}: {}{}{}",
         d.severity.as_str(),
+        d.finding.name(),
         escape(&explain::summary(&d.finding)),
+        d.severity.as_str(),
+        escape(&explain::reason(d)),
         if ev.is_empty() {
             String::new()
         } else {
@@ -166,6 +169,23 @@ pub fn node_markdown(node: &crate::render::Analysed<'_>) -> String {
         b.rdma.len(),
         b.pcie.len()
     );
+    let _ = writeln!(
+        s,
+        "**Verdict: {}** ({}).\n",
+        node.verdict.as_str(),
+        crate::render::view::coverage(&node.checks)
+    );
+    s.push_str("**Checks:**\n\n");
+    for c in &node.checks {
+        let _ = writeln!(
+            s,
+            "- {} {}: {}",
+            c.step.id(),
+            c.state.as_str(),
+            escape(&crate::render::view::detail(c))
+        );
+    }
+    s.push('\n');
     if found.is_empty() {
         s.push_str("**Findings:** none from the evidence collected.\n\n");
     } else {

@@ -31,6 +31,7 @@ pub mod key_figures;
 pub mod ladder_chart;
 pub mod markdown;
 pub mod single;
+pub mod verdicts;
 pub mod view;
 
 use std::collections::BTreeMap;
@@ -48,16 +49,21 @@ pub struct Analysed<'a> {
     pub bundle: &'a Bundle,
     pub facts: NodeFacts,
     pub findings: Vec<Diagnosed>,
+    /// The checks of the diagnosis flow and the verdict ([`diagnosis::assess`]).
+    pub checks: Vec<diagnosis::Check>,
+    pub verdict: diagnosis::Verdict,
 }
 
 impl<'a> Analysed<'a> {
     pub fn of(bundle: &'a Bundle) -> Analysed<'a> {
         let facts = NodeFacts::of(bundle);
-        let findings = diagnosis::diagnose_with(bundle, &facts);
+        let a = diagnosis::assess(bundle, &facts);
         Analysed {
             bundle,
             facts,
-            findings,
+            findings: a.findings,
+            checks: a.checks,
+            verdict: a.verdict,
         }
     }
 }
@@ -85,6 +91,9 @@ pub struct NodeSummary {
     pub verdict: &'static str,
     /// The verdict as a CSS class: `v-critical`, `v-notes-only`...
     pub verdict_class: String,
+    /// `6 of 8 checks that apply ran`, and what to run next.
+    pub coverage: String,
+    pub next: String,
     /// The top finding in words, and the link to its evidence line (from
     /// the index).
     pub top_finding: String,
@@ -271,6 +280,8 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
         href,
         verdict: v.verdict,
         verdict_class: view::index::verdict_class(v.verdict),
+        coverage: v.coverage.clone(),
+        next: v.next.clone().unwrap_or_default(),
         top_finding,
         top_href,
         gpus: v.gpus_named.clone(),

@@ -53,9 +53,22 @@ const TRUTH: &[Row] = &[
     },
     Row {
         kind: "silent-staging",
-        severity: "critical",
+        severity: "info",
+        // GeForce RTX 2080 Ti and 3090: no peer path over PCIe by design
+        // (the severity table), so staging is the part doing its job.
         fires: &["rtx2080ti-2gpu-autodl", "rtx3090-4gpu"],
         silent: ("hgx-h100-8gpu", "P2P enabled runs far above disabled"),
+    },
+    Row {
+        kind: "peer-slower-than-staged",
+        severity: "critical",
+        // NCCL #814: six GPUs whose P2P writes run at 9.6-10.2 GB/s
+        // against 20-22.4 GB/s staged, 43% at worst (ACS or an IOMMU).
+        fires: &["pcie-6gpu-p2p-slower-than-staged"],
+        silent: (
+            "rtx6000ada-4gpu-cx7-lspci-p2p-no-topo",
+            "P2P writes at 26.3 GB/s beat the 22.1-22.4 GB/s staged",
+        ),
     },
     Row {
         kind: "no-peer-path",
@@ -117,7 +130,11 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "pcie-speed-down",
         severity: "info",
-        fires: &["rtx3060-mobile-laptop", "supermicro-x11dpg-ot-pex8747"],
+        fires: &[
+            "rtx3060-mobile-laptop",
+            "rtx6000ada-4gpu-cx7-lspci-p2p-no-topo",
+            "supermicro-x11dpg-ot-pex8747",
+        ],
         silent: ("tesla-t4", "the link runs at its capable speed"),
     },
     Row {
@@ -133,15 +150,20 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "nvlinks-inactive",
         severity: "info",
-        fires: &[
-            "a100-pcie-2gpu-no-nvlink",
-            "dcgmi-2gpu-nvlink-down",
-            "rtx-a6000-3gpu-nvlink-bridge",
-        ],
+        // Bridge-wired cards (A100 PCIe, RTX A6000) without a bridge.
+        fires: &["a100-pcie-2gpu-no-nvlink", "rtx-a6000-3gpu-nvlink-bridge"],
         silent: (
             "h100-pcie-2gpu-nvlink-bridge",
             "12 of the 18 links listed are active: an H100 PCIe is built with 12",
         ),
+    },
+    Row {
+        kind: "nvlinks-inactive",
+        severity: "warning",
+        // dcgmi lists 18 links a GPU has, every one `D` (Down, not `_`
+        // Not Supported): links the part has, down.
+        fires: &["dcgmi-2gpu-nvlink-down"],
+        silent: ("h100-8gpu-dcgmi-nvlink-up", "every link listed is up"),
     },
     Row {
         kind: "rdma-port-unused",
@@ -309,6 +331,7 @@ const TRUTH: &[Row] = &[
             "nv18-8gpu-6nic-peermem-nccl1737",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
+            "pcie-6gpu-p2p-slower-than-staged",
             "radeon-pro-vii-2gpu",
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",
@@ -326,6 +349,17 @@ const TRUTH: &[Row] = &[
         silent: (
             "roce-mlx5-byteps-prio",
             "two readings of one interface where only bytes and packets grew",
+        ),
+    },
+    Row {
+        kind: "pause-without-ecn",
+        severity: "warning",
+        // SYNTHETIC (no real two-reading paste with pause and ECN counters
+        // was found): rx_prio3_pause +97,000 while rx_ecn_mark stays 0.
+        fires: &["roce-mlx5-synthetic-pfc-without-ecn"],
+        silent: (
+            "roce-mlx5-byteps-prio",
+            "two readings where only bytes and packets grew",
         ),
     },
     Row {
@@ -357,6 +391,7 @@ const TRUTH: &[Row] = &[
             "roce-cx5-proxmox",
             "rtx2080ti-2gpu-autodl",
             "rtx3090-4gpu",
+            "rtx6000ada-4gpu-cx7-lspci-p2p-no-topo",
         ],
         silent: (
             "hgx-h100-8gpu",

@@ -29,3 +29,4 @@ mod site;
 mod streaming;
 mod ticket;
 mod topology_map;
+mod verdicts;

@@ -383,6 +383,12 @@ const CUT_UNDETECTABLE: &[(&str, &str)] = &[
     ("nvlink-status-003-2x-h100-pcie", "no count printed"),
     ("nvlink-status-006-hgx-h100-nvlink-R", "no count printed"),
     ("nvlink-status-001-3x-rtx-a6000", "no count printed"),
+    // Four whole bandwidthTest runs, one per device, back to back: a cut
+    // between two runs leaves whole runs, and nothing says a fifth followed.
+    (
+        "bandwidthTest-005-4x-rtx6000ada",
+        "a cut between two complete runs",
+    ),
 ];
 
 /// Cut inside the text (three lines per capture): every fact read from

@@ -56,7 +56,23 @@ fn structure(text: &str) -> (Vec<Vec<String>>, Vec<String>) {
 fn findings_name_their_evidence_lines() {
     let text = md(&["captures/dgx1v-v100-8gpu-1nic"]);
     assert!(text.starts_with("### wire-report: dgx1v-v100-8gpu-1nic"));
-    let (_, items) = structure(&text);
+    let (_, all_items) = structure(&text);
+    // The verdict's checks are items too, one per step of the flow.
+    let steps = wire_report::diagnosis::checks::STEPS;
+    let checks = all_items
+        .iter()
+        .filter(|i| steps.iter().any(|s| i.starts_with(&format!("{} ", s.id))))
+        .count();
+    assert_eq!(checks, steps.len(), "{text}");
+    assert!(text.contains("**Verdict: warning**"), "{text}");
+    let items: Vec<String> = all_items
+        .into_iter()
+        .filter(|i| {
+            ["critical", "warning", "info"]
+                .iter()
+                .any(|s| i.starts_with(s))
+        })
+        .collect();
     // Host hop, the far adapter across the socket (GPU4-7) and across a
     // host bridge (GPU0-1), and the injection share.
     assert_eq!(items.len(), 4, "{text}");

@@ -8,6 +8,9 @@ use crate::render::explain;
 pub struct FindingView {
     pub severity: &'static str,
     pub kind: &'static str,
+    /// Why this severity: the severity table's reason for its row, and
+    /// what lowered it where the figures are weak.
+    pub reason: String,
     pub summary: String,
     pub explanation_html: String,
     pub evidence: Vec<Link>,
@@ -25,6 +28,7 @@ fn finding_view(d: &Diagnosed, linker: &Linker<'_>) -> FindingView {
     FindingView {
         severity: d.severity.as_str(),
         kind: d.finding.name(),
+        reason: explain::reason(d),
         summary: explain::summary(&d.finding),
         explanation_html: markdown(explain::explanation(&d.finding)),
         evidence: d.evidence.iter().map(|s| linker.link(s)).collect(),

@@ -8,21 +8,8 @@ use crate::bundle::Bundle;
 use crate::diagnosis::Diagnosed;
 use crate::facts::NodeFacts;
 
-/// The verdicts of the index, most severe first: the label and its rank.
-pub const VERDICTS: [&str; 4] = ["critical", "warning", "notes only", "no findings"];
-
-/// A node's verdict: the most severe of its findings.
-pub fn verdict(critical: usize, warning: usize, info: usize) -> &'static str {
-    if critical > 0 {
-        VERDICTS[0]
-    } else if warning > 0 {
-        VERDICTS[1]
-    } else if info > 0 {
-        VERDICTS[2]
-    } else {
-        VERDICTS[3]
-    }
-}
+/// The verdicts of the index, most severe first ([`Verdict::ALL`]).
+pub const VERDICTS: [&str; 4] = ["critical", "warning", "incomplete", "ok"];
 
 /// The rank of a verdict in [`VERDICTS`] (0 is the most severe).
 pub fn verdict_rank(v: &str) -> usize {
@@ -54,20 +41,6 @@ fn counted(models: &[&str]) -> String {
         .join(", ")
 }
 
-/// How many GPUs any evidence shows: the topology's, the models named,
-/// the GPUs measurements name, or what `nvidia-smi -q` says is attached.
-pub(super) fn gpu_count(facts: &NodeFacts) -> usize {
-    [
-        facts.gpus.len(),
-        facts.named_gpus.len(),
-        facts.measured_gpus.len(),
-        facts.attached_gpus.unwrap_or(0),
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(0)
-}
-
 /// The GPUs in words: `8 x NVIDIA A100-SXM4-80GB`, `8 (model not named)`,
 /// or why there is no count.
 pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
@@ -78,7 +51,7 @@ pub(super) fn gpus(b: &Bundle, facts: &NodeFacts) -> String {
         .filter(|n| n.chars().any(|c| c.is_ascii_alphabetic()) && !n.contains(':'))
         .collect();
     let named: Vec<&str> = facts.named_gpus.iter().map(|g| g.model.as_str()).collect();
-    let count = gpu_count(facts);
+    let count = facts.gpu_count();
     if count == 0 {
         // lspci's class says which devices are GPUs, when no GPU tool ran.
         let mut on_bus: Vec<&str> = b
@@ -191,8 +164,10 @@ fn short_list(names: &[&str]) -> String {
 }
 
 /// The most severe finding (the diagnosis lists them most severe first).
+/// The node's top finding: the diagnosis lists the most severe first,
+/// hardware before notes about the evidence.
 pub(super) fn top(diagnosed: &[Diagnosed]) -> Option<&Diagnosed> {
-    diagnosed.iter().min_by_key(|d| d.severity)
+    diagnosed.first()
 }
 
 /// Port rates as printed: `ibstat`'s bare numbers take one `Gb/s`
@@ -234,12 +209,11 @@ mod tests {
     }
 
     #[test]
-    fn verdicts_rank_by_the_most_severe_finding() {
-        assert_eq!(verdict(1, 5, 0), "critical");
-        assert_eq!(verdict(0, 1, 3), "warning");
-        assert_eq!(verdict(0, 0, 2), "notes only");
-        assert_eq!(verdict(0, 0, 0), "no findings");
-        assert!(verdict_rank("critical") < verdict_rank("no findings"));
+    fn verdict_labels_are_the_diagnosis_verdicts_in_order() {
+        use crate::diagnosis::Verdict;
+        let labels: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+        assert_eq!(labels, VERDICTS);
+        assert!(verdict_rank("critical") < verdict_rank("ok"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! ([`Slugs::decide`]), and the links to transcript lines; no section
 //! makes a slug. `node_view` only assembles the sections.
 
+mod checks;
 mod evidence;
 mod figures;
 mod findings;
@@ -26,6 +27,7 @@ use crate::diagnosis::Severity;
 use crate::render::Analysed;
 use links::Linker;
 
+pub use checks::{CheckView, coverage, detail, next};
 pub use evidence::missing_kinds;
 pub use figures::ValueMatrix;
 pub use findings::{FindingView, markdown};
@@ -65,8 +67,13 @@ pub struct NodeView {
     /// that names them ([`index`]).
     pub gpus_named: String,
     pub nics_named: String,
-    /// The most severe of [`index::VERDICTS`] this node earns.
+    /// One of [`index::VERDICTS`]: the diagnosis's verdict.
     pub verdict: &'static str,
+    /// Each check of the diagnosis flow, how many of those that apply
+    /// ran, and what to run next.
+    pub checks: Vec<CheckView>,
+    pub coverage: String,
+    pub next: Option<String>,
     /// The most severe finding: its summary and its first evidence line.
     pub top_finding: Option<(String, Option<Link>)>,
     pub shape: String,
@@ -116,11 +123,10 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         missing_short: evidence::missing_short(&missing),
         gpus_named: index::gpus(b, facts),
         nics_named: index::nics(b, facts),
-        verdict: index::verdict(
-            findings::count(diagnosed, Severity::Critical),
-            findings::count(diagnosed, Severity::Warning),
-            findings::count(diagnosed, Severity::Info),
-        ),
+        verdict: node.verdict.as_str(),
+        checks: checks::views(&node.checks),
+        coverage: checks::coverage(&node.checks),
+        next: checks::next(&node.checks),
         top_finding: index::top(diagnosed).map(|d| {
             let link = d
                 .evidence

@@ -23,7 +23,7 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
     let by = &facts.gpu_pairs_by_class;
     if by.is_empty() {
         // Pairs need two GPUs: with fewer, no list of links is missing.
-        return match (super::index::gpu_count(facts), facts.described) {
+        return match (facts.gpu_count(), facts.described) {
             (1, _) => "one GPU: no GPU pairs".into(),
             (0, true) => "no GPU".into(),
             (_, true) => "GPU links not listed".into(),

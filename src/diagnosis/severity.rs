@@ -1,0 +1,489 @@
+//! How much each finding matters, decided in one table from what the
+//! hardware is supposed to do (STYLE: "verdicts say what they rest on").
+//! A rule never picks a severity itself: it picks the row of this table
+//! whose condition held, and the row gives the severity and the reason
+//! the row exists. The reason is shown beside every finding, and the
+//! README prints the whole table (a test keeps the two in step).
+//!
+//! DCGM's diagnostic levels are the model: a part doing what it was built
+//! to do is never worse than info (a GeForce card staging peer copies); a
+//! part that should do better and does not is critical or a warning (an
+//! SXM part staging). A row that is about the evidence rather than the
+//! hardware ([`About::Evidence`]: a cut transcript, a unit to convert) is
+//! never a node's top finding while a hardware finding exists.
+
+use serde::Serialize;
+
+use super::Severity;
+
+/// Whether a row speaks of the hardware, or of the evidence read about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum About {
+    Hardware,
+    Evidence,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The finding kind the row judges (`templates/explain/<kind>.md`).
+    pub kind: &'static str,
+    /// When the row applies, in a few words.
+    pub when: &'static str,
+    pub severity: Severity,
+    /// Why this severity: the sentence shown beside each finding.
+    pub reason: &'static str,
+    pub about: About,
+}
+
+/// The row a rule chose. Each variant is one row of [`Why::row`]; the
+/// match is exhaustive, so a new row without a severity and a reason
+/// does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Why {
+    HostHopSplitsGroups,
+    HostHopRoutable,
+    HostHopNoDirectLinks,
+    StagesOnPeerCapablePart,
+    StagesByDesign,
+    StagesPartNotNamed,
+    PeerSlowerThanStaged,
+    PeerHalfOfStaged,
+    NoPeerPathByDesign,
+    NoPeerPathPlatform,
+    NicOnOtherSocket,
+    NicAcrossHostBridge,
+    NoPeerMemoryModule,
+    NoPeerMemoryModuleDmaBuf,
+    GpuBuffersBelowHost,
+    ProcessAwayFromEveryGpu,
+    ProcessAwayFromSomeDevices,
+    FewerAdaptersThanGpus,
+    PcieWidthDownSlotWider,
+    PcieWidthDownCardOnly,
+    PcieSpeedDownNotGpu,
+    PcieSpeedDownGpuIdle,
+    SwitchUplinkShared,
+    NvlinksDown,
+    NvlinksNoBridge,
+    RdmaPortDown,
+    RdmaPortUnused,
+    RdmaPortBelowRate,
+    PortErrorsGrew,
+    CongestionSignals,
+    PauseWithoutEcn,
+    WrongResults,
+    DataCheckFailed,
+    ToolFailed,
+    ToolMissedDevice,
+    Truncated,
+    FarBelowCeiling,
+    FarBelowCeilingSoftwareRdma,
+    BitsNotBytes,
+    BidirectionalSum,
+}
+
+impl Why {
+    /// Every row, in table order (the README's table and its test).
+    pub const ALL: [Why; 40] = [
+        Why::HostHopSplitsGroups,
+        Why::HostHopRoutable,
+        Why::HostHopNoDirectLinks,
+        Why::StagesOnPeerCapablePart,
+        Why::StagesByDesign,
+        Why::StagesPartNotNamed,
+        Why::PeerSlowerThanStaged,
+        Why::PeerHalfOfStaged,
+        Why::NoPeerPathByDesign,
+        Why::NoPeerPathPlatform,
+        Why::NicOnOtherSocket,
+        Why::NicAcrossHostBridge,
+        Why::NoPeerMemoryModule,
+        Why::NoPeerMemoryModuleDmaBuf,
+        Why::GpuBuffersBelowHost,
+        Why::ProcessAwayFromEveryGpu,
+        Why::ProcessAwayFromSomeDevices,
+        Why::FewerAdaptersThanGpus,
+        Why::PcieWidthDownSlotWider,
+        Why::PcieWidthDownCardOnly,
+        Why::PcieSpeedDownNotGpu,
+        Why::PcieSpeedDownGpuIdle,
+        Why::SwitchUplinkShared,
+        Why::NvlinksDown,
+        Why::NvlinksNoBridge,
+        Why::RdmaPortDown,
+        Why::RdmaPortUnused,
+        Why::RdmaPortBelowRate,
+        Why::PortErrorsGrew,
+        Why::CongestionSignals,
+        Why::PauseWithoutEcn,
+        Why::WrongResults,
+        Why::DataCheckFailed,
+        Why::ToolFailed,
+        Why::ToolMissedDevice,
+        Why::Truncated,
+        Why::FarBelowCeiling,
+        Why::FarBelowCeilingSoftwareRdma,
+        Why::BitsNotBytes,
+        Why::BidirectionalSum,
+    ];
+
+    pub fn severity(self) -> Severity {
+        self.row().severity
+    }
+
+    /// The table.
+    pub const fn row(self) -> Row {
+        use About::{Evidence, Hardware};
+        use Severity::{Critical, Info, Warning};
+        let (kind, when, severity, reason, about) = match self {
+            Why::HostHopSplitsGroups => (
+                "host-hop-in-group",
+                "some GPU pairs have a direct link, others not, and the direct links do not join every GPU",
+                Warning,
+                "a parallel group that spans such a pair runs its collectives a tier down, over PCIe or the host",
+                Hardware,
+            ),
+            Why::HostHopRoutable => (
+                "host-hop-in-group",
+                "direct links still join every GPU",
+                Info,
+                "rings can route around the pair (a DGX-1's hybrid cube mesh is built this way)",
+                Hardware,
+            ),
+            Why::HostHopNoDirectLinks => (
+                "host-hop-in-group",
+                "no GPU pair has a direct link",
+                Info,
+                "the node is built without a scale-up link: every pair is in the PCIe tier by design",
+                Hardware,
+            ),
+            Why::StagesOnPeerCapablePart => (
+                "silent-staging",
+                "P2P-enabled copies at the staged speed on a part built with a peer path",
+                Critical,
+                "data-center and workstation parts copy peer to peer over PCIe or NVLink; staging means something switched the path off (ACS, IOMMU, a VM, the driver)",
+                Hardware,
+            ),
+            Why::StagesByDesign => (
+                "silent-staging",
+                "P2P-enabled copies at the staged speed on a GeForce RTX part",
+                Info,
+                "GeForce RTX parts have no peer path over PCIe: the driver stages every peer copy through host memory by design",
+                Hardware,
+            ),
+            Why::StagesPartNotNamed => (
+                "silent-staging",
+                "P2P-enabled copies at the staged speed, GPU model not named",
+                Warning,
+                "no transcript names the GPU model, so whether this part should copy peer to peer is not known",
+                Hardware,
+            ),
+            Why::PeerSlowerThanStaged => (
+                "peer-slower-than-staged",
+                "a P2P-enabled copy more than 10% slower than the staged copy of the same pair",
+                Warning,
+                "a working peer path is never slower than a detour through host memory: ACS or the IOMMU redirecting peer traffic through the root complex leaves this fingerprint",
+                Hardware,
+            ),
+            Why::PeerHalfOfStaged => (
+                "peer-slower-than-staged",
+                "a P2P-enabled copy at half the staged copy's speed or less",
+                Critical,
+                "the peer path costs more than half of what the host path delivers: every library that prefers it (NCCL P2P) loses that much",
+                Hardware,
+            ),
+            Why::NoPeerPathByDesign => (
+                "no-peer-path",
+                "a GeForce RTX part, or the tool says the GPU does not support it (GNS)",
+                Info,
+                "the part is built without a peer path over PCIe: staging is its design",
+                Hardware,
+            ),
+            Why::NoPeerPathPlatform => (
+                "no-peer-path",
+                "any other part without a peer path (chipset, topology or unknown cause)",
+                Warning,
+                "the part could copy peer to peer; the platform (chipset, PCIe topology, a VM) keeps it from doing so",
+                Hardware,
+            ),
+            Why::NicOnOtherSocket => (
+                "nic-on-other-socket",
+                "a GPU's closest adapter is across the socket link",
+                Warning,
+                "every byte GPUDirect RDMA moves crosses the socket link, which usually caps peer-to-peer traffic",
+                Hardware,
+            ),
+            Why::NicAcrossHostBridge => (
+                "nic-across-host-bridge",
+                "a GPU's closest adapter is under another host bridge of its socket",
+                Warning,
+                "peer traffic through the root complex is often capped well below the link rate",
+                Hardware,
+            ),
+            Why::NoPeerMemoryModule => (
+                "no-peer-memory-module",
+                "GPUs and RDMA adapters, no peer-memory module, dma-buf not known to be there",
+                Warning,
+                "without it GPUDirect RDMA falls back to host staging without a word",
+                Hardware,
+            ),
+            Why::NoPeerMemoryModuleDmaBuf => (
+                "no-peer-memory-module",
+                "the same, on a kernel with dma-buf",
+                Info,
+                "dma-buf can carry the path instead (open kernel modules, upstream amdgpu)",
+                Hardware,
+            ),
+            Why::GpuBuffersBelowHost => (
+                "gpu-buffers-below-host",
+                "perftest with GPU buffers below 75% of host buffers on the same adapter and size",
+                Warning,
+                "the GPU's memory is reached by a slower path than host memory: staging, or a PCIe path through the host",
+                Hardware,
+            ),
+            Why::ProcessAwayFromEveryGpu => (
+                "process-far-from-gpu",
+                "the process could reach none of the GPUs it used",
+                Warning,
+                "every staged byte and host buffer of every GPU crosses the socket link; the fix is free",
+                Hardware,
+            ),
+            Why::ProcessAwayFromSomeDevices => (
+                "process-far-from-gpu",
+                "the process is near some of its GPUs, far from others or from adapters",
+                Info,
+                "a process bound to one socket is near that socket's devices; the far ones pay a socket crossing",
+                Hardware,
+            ),
+            Why::FewerAdaptersThanGpus => (
+                "injection-share",
+                "fewer network adapters than GPUs",
+                Warning,
+                "the adapters are the node's injection ceiling: each GPU gets a share of one, far below its scale-up bandwidth",
+                Hardware,
+            ),
+            Why::PcieWidthDownSlotWider => (
+                "pcie-width-down",
+                "a link narrower than both the device and its slot can run",
+                Critical,
+                "half the lanes is half the bandwidth, and both ends could do more: a seating, riser or bifurcation fault",
+                Hardware,
+            ),
+            Why::PcieWidthDownCardOnly => (
+                "pcie-width-down",
+                "narrower than the device can run, the slot's width unknown",
+                Info,
+                "a device's own capability does not say what its slot can carry (an x16 card in an x8 slot)",
+                Hardware,
+            ),
+            Why::PcieSpeedDownNotGpu => (
+                "pcie-speed-down",
+                "a link slower than it can run, on a device that is not a GPU",
+                Warning,
+                "adapters and bridges do not slow their links to save power: this one trained down",
+                Hardware,
+            ),
+            Why::PcieSpeedDownGpuIdle => (
+                "pcie-speed-down",
+                "a GPU's link slower than it can run",
+                Info,
+                "GPUs lower their PCIe speed when idle; only a reading under load says whether it trained down",
+                Hardware,
+            ),
+            Why::SwitchUplinkShared => (
+                "switch-uplink-oversubscribed",
+                "devices under one switch can together carry more than its uplink",
+                Info,
+                "many servers are built this way; it costs only when the devices are busy at once with traffic that leaves the switch",
+                Hardware,
+            ),
+            Why::NvlinksDown => (
+                "nvlinks-inactive",
+                "NVLinks the part has are down",
+                Warning,
+                "a GPU with links down moves its peer traffic over fewer links, or over PCIe",
+                Hardware,
+            ),
+            Why::NvlinksNoBridge => (
+                "nvlinks-inactive",
+                "a bridge-wired card (PCIe NVLink) with no link up anywhere in the node",
+                Info,
+                "such a card's links come from an optional bridge; a card without one has none up",
+                Hardware,
+            ),
+            Why::RdmaPortDown => (
+                "rdma-port-down",
+                "an RDMA port that is not active, its card's other ports not up either",
+                Warning,
+                "a port down is a cabling or subnet-manager problem: nothing moves over it",
+                Hardware,
+            ),
+            Why::RdmaPortUnused => (
+                "rdma-port-unused",
+                "a disabled port, or the spare port of a card whose other port is up",
+                Info,
+                "nothing to cable or fix",
+                Hardware,
+            ),
+            Why::RdmaPortBelowRate => (
+                "rdma-port-below-rate",
+                "an active port slower than the fastest of its kind and link layer in the node",
+                Warning,
+                "ports of one kind are built to train alike: this one runs below what it was sold at",
+                Hardware,
+            ),
+            Why::PortErrorsGrew => (
+                "port-errors-grew",
+                "error counters grew between two readings",
+                Warning,
+                "a link that corrects or drops errors keeps the job running and paces every rank of a collective",
+                Hardware,
+            ),
+            Why::CongestionSignals => (
+                "congestion-signals",
+                "ECN marks or CNPs grew between two readings",
+                Info,
+                "congestion control doing its work: worth knowing, not a fault",
+                Hardware,
+            ),
+            Why::PauseWithoutEcn => (
+                "pause-without-ecn",
+                "pause frames grew while ECN marks and CNPs did not",
+                Warning,
+                "PFC is doing the work congestion control should: the design is inverted, and pauses spread congestion to flows that never touched it",
+                Hardware,
+            ),
+            Why::WrongResults => (
+                "wrong-results",
+                "a collective or copy reported wrong data",
+                Critical,
+                "a fast wrong answer is the worst outcome: no figure of that run counts",
+                Hardware,
+            ),
+            Why::DataCheckFailed => (
+                "data-check-failed",
+                "a copy tool's own data check failed",
+                Critical,
+                "the bytes that arrived were not the bytes sent: a possible hardware fault",
+                Hardware,
+            ),
+            Why::ToolFailed => (
+                "tool-failed",
+                "a tool failed on the node",
+                Warning,
+                "what it would have measured is unknown, and the failure may be the node's",
+                Hardware,
+            ),
+            Why::ToolMissedDevice => (
+                "tool-failed",
+                "a tool could not open a device the capture did not carry",
+                Info,
+                "a gap in the capture, not a fault of the node",
+                Evidence,
+            ),
+            Why::Truncated => (
+                "truncated",
+                "a transcript stops early",
+                Info,
+                "what is missing was not measured: a note about the evidence",
+                Evidence,
+            ),
+            Why::FarBelowCeiling => (
+                "far-below-ceiling",
+                "a series' best figure below a quarter of its path's ceiling",
+                Warning,
+                "a flow that runs at a quarter of its tier has fallen a tier, or its link is degraded",
+                Hardware,
+            ),
+            Why::FarBelowCeilingSoftwareRdma => (
+                "far-below-ceiling",
+                "the same, over software RDMA (Soft-RoCE, siw)",
+                Warning,
+                "software RDMA's stated rate is no adapter's and the CPU sets the limit, but a quarter of the stated rate is far below what it moves on one core",
+                Hardware,
+            ),
+            Why::BitsNotBytes => (
+                "bits-not-bytes",
+                "figures printed in bits",
+                Info,
+                "a unit to convert, not a fault: read once as bytes here",
+                Evidence,
+            ),
+            Why::BidirectionalSum => (
+                "bidirectional-sum",
+                "bidirectional figures",
+                Info,
+                "the sum of both directions: compare with a bidirectional ceiling, not a one-way one",
+                Evidence,
+            ),
+        };
+        Row {
+            kind,
+            when,
+            severity,
+            reason,
+            about,
+        }
+    }
+}
+
+/// Whether a GPU model is a GeForce RTX part (20, 30, 40 and 50 series):
+/// no peer path over PCIe by design. NVIDIA's driver turns PCIe P2P off on
+/// these (Pascal GeForce cards still had it); an NVLink bridge, where a
+/// card has one, is another path. Workstation parts (`RTX A6000`,
+/// `RTX 6000 Ada`, their numbers ending in 00) keep it.
+pub fn consumer_part(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    m.match_indices("rtx ").any(|(i, _)| {
+        let digits: Vec<u8> = m.as_bytes()[i + 4..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .copied()
+            .collect();
+        digits.len() == 4 && matches!(digits[0], b'2'..=b'5') && &digits[2..] != b"00"
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_finding_kind_has_a_row_and_every_row_a_known_kind() {
+        use crate::diagnosis::Finding;
+        for k in Finding::KINDS {
+            assert!(
+                Why::ALL.iter().any(|w| w.row().kind == k),
+                "{k} has no row in the severity table"
+            );
+        }
+        for w in Why::ALL {
+            assert!(
+                Finding::KINDS.contains(&w.row().kind),
+                "{w:?} judges an unknown kind"
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for w in Why::ALL {
+            assert!(seen.insert(w), "{w:?} twice in Why::ALL");
+        }
+    }
+
+    #[test]
+    fn geforce_parts_are_consumer_and_data_center_parts_are_not() {
+        assert!(consumer_part("NVIDIA GeForce RTX 3090"));
+        assert!(consumer_part("GeForce RTX 2080 Ti"));
+        assert!(consumer_part("NVIDIA RTX 4090"));
+        assert!(consumer_part("NVIDIA GeForce RTX 5060 Ti"));
+        assert!(!consumer_part("NVIDIA RTX 6000 Ada Generation"));
+        assert!(!consumer_part("NVIDIA RTX 4000 Ada Generation"));
+        assert!(!consumer_part("NVIDIA GeForce GTX 1080 Ti"));
+        assert!(!consumer_part("NVIDIA RTX A6000"));
+        assert!(!consumer_part("NVIDIA H100 80GB HBM3"));
+        assert!(!consumer_part("NVIDIA L4"));
+        assert!(!consumer_part("Tesla V100-SXM2-32GB"));
+    }
+}
