@@ -308,70 +308,112 @@ fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
             s.source.line,
             s.points.len()
         )?;
-        match fit::fit_with_knees(&s.points, a.max_segments) {
-            Ok(f) if !s.alpha_meaningful() => {
-                writeln!(
-                    t,
-                    "  beta {} (the largest message's bandwidth); alpha and m* not given: {} messages in flight hide the cost of one (alpha comes from a latency test)",
-                    gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
-                    s.queue_depth.unwrap_or_default()
-                )?;
-                if !f.knees_bytes.is_empty() {
-                    let knees: Vec<String> = f.knees_bytes.iter().map(|k| bytes(*k)).collect();
-                    writeln!(t, "  knees at {}", knees.join(", "))?;
-                }
-                results.push(json!({
-                    "sweep": s,
-                    "beta_bytes_per_s": s.plateau_bytes_per_s(),
-                    "knees_bytes": f.knees_bytes,
-                    "alpha": "not given: a bandwidth test with many messages in flight",
-                }));
-            }
-            Ok(f) => {
-                let w = &f.whole;
-                writeln!(
-                    t,
-                    "  whole sweep: alpha {}  beta {}  m* = n_half = {}  R^2 {:.4}  worst point off by {:.0}%",
-                    secs(w.alpha_s),
-                    gbs(w.beta_bytes_per_s),
-                    bytes(w.m_star_bytes),
-                    w.r_squared,
-                    w.max_relative_residual * 100.0
-                )?;
-                if !f.knees_bytes.is_empty() {
-                    writeln!(
-                        t,
-                        "  knees at {}: one line hides them; per segment:",
-                        f.knees_bytes
-                            .iter()
-                            .map(|k| bytes(*k))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )?;
-                    for g in &f.segments {
-                        writeln!(
-                            t,
-                            "    {} .. {}: alpha {}  beta {}  m* {}  R^2 {:.4}",
-                            bytes(g.from_bytes),
-                            bytes(g.to_bytes),
-                            secs(g.alpha_s),
-                            gbs(g.beta_bytes_per_s),
-                            bytes(g.m_star_bytes),
-                            g.r_squared
-                        )?;
-                    }
-                }
-                results.push(json!({"sweep": s, "fit": f}));
-            }
-            Err(e) => {
-                writeln!(t, "  no fit: {e}")?;
-                results.push(json!({"sweep": s, "error": e.to_string()}));
-            }
-        }
+        results.push(fit_text(&mut t, s, &fit::fit_sweep(s, a.max_segments))?);
     }
     emit(
         a.json,
         json!({"model": models::BANNER, "source": a.source.display().to_string(), "fits": results}),
         t,
     )
+}
+
+/// One sweep's fit in words, added to `t`, and as JSON. An unsound fit's
+/// numbers are printed under a line that says it is not sound and why,
+/// never alone as a model result.
+fn fit_text(
+    t: &mut String,
+    s: &fit::Sweep,
+    judged: &fit::SweepFit,
+) -> anyhow::Result<serde_json::Value> {
+    Ok(match judged {
+        fit::SweepFit::BetaOnly {
+            plateau_bytes_per_s,
+            queue_depth,
+            knees_bytes,
+        } => {
+            writeln!(
+                t,
+                "  beta {} (the largest message's bandwidth); alpha and m* not given: {queue_depth} messages in flight hide the cost of one (alpha comes from a latency test)",
+                gbs(*plateau_bytes_per_s),
+            )?;
+            if !knees_bytes.is_empty() {
+                let knees: Vec<String> = knees_bytes.iter().map(|k| bytes(*k)).collect();
+                writeln!(t, "  knees at {}", knees.join(", "))?;
+            }
+            json!({
+                "sweep": s,
+                "beta_bytes_per_s": plateau_bytes_per_s,
+                "knees_bytes": knees_bytes,
+                "alpha": "not given: a bandwidth test with many messages in flight",
+            })
+        }
+        fit::SweepFit::Sound(f) => {
+            fit_numbers(t, f)?;
+            json!({"sweep": s, "fit": f, "sound": true})
+        }
+        fit::SweepFit::Unsound { fit: f, why } => {
+            writeln!(
+                t,
+                "  NOT SOUND, not a model result: {}",
+                crate::render::trust::unsound_lines(why, f.segments.len())
+            )?;
+            writeln!(t, "  the rejected line's numbers, for inspection:")?;
+            fit_numbers(t, f)?;
+            json!({"sweep": s, "fit": f, "sound": false, "unsound": why})
+        }
+        fit::SweepFit::NoFit(e) => {
+            writeln!(t, "  no fit: {e}")?;
+            json!({"sweep": s, "error": e.to_string()})
+        }
+    })
+}
+
+/// The whole sweep's line and each segment's, each marked when it is not
+/// sound on its own.
+fn fit_numbers(t: &mut String, f: &fit::SegmentedFit) -> anyhow::Result<()> {
+    let mark = |g: &fit::Fit| {
+        let why: Vec<String> = fit::judge(g)
+            .iter()
+            .map(crate::render::trust::unsound)
+            .collect();
+        if why.is_empty() {
+            String::new()
+        } else {
+            format!("  (not sound: {})", why.join("; "))
+        }
+    };
+    let w = &f.whole;
+    writeln!(
+        t,
+        "  whole sweep: alpha {}  beta {}  m* = n_half = {}  R^2 {:.4}  worst point off by {:.0}%{}",
+        secs(w.alpha_s),
+        gbs(w.beta_bytes_per_s),
+        bytes(w.m_star_bytes),
+        w.r_squared,
+        w.max_relative_residual * 100.0,
+        mark(w)
+    )?;
+    if f.knees_bytes.is_empty() {
+        return Ok(());
+    }
+    let knees: Vec<String> = f.knees_bytes.iter().map(|k| bytes(*k)).collect();
+    writeln!(
+        t,
+        "  knees at {}: one line hides them; per segment:",
+        knees.join(", ")
+    )?;
+    for g in &f.segments {
+        writeln!(
+            t,
+            "    {} .. {}: alpha {}  beta {}  m* {}  R^2 {:.4}{}",
+            bytes(g.from_bytes),
+            bytes(g.to_bytes),
+            secs(g.alpha_s),
+            gbs(g.beta_bytes_per_s),
+            bytes(g.m_star_bytes),
+            g.r_squared,
+            mark(g)
+        )?;
+    }
+    Ok(())
 }

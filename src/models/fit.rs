@@ -14,8 +14,14 @@
 //! rendezvous, LL to Simple). One straight line through a knee describes
 //! neither side, so [`fit_with_knees`] splits the sweep where that lowers
 //! the error decisively and reports the knees.
+//!
+//! A line is drawn, quoted or used only where [`judge`] finds it sound
+//! ([`fit_sweep`] decides for a sweep): see `sound`.
+
+mod sound;
 
 use serde::Serialize;
+pub use sound::{MIN_R_SQUARED, SweepFit, Unsound, UnsoundLine, fit_sweep, judge};
 
 use super::ModelError;
 use crate::evidence::Source;

@@ -34,13 +34,14 @@ pub fn secs(s: f64) -> String {
     }
 }
 
-/// `65536 bytes (64.0 KiB)`.
+/// `65536 bytes (64.0 KiB)`; a negative size (a fit's m*) keeps its sign.
 pub fn bytes(b: f64) -> String {
-    let (v, u) = if b >= 1073741824.0 {
+    let a = b.abs();
+    let (v, u) = if a >= 1073741824.0 {
         (b / 1073741824.0, "GiB")
-    } else if b >= 1048576.0 {
+    } else if a >= 1048576.0 {
         (b / 1048576.0, "MiB")
-    } else if b >= 1024.0 {
+    } else if a >= 1024.0 {
         (b / 1024.0, "KiB")
     } else {
         return format!("{b:.0} bytes");
@@ -48,8 +49,12 @@ pub fn bytes(b: f64) -> String {
     format!("{b:.0} bytes ({v:.1} {u})")
 }
 
-/// `64 KiB`, `8 MiB`, `1 GiB`, `512 B`: short, for axes and tables.
+/// `64 KiB`, `8 MiB`, `1 GiB`, `512 B`: short, for axes and tables; a
+/// negative size (a fit's m*) keeps its sign.
 pub fn size_short(b: f64) -> String {
+    if b < 0.0 {
+        return format!("-{}", size_short(-b));
+    }
     for (m, u) in [(1073741824.0, "GiB"), (1048576.0, "MiB"), (1024.0, "KiB")] {
         if b >= m {
             let v = b / m;
@@ -61,6 +66,20 @@ pub fn size_short(b: f64) -> String {
         }
     }
     format!("{b:.0} B")
+}
+
+/// A coefficient of determination: `0.28`, `0.997`.
+pub fn r_squared(r: f64) -> String {
+    if r > 0.99 && r < 1.0 {
+        format!("{r:.3}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+/// A share in percent, whole: `87%`.
+pub fn percent(fraction: f64) -> String {
+    format!("{:.0}%", fraction * 100.0)
 }
 
 #[cfg(test)]
@@ -79,5 +98,10 @@ mod tests {
         assert_eq!(bytes(65536.0), "65536 bytes (64.0 KiB)");
         assert_eq!(size_short(8388608.0), "8 MiB");
         assert_eq!(size_short(1536.0), "1.5 KiB");
+        assert_eq!(size_short(-9.9 * 1048576.0), "-9.9 MiB");
+        assert_eq!(bytes(-2048.0), "-2048 bytes (-2.0 KiB)");
+        assert_eq!(r_squared(0.2849), "0.28");
+        assert_eq!(r_squared(0.9971), "0.997");
+        assert_eq!(percent(0.874), "87%");
     }
 }

@@ -31,6 +31,7 @@ pub mod key_figures;
 pub mod ladder_chart;
 pub mod markdown;
 pub mod single;
+pub mod trust;
 pub mod verdicts;
 pub mod view;
 

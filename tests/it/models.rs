@@ -230,6 +230,14 @@ fn ceiling_and_fit_cli() {
     .assert()
     .success()
     .stdout(predicate::str::contains("knees at 1024 bytes"));
+    // A negative alpha is printed, but as a rejected line, never as a result.
+    wr().args(["model", "fit", "captures/h100-roce-moc/"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "NOT SOUND, not a model result: alpha -657.408 us and m* -9.4 MiB are negative",
+        ))
+        .stdout(predicate::str::contains("the rejected line's numbers"));
     wr().args(["model", "fit", "captures/mi300a-4apu/"])
         .assert()
         .code(2)

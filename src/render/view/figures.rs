@@ -159,53 +159,88 @@ fn ceiling_of(s: &fit::Sweep, facts: &NodeFacts) -> Option<(f64, String)> {
 
 /// The words under a fitted sweep: each segment's alpha, beta, m* and R^2
 /// (MODEL), its knees, and how the bandwidth was obtained.
-fn fit_note(fitted: Option<&fit::SegmentedFit>, from_latency: bool) -> String {
-    match fitted {
-        Some(f) => {
-            let segs: Vec<String> = f
+fn fit_note(f: &fit::SegmentedFit, from_latency: bool) -> String {
+    let segs: Vec<String> = f
+        .segments
+        .iter()
+        .map(|g| {
+            format!(
+                "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
+                size_short(g.from_bytes),
+                size_short(g.to_bytes),
+                secs(g.alpha_s),
+                gbs(g.beta_bytes_per_s),
+                size_short(g.m_star_bytes),
+                g.r_squared
+            )
+        })
+        .collect();
+    format!(
+        "MODEL fit t(m) = alpha + m/beta, {}.{} {}",
+        segs.join("; "),
+        knees(&f.knees_bytes),
+        if from_latency {
+            "Bandwidth shown is size / measured time."
+        } else {
+            "Times are size / measured bandwidth."
+        }
+    )
+}
+
+/// ` Knees at 64 KiB, 1 MiB.`, or nothing.
+fn knees(knees_bytes: &[f64]) -> String {
+    if knees_bytes.is_empty() {
+        return String::new();
+    }
+    let k: Vec<String> = knees_bytes.iter().map(|k| size_short(*k)).collect();
+    format!(" Knees at {}.", k.join(", "))
+}
+
+/// The lines a sweep's chart draws and the note under it: lines only for
+/// a sound fit ([`fit::fit_sweep`] judges); an unsound one is named as
+/// such, with its reasons, and drawn as points alone.
+fn fit_view(judged: &fit::SweepFit, from_latency: bool) -> (Vec<FitLine>, String) {
+    match judged {
+        fit::SweepFit::Sound(f) => {
+            let lines = f
                 .segments
                 .iter()
-                .map(|g| {
-                    format!(
-                        "{} to {}: alpha {}, beta {}, m* {}, R^2 {:.3}",
-                        size_short(g.from_bytes),
-                        size_short(g.to_bytes),
-                        secs(g.alpha_s),
-                        gbs(g.beta_bytes_per_s),
-                        size_short(g.m_star_bytes),
-                        g.r_squared
-                    )
+                .map(|g| FitLine {
+                    alpha_s: g.alpha_s,
+                    beta_bytes_per_s: g.beta_bytes_per_s,
+                    from_bytes: g.from_bytes,
+                    to_bytes: g.to_bytes,
                 })
                 .collect();
-            let knees = if f.knees_bytes.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " Knees at {}.",
-                    f.knees_bytes
-                        .iter()
-                        .map(|k| size_short(*k))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            format!(
-                "MODEL fit t(m) = alpha + m/beta, {}.{knees} {}",
-                segs.join("; "),
-                if from_latency {
-                    "Bandwidth shown is size / measured time."
-                } else {
-                    "Times are size / measured bandwidth."
-                }
-            )
+            (lines, fit_note(f, from_latency))
         }
-        None => "No alpha-beta fit: the sweep does not support one.".into(),
+        // Many messages in flight: beta only (see `Sweep::alpha_meaningful`).
+        fit::SweepFit::BetaOnly {
+            plateau_bytes_per_s,
+            queue_depth,
+            ..
+        } => (
+            Vec::new(),
+            format!(
+                "beta {} (the largest message's bandwidth); no alpha-beta fit. Alpha and m* not given: {queue_depth} messages in flight hide the cost of one; alpha comes from a latency test.",
+                gbs(*plateau_bytes_per_s),
+            ),
+        ),
+        fit::SweepFit::Unsound { fit, why } => (
+            Vec::new(),
+            crate::render::trust::unsound_fit(why, fit.segments.len()),
+        ),
+        fit::SweepFit::NoFit(_) => (
+            Vec::new(),
+            "No alpha-beta fit: the sweep does not support one.".into(),
+        ),
     }
 }
 
 /// Size sweeps: bandwidth vs size on log-log axes with the fit dashed and
-/// m* marked and the path's ceiling where known; collectives as busbw vs
-/// size; median/fastest/slowest sweeps as three lines.
+/// m* marked (only where the fit is sound) and the path's ceiling where
+/// known; collectives as busbw vs size; median/fastest/slowest sweeps as
+/// three lines.
 pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -> Vec<ChartView> {
     let mut out = Vec::new();
     for s in fit::sweeps(&b.measurements).iter().take(12) {
@@ -217,36 +252,7 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
                 .map(|p| (p.size_bytes, p.size_bytes / p.time_s))
                 .collect(),
         };
-        let fitted = fit::fit_with_knees(&s.points, 3).ok();
-        let lines: Vec<FitLine> = fitted
-            .as_ref()
-            .map(|f| {
-                f.segments
-                    .iter()
-                    .map(|g| FitLine {
-                        alpha_s: g.alpha_s,
-                        beta_bytes_per_s: g.beta_bytes_per_s,
-                        from_bytes: g.from_bytes,
-                        to_bytes: g.to_bytes,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        // A curve drawn from a meaningless alpha would still claim one.
-        let lines = if s.alpha_meaningful() {
-            lines
-        } else {
-            Vec::new()
-        };
-        let note = match &fitted {
-            // Many messages in flight: beta only (see `Sweep::alpha_meaningful`).
-            Some(_) if !s.alpha_meaningful() => format!(
-                "beta {} (the largest message's bandwidth); no alpha-beta fit. Alpha and m* not given: {} messages in flight hide the cost of one; alpha comes from a latency test.",
-                gbs(s.plateau_bytes_per_s().unwrap_or(0.0)),
-                s.queue_depth.unwrap_or_default()
-            ),
-            _ => fit_note(fitted.as_ref(), s.from_latency),
-        };
+        let (lines, note) = fit_view(&fit::fit_sweep(s, 3), s.from_latency);
         // The legend keeps the figure short; the note says where it comes from.
         let ceiling = ceiling_of(s, facts);
         let legend = ceiling
@@ -452,3 +458,6 @@ fn ladder_points(b: &Bundle) -> Vec<(String, f64)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
