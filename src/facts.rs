@@ -16,6 +16,7 @@ pub mod ports;
 pub mod scaleup;
 pub mod sku;
 pub mod switches;
+pub mod trust;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -82,6 +83,9 @@ pub struct NodeFacts {
     /// The PCIe link of each GPU whose link the evidence gives, as the
     /// ceiling of its copies to and from the host ([`gpu_pcie_ceilings`]).
     gpu_pcie: BTreeMap<String, PathCeiling>,
+    /// The trust grade of each measurement, index for index with
+    /// `bundle.measurements` ([`trust::grades`]).
+    pub trust: Vec<trust::Trust>,
 }
 
 /// A network adapter of the topology.
@@ -245,6 +249,7 @@ impl NodeFacts {
             attached_gpus: names::attached_gpus(&b.transcripts),
             switches: switches::switches(b),
             gpu_pcie: gpu_pcie_ceilings(b),
+            trust: trust::grades(b),
             measured_adapters: b
                 .measurements
                 .iter()

@@ -1,5 +1,6 @@
 //! The interpretation section: every series of figures with the seven
-//! questions a number must answer, its values, and the ceiling of its path.
+//! questions a number must answer, its values, the ceiling of its path,
+//! and the trust grade of each figure (`facts::trust`) with its reasons.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,9 +8,20 @@ use super::{Link, Linker};
 use crate::bundle::Bundle;
 use crate::evidence::measurement::{Direction, Measurement, Statistic};
 use crate::facts::NodeFacts;
+use crate::facts::trust::{Grade, Trust, TrustReason};
 use crate::render::answers::{LABELS, answers};
 use crate::render::explain::ceiling_from;
 use crate::render::format::{bytes, gbs, secs, size_short};
+use crate::render::trust;
+
+/// One figure of a series: its words and its trust grade.
+pub struct ValueView {
+    pub text: String,
+    /// `A`, `B` or `C`.
+    pub grade: &'static str,
+    /// The grade's reasons, for a tooltip.
+    pub why: String,
+}
 
 pub struct SeriesView {
     pub title: String,
@@ -17,7 +29,11 @@ pub struct SeriesView {
     /// The expected ceiling of the path, or why there is none.
     pub ceiling: String,
     pub questions: Vec<(&'static str, String)>,
-    pub values: Vec<String>,
+    /// How many figures of the series got each grade (`A`, 12), best first.
+    pub grades: Vec<(&'static str, usize)>,
+    /// The reasons every figure of the series shares, in words.
+    pub shared_reasons: Vec<String>,
+    pub values: Vec<ValueView>,
     pub more: usize,
 }
 
@@ -27,8 +43,8 @@ pub(super) fn interpretation(
     linker: &Linker<'_>,
 ) -> Vec<SeriesView> {
     type Key = (String, String, Statistic, Direction, bool);
-    let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
-    for m in &b.measurements {
+    let mut groups: BTreeMap<Key, Vec<(usize, &Measurement)>> = BTreeMap::new();
+    for (i, m) in b.measurements.iter().enumerate() {
         groups
             .entry((
                 m.source.file.to_string(),
@@ -38,10 +54,12 @@ pub(super) fn interpretation(
                 m.latency_s.is_some(),
             ))
             .or_default()
-            .push(m);
+            .push((i, m));
     }
     let mut out = Vec::new();
-    for ((_, test, stat, _, lat), cells) in groups {
+    for ((_, test, stat, _, lat), indexed) in groups {
+        let (index, cells): (Vec<usize>, Vec<&Measurement>) = indexed.into_iter().unzip();
+        let grades: Vec<&Trust> = index.iter().filter_map(|&i| facts.trust.get(i)).collect();
         let first = cells[0];
         let all: Vec<[String; 7]> = cells.iter().map(|m| answers(m)).collect();
         let mut questions: Vec<(&'static str, String)> = Vec::new();
@@ -62,10 +80,11 @@ pub(super) fn interpretation(
             questions.push((label, text));
         }
         let shown = 48;
-        let values: Vec<String> = cells
+        let values: Vec<ValueView> = cells
             .iter()
+            .zip(&index)
             .take(shown)
-            .map(|m| {
+            .map(|(m, &i)| {
                 let who = match (&m.src, &m.dst) {
                     (Some(s), Some(d)) => format!("{s}->{d} "),
                     (Some(s), None) => format!("{s} "),
@@ -89,7 +108,19 @@ pub(super) fn interpretation(
                     ),
                     _ => String::new(),
                 };
-                format!("{who}{size}{value} [printed {}]{ceiling}", m.as_printed)
+                let text = format!("{who}{size}{value} [printed {}]{ceiling}", m.as_printed);
+                match facts.trust.get(i) {
+                    Some(t) => ValueView {
+                        text,
+                        grade: trust::letter(t.grade),
+                        why: trust::summary(t),
+                    },
+                    None => ValueView {
+                        text,
+                        grade: "",
+                        why: String::new(),
+                    },
+                }
             })
             .collect();
         let ceiling = match facts.ceiling(first) {
@@ -105,9 +136,39 @@ pub(super) fn interpretation(
             source: linker.link(&first.source),
             ceiling,
             questions,
+            grades: grade_counts(&grades),
+            shared_reasons: shared_reasons(&grades),
             more: cells.len().saturating_sub(shown),
             values,
         });
     }
     out
+}
+
+/// How many of `grades` are A, B and C, leaving out grades no figure got.
+fn grade_counts(grades: &[&Trust]) -> Vec<(&'static str, usize)> {
+    [Grade::A, Grade::B, Grade::C]
+        .into_iter()
+        .map(|g| {
+            (
+                trust::letter(g),
+                grades.iter().filter(|t| t.grade == g).count(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The reasons every one of `grades` gives, in the first one's order, in
+/// words.
+fn shared_reasons(grades: &[&Trust]) -> Vec<String> {
+    let Some((first, rest)) = grades.split_first() else {
+        return Vec::new();
+    };
+    first
+        .reasons
+        .iter()
+        .filter(|r| rest.iter().all(|t| t.reasons.contains(r)))
+        .map(|r: &TrustReason| trust::reason(r))
+        .collect()
 }

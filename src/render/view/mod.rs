@@ -103,6 +103,8 @@ pub struct NodeView {
     pub cliff: Option<ChartView>,
     pub models: Vec<ModelView>,
     pub interpretation: Vec<SeriesView>,
+    /// What the trust grades A, B and C mean, in one line.
+    pub trust_legend: &'static str,
     pub transcripts: Vec<TranscriptLink>,
     pub transcript_views: Vec<TranscriptView>,
     pub bundle_href: String,
@@ -164,6 +166,7 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
             n
         },
         interpretation: interpretation::interpretation(b, facts, &linker),
+        trust_legend: crate::render::trust::LEGEND,
         transcripts: transcripts::links(b, &linker),
         transcript_views: transcripts::views(b, slugs, mode),
         bundle_href: linker.bundle_href(),
