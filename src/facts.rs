@@ -11,6 +11,8 @@
 //! matters). The diff compares raw observations and needs none of them.
 
 pub mod affinity;
+mod host_path;
+mod injection;
 mod names;
 pub mod ports;
 pub mod scaleup;
@@ -81,7 +83,7 @@ pub struct NodeFacts {
     /// PCIe switches the live sysfs tree shows ([`switches`]).
     pub switches: Vec<switches::Switch>,
     /// The PCIe link of each GPU whose link the evidence gives, as the
-    /// ceiling of its copies to and from the host ([`gpu_pcie_ceilings`]).
+    /// ceiling of its copies to and from the host ([`host_path`]).
     gpu_pcie: BTreeMap<String, PathCeiling>,
     /// The trust grade of each measurement, index for index with
     /// `bundle.measurements` ([`trust::grades`]).
@@ -223,7 +225,7 @@ impl NodeFacts {
             }
         }
         let adapters = adapters(b);
-        let injection = injection(&nics, &adapters, b, fastest_port_bytes_per_s);
+        let injection = injection::injection(&nics, &adapters, b, fastest_port_bytes_per_s);
         let gpu_names = t
             .gpus()
             .filter_map(|d| Some((d.id.clone(), d.name.clone()?)))
@@ -248,7 +250,7 @@ impl NodeFacts {
             measured_gpus: measured_gpus(b),
             attached_gpus: names::attached_gpus(&b.transcripts),
             switches: switches::switches(b),
-            gpu_pcie: gpu_pcie_ceilings(b),
+            gpu_pcie: host_path::gpu_pcie_ceilings(b),
             trust: trust::grades(b),
             measured_adapters: b
                 .measurements
@@ -336,7 +338,7 @@ impl NodeFacts {
                 let c = self
                     .gpu_pcie
                     .get(gpu)
-                    .or_else(|| self.gpu_pcie.get(EVERY_GPU))?;
+                    .or_else(|| self.gpu_pcie.get(host_path::EVERY_GPU))?;
                 Some(PathCeiling {
                     bytes_per_s: c.bytes_per_s * both,
                     from: c.from.clone(),
@@ -353,125 +355,6 @@ impl NodeFacts {
             _ => None,
         }
     }
-}
-
-fn injection(
-    nics: &[Nic],
-    adapters: &BTreeMap<String, Option<AdapterPort>>,
-    b: &Bundle,
-    fastest: Option<f64>,
-) -> Option<NodeInjection> {
-    // Each topology adapter the RDMA evidence rates, with its link layer.
-    let layer = |name: &str| {
-        b.rdma
-            .iter()
-            .find(|d| d.name == name)?
-            .ports
-            .iter()
-            .find(|p| p.active == Some(true))?
-            .link_layer
-            .clone()
-    };
-    // A topology that lists no adapter at all (rocm-smi, amd-smi): the
-    // adapters the RDMA evidence names are the node's.
-    let names: Vec<&str> = if nics.is_empty() {
-        adapters.keys().map(String::as_str).collect()
-    } else {
-        nics.iter().filter_map(|n| n.name.as_deref()).collect()
-    };
-    let rated: Vec<(f64, Option<String>)> = names
-        .into_iter()
-        .filter_map(|name| {
-            let r = adapters.get(name)?.as_ref()?.rate_bytes_per_s?;
-            Some((r, layer(name)))
-        })
-        .collect();
-    let best = rated.iter().max_by(|a, b| a.0.total_cmp(&b.0)).cloned();
-    if let Some((top, top_layer)) = best {
-        let compute: Vec<f64> = rated
-            .iter()
-            .filter(|(r, l)| *l == top_layer && *r >= top / 2.0)
-            .map(|(r, _)| *r)
-            .collect();
-        return Some(NodeInjection {
-            adapters: compute.len(),
-            node_bytes_per_s: compute.iter().sum(),
-            summed: true,
-        });
-    }
-    let r = fastest?;
-    (!nics.is_empty()).then_some(NodeInjection {
-        adapters: nics.len(),
-        node_bytes_per_s: r * nics.len() as f64,
-        summed: false,
-    })
-}
-
-/// The key of [`gpu_pcie_ceilings`] for a link every GPU shares.
-const EVERY_GPU: &str = "every GPU";
-
-/// `0000:1B:00.0`, `00000000:1b:00.0` and `1b:00.0` are one device.
-fn bus_key(address: &str) -> String {
-    let a = address.trim().to_ascii_lowercase();
-    let tail: Vec<&str> = a.rsplitn(3, ':').collect();
-    match tail.as_slice() {
-        [func, bus, ..] => format!("{bus}:{func}"),
-        _ => a,
-    }
-}
-
-/// One GPU link's ceiling: its negotiated width at the top speed it can
-/// run (its capability, or what it runs at if that is more).
-fn pcie_link_ceiling(p: &crate::evidence::pcie::PcieLink) -> Option<(u32, u32)> {
-    let lanes = p.current_width_lanes.filter(|l| *l > 0)?;
-    let gen_of = |speed: Option<f64>, generation: Option<u32>| {
-        speed.and_then(ceiling::pcie_generation_of).or(generation)
-    };
-    let top = gen_of(p.max_speed_gt_per_s, p.max_generation);
-    let now = gen_of(p.current_speed_gt_per_s, p.current_generation);
-    let generation = match (top, now) {
-        (Some(t), Some(n)) => t.max(n),
-        (t, n) => t.or(n)?,
-    };
-    Some((generation, lanes))
-}
-
-/// The ceiling of each GPU's host copies, from its PCIe link: by the
-/// GPU's bus id where the topology gives one, else, when every GPU link
-/// the evidence shows reads alike, that link for any GPU (then which
-/// address is which GPU does not matter).
-fn gpu_pcie_ceilings(b: &Bundle) -> BTreeMap<String, PathCeiling> {
-    let gpu_links: BTreeMap<String, (u32, u32)> = b
-        .pcie
-        .iter()
-        .filter(|p| p.role.as_deref() == Some("gpu"))
-        .filter_map(|p| Some((bus_key(&p.address), pcie_link_ceiling(p)?)))
-        .collect();
-    let make = |address: &str, (generation, lanes): (u32, u32)| {
-        let c = ceiling::pcie(generation, lanes).ok()?;
-        Some(PathCeiling {
-            bytes_per_s: c.per_direction_bytes_per_s,
-            from: CeilingSource::Pcie {
-                address: address.to_string(),
-                link: c.link,
-            },
-        })
-    };
-    let mut out = BTreeMap::new();
-    for d in b.topology.gpus() {
-        let Some(id) = &d.pci_bus_id else { continue };
-        if let Some(c) = gpu_links.get(&bus_key(id)).and_then(|l| make(id, *l)) {
-            out.insert(d.id.clone(), c);
-        }
-    }
-    let mut kinds = gpu_links.values();
-    if let Some(first) = kinds.next()
-        && kinds.all(|k| k == first)
-        && let Some(c) = make(EVERY_GPU, *first)
-    {
-        out.insert(EVERY_GPU.to_string(), c);
-    }
-    out
 }
 
 /// Whether the direct links among `gpus` connect them all (two or more).

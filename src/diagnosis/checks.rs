@@ -157,6 +157,17 @@ impl Step {
     }
 }
 
+/// The list as the README prints it (a test keeps the two in step).
+pub fn markdown_table() -> String {
+    let mut s = String::from("| check | what it asks | what lets it run |\n|---|---|---|\n");
+    for d in &STEPS {
+        // A `|` inside a cell would end it (`lsmod | grep`).
+        let needs = d.needs.replace('|', "\\|");
+        s.push_str(&format!("| `{}` | {} | {needs} |\n", d.id, d.asks));
+    }
+    s
+}
+
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

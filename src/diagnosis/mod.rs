@@ -85,11 +85,44 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     measurements::tool_failures(b, &mut out);
     measurements::far_below_ceiling(b, facts, &mut out);
     measurements::unit_traps(b, &mut out);
+    weak_figures_stay_info(b, facts, &mut out);
     // Most severe first; among equals, the hardware before notes about
     // the evidence (a cut transcript is never a node's top finding while
     // a hardware finding exists).
     out.sort_by_key(|d| (d.severity, d.why.row().about == severity::About::Evidence));
     out
+}
+
+/// A finding that judges figures (staging, a peer path slower than the
+/// host's, a figure far below its ceiling, GPU buffers below host ones)
+/// rests on them: where every figure it cites is graded C (seed section
+/// 5.2: its unit, direction or size unknown, or far from saturation), it
+/// is said as info, with why. Wrong data is never lowered: the failed
+/// check is the finding.
+fn weak_figures_stay_info(b: &Bundle, facts: &NodeFacts, out: &mut [Diagnosed]) {
+    for d in out.iter_mut() {
+        let judges_figures = matches!(
+            d.finding,
+            Finding::SilentStaging { .. }
+                | Finding::PeerSlowerThanStaged { .. }
+                | Finding::FarBelowCeiling { .. }
+                | Finding::GpuBuffersBelowHost { .. }
+        );
+        if !judges_figures || d.severity == Severity::Info {
+            continue;
+        }
+        let cited: Vec<bool> = b
+            .measurements
+            .iter()
+            .zip(&facts.trust)
+            .filter(|(m, _)| d.evidence.contains(&m.source))
+            .map(|(_, t)| t.is_weak())
+            .collect();
+        if !cited.is_empty() && cited.iter().all(|weak| *weak) {
+            d.severity = Severity::Info;
+            d.weak_figures = true;
+        }
+    }
 }
 
 /// Records a finding with the severity its row of the table gives.

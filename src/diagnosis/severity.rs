@@ -430,6 +430,22 @@ impl Why {
     }
 }
 
+/// The table as the README prints it (a test keeps the two in step).
+pub fn markdown_table() -> String {
+    let mut s = String::from("| kind | when | severity | why |\n|---|---|---|---|\n");
+    for w in Why::ALL {
+        let r = w.row();
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            r.kind,
+            r.when,
+            r.severity.as_str(),
+            r.reason
+        ));
+    }
+    s
+}
+
 /// Whether a GPU model is a GeForce RTX part (20, 30, 40 and 50 series):
 /// no peer path over PCIe by design. NVIDIA's driver turns PCIe P2P off on
 /// these (Pascal GeForce cards still had it); an NVLink bridge, where a

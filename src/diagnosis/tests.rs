@@ -26,6 +26,7 @@ fn cell(p2p: P2p, bw: f64, line: usize) -> Measurement {
     m.dst = Some("GPU1".into());
     m.p2p = p2p;
     m.bandwidth_bytes_per_s = Some(bw);
+    m.questions.unit = crate::evidence::answers::Unit::GigabytesPerS;
     m
 }
 
@@ -99,6 +100,18 @@ fn p2p_enabled_close_to_disabled_is_silent_staging() {
     let d = named("NVIDIA GeForce RTX 3090");
     assert_eq!(d[0].severity, Severity::Info);
     assert_eq!(d[0].why, crate::diagnosis::Why::StagesByDesign);
+    // Figures whose unit no transcript states are graded C: they cannot
+    // raise the finding above info, and it says why.
+    let mut weak = named("NVIDIA A100-PCIE-40GB");
+    assert!(!weak[0].weak_figures);
+    let mut b2 = b.clone();
+    for m in &mut b2.measurements {
+        m.questions.unit = crate::evidence::answers::Unit::NotStated;
+    }
+    weak = diagnose(&b2);
+    assert_eq!(weak[0].severity, Severity::Info);
+    assert!(weak[0].weak_figures);
+    assert_eq!(weak[0].why.severity(), Severity::Warning);
     // A real NVLink pair: enabled far above disabled, nothing to say.
     let mut b = bundle();
     b.measurements.push(cell(P2p::Disabled, 20e9, 16));
@@ -229,6 +242,8 @@ fn far_below_the_ports_data_rate() {
     );
     m.src = Some("mlx4_0".into());
     m.bandwidth_bytes_per_s = Some(0.9e9);
+    m.size_bytes = Some(1 << 20);
+    m.questions.unit = crate::evidence::answers::Unit::GigabytesPerS;
     b.measurements.push(m.clone());
     let d = diagnose(&b);
     assert_eq!(kinds(&b), [(Severity::Warning, "far-below-ceiling")]);
@@ -385,6 +400,7 @@ fn gpu_buffers_far_below_host_buffers_on_one_adapter_and_size_are_named() {
         m.size_bytes = Some(size);
         m.bandwidth_bytes_per_s = Some(bw);
         m.buffers = buffers;
+        m.questions.unit = crate::evidence::answers::Unit::GigabytesPerS;
         m
     };
     let mut b = bundle();

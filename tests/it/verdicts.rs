@@ -203,3 +203,18 @@ fn index_node_pages_single_file_and_markdown_agree_with_check() {
     }
     assert_eq!(seen, nodes.len());
 }
+
+#[test]
+fn the_readme_prints_the_checks_and_the_severity_table_as_the_code_has_them() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let checks = wire_report::diagnosis::checks::markdown_table();
+    let severity = wire_report::diagnosis::severity::markdown_table();
+    assert!(
+        readme.contains(&checks),
+        "README.md lacks the check list; paste:\n{checks}"
+    );
+    assert!(
+        readme.contains(&severity),
+        "README.md lacks the severity table; paste:\n{severity}"
+    );
+}
