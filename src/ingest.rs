@@ -96,43 +96,10 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
             "expected text; found a NUL byte (binary file?)".into(),
         );
     }
-    match strip_terminal_escapes(text) {
+    match evidence::scan::strip_terminal_escapes(text) {
         Some(plain) => read_blocks(path, bytes, &plain),
         None => read_blocks(path, bytes, text),
     }
-}
-
-/// `text` without the terminal's escape sequences (`ESC [ 4 m` ...
-/// `ESC [ 0 m`: nvidia-smi underlines `topo -m`'s header even when its
-/// output goes to a file), or `None` when it has none. Only the escapes
-/// go: every line keeps its place, so line numbers still point into the
-/// file as written.
-pub fn strip_terminal_escapes(text: &str) -> Option<String> {
-    if !text.contains('\u{1b}') {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
-            continue;
-        }
-        // CSI: `ESC [`, parameters and intermediates, one final byte.
-        if chars.peek() == Some(&'[') {
-            chars.next();
-            while let Some(&p) = chars.peek() {
-                if p == '\n' {
-                    break;
-                }
-                chars.next();
-                if ('@'..='~').contains(&p) {
-                    break;
-                }
-            }
-        }
-    }
-    Some(out)
 }
 
 /// What one line of a file was used for.
@@ -655,20 +622,6 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn terminal_escapes_go_and_every_line_keeps_its_place() {
-        let t = "\tx\u{1b}[4mGPU0\tGPU1\u{1b}[0m\nGPU0\t X\n";
-        let plain = strip_terminal_escapes(t).unwrap();
-        assert_eq!(plain, "\txGPU0\tGPU1\nGPU0\t X\n");
-        assert_eq!(plain.lines().count(), t.lines().count());
-        assert!(strip_terminal_escapes("no escapes\n").is_none());
-        // A lone ESC, and one cut at the end of a line, lose only themselves.
-        assert_eq!(
-            strip_terminal_escapes("a\u{1b}b\u{1b}[\nc").unwrap(),
-            "ab\nc"
-        );
-    }
 
     #[test]
     fn line_texts_answer_as_a_hash_map_of_the_pairs() {

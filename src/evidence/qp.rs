@@ -44,7 +44,13 @@ pub fn decode(text: &str) -> Option<Decoded> {
     if refused_at_a_glance(text) {
         return None;
     }
-    decode_checked(text)
+    // An escape sequence encoded (`=1B[4m`) comes back with the decoding:
+    // it goes as it does from text read plain (no line moves).
+    let mut d = decode_checked(text)?;
+    if let Some(plain) = super::scan::strip_terminal_escapes(&d.text) {
+        d.text = plain;
+    }
+    Some(d)
 }
 
 /// Whether some `=` in `text` is followed by what neither an escape

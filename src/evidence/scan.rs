@@ -233,6 +233,39 @@ pub fn scan(text: &str) -> Scan<'_> {
     out
 }
 
+/// `text` without the terminal's escape sequences (`ESC [ 4 m` ...
+/// `ESC [ 0 m`: nvidia-smi underlines `topo -m`'s header even when its
+/// output goes to a file), or `None` when it has none. Only the escapes
+/// go: every line keeps its place, so line numbers still point into the
+/// file as written.
+pub fn strip_terminal_escapes(text: &str) -> Option<String> {
+    if !text.contains('\u{1b}') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        // CSI: `ESC [`, parameters and intermediates, one final byte.
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            while let Some(&p) = chars.peek() {
+                if p == '\n' {
+                    break;
+                }
+                chars.next();
+                if ('@'..='~').contains(&p) {
+                    break;
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
 /// `s.trim_end()`, without decoding a character where `s` ends in a
 /// plain ASCII byte that is not whitespace (most lines).
 fn trim_end(s: &str) -> &str {
@@ -578,3 +611,22 @@ pub(crate) use command::{DEVICE_TOOLS, is_command};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn terminal_escapes_go_and_every_line_keeps_its_place() {
+        let t = "\tx\u{1b}[4mGPU0\tGPU1\u{1b}[0m\nGPU0\t X\n";
+        let plain = strip_terminal_escapes(t).unwrap();
+        assert_eq!(plain, "\txGPU0\tGPU1\nGPU0\t X\n");
+        assert_eq!(plain.lines().count(), t.lines().count());
+        assert!(strip_terminal_escapes("no escapes\n").is_none());
+        // A lone ESC, and one cut at the end of a line, lose only themselves.
+        assert_eq!(
+            strip_terminal_escapes("a\u{1b}b\u{1b}[\nc").unwrap(),
+            "ab\nc"
+        );
+    }
+}

@@ -90,7 +90,7 @@ pub struct NodeSummary {
     pub href: String,
     /// One of [`view::index::VERDICTS`].
     pub verdict: &'static str,
-    /// The verdict as a CSS class: `v-critical`, `v-notes-only`...
+    /// The verdict as a CSS class: `v-critical`, `v-incomplete`...
     pub verdict_class: String,
     /// `6 of 8 checks that apply ran`, and what to run next.
     pub coverage: String,

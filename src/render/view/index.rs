@@ -19,7 +19,7 @@ pub fn verdict_rank(v: &str) -> usize {
         .unwrap_or(VERDICTS.len())
 }
 
-/// A verdict as a CSS class: `v-critical`, `v-notes-only`...
+/// A verdict as a CSS class: `v-critical`, `v-incomplete`...
 pub fn verdict_class(v: &str) -> String {
     format!("v-{}", v.replace(' ', "-"))
 }
