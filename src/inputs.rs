@@ -71,6 +71,45 @@ struct NodePlan {
     dir: PathBuf,
     name: String,
     files: Vec<(PathBuf, Option<String>)>,
+    /// The part of an absolute path given on the command line that names
+    /// the machine's own folders (`/home/u/` of `/home/u/captures`): left
+    /// out of every name an output shows ([`shown_name`]).
+    hidden: PathBuf,
+}
+
+/// How an input file is named in bundles and pages: relative to the path
+/// given on the command line, from that path's last component on
+/// (`/home/u/captures/n1/topo.txt` given as `/home/u/captures` is
+/// `captures/n1/topo.txt`), so no output carries the absolute path of the
+/// machine that read it. A relative path is shown as given.
+pub fn shown_name(file: &Path, hidden: &Path) -> String {
+    file.strip_prefix(hidden)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// What [`shown_name`] leaves out of a node directory's files: the
+/// machine's folders above the given path the directory lies under (a
+/// file given by itself counts as its directory).
+fn hidden_above(dir: &Path, given: &[PathBuf]) -> PathBuf {
+    given
+        .iter()
+        .filter(|p| p.is_absolute())
+        .find(|p| dir.starts_with(p) || p.parent().is_some_and(|d| d == dir))
+        .map(|p| hidden_part(p))
+        .unwrap_or_default()
+}
+
+/// What [`shown_name`] leaves out of the files under `given`.
+fn hidden_part(given: &Path) -> PathBuf {
+    if !given.is_absolute() {
+        return PathBuf::new();
+    }
+    given
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| given.to_path_buf())
 }
 
 /// Every file under `paths` grouped by directory (walked in name order so
@@ -151,7 +190,12 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
     Ok(by_dir
         .into_iter()
         .zip(names)
-        .map(|((dir, files), name)| NodePlan { dir, name, files })
+        .map(|((dir, files), name)| NodePlan {
+            hidden: hidden_above(&dir, paths),
+            dir,
+            name,
+            files,
+        })
         .collect())
 }
 
@@ -163,7 +207,7 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
         origin: Origin::Ingested,
     });
     for (f, skipped) in node.files {
-        let path = f.display().to_string();
+        let path = shown_name(&f, &node.hidden);
         let read = match skipped {
             Some(why) => Err(why),
             None => read_input(&f, MAX_TRANSCRIPT_BYTES).map_err(|e| format!("{e:#}")),
@@ -184,7 +228,7 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
     if bundle.transcripts.is_empty() && bundle.problems.is_empty() {
         return None;
     }
-    bundle.drop_duplicate_keys(&node.dir.display().to_string());
+    bundle.drop_duplicate_keys(&shown_name(&node.dir, &node.hidden));
     bundle.drop_implausible();
     Some(NodeBundle {
         dir: node.dir,
@@ -401,8 +445,16 @@ pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
             }
         }
         for f in &bundle_files {
+            // A bundle whose name cannot be read is named by its folder:
+            // loading it gives the error, for that node alone.
+            let name = host_name(f).unwrap_or_else(|_| {
+                f.parent()
+                    .and_then(Path::file_name)
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "bundle".into())
+            });
             out.push(NodeSource {
-                name: host_name(f)?,
+                name,
                 what: What::BundleFile(f.clone()),
             });
         }
@@ -478,15 +530,16 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
         name,
         origin: Origin::Ingested,
     });
-    let reading = read_transcript(&path.display().to_string(), &bytes);
+    let shown = shown_name(path, &hidden_part(path));
+    let reading = read_transcript(&shown, &bytes);
     if reading.transcript.is_none() {
         let why = reading
             .first_problem()
-            .unwrap_or_else(|| format!("{}: nothing to read", path.display()));
+            .unwrap_or_else(|| format!("{shown}: nothing to read"));
         anyhow::bail!("{why}");
     }
     b.absorb(reading);
-    b.drop_duplicate_keys(&path.display().to_string());
+    b.drop_duplicate_keys(&shown);
     b.drop_implausible();
     Ok(b)
 }

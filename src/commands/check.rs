@@ -15,7 +15,8 @@ wire-report check captures/                        # one line a node\n  \
 wire-report check captures/ --json                 # the same for scripts\n  \
 wire-report check /shared/wire/ --fail-on warning  # exit 1 when a node has a warning or worse\n\n\
 Verdicts: critical, warning (the worst finding), incomplete (nothing worse than info,\n\
-but a check that applies did not run), ok (every check that applies ran).\n\
+but a check that applies did not run), ok (every check that applies ran);\n\
+unreadable (the node's bundle could not be read: it fails any --fail-on but none).\n\
 Exit: 0, or 1 when a node reaches --fail-on; 2 on bad input or usage.")]
 pub struct Args {
     /// Bundles, node directories or folders of them.
@@ -39,8 +40,8 @@ pub enum FailOn {
 impl FailOn {
     fn reached(self, verdict: &str) -> bool {
         match self {
-            FailOn::Critical => verdict == "critical",
-            FailOn::Warning => matches!(verdict, "critical" | "warning"),
+            FailOn::Critical => matches!(verdict, "critical" | "unreadable"),
+            FailOn::Warning => matches!(verdict, "critical" | "warning" | "unreadable"),
             FailOn::None => false,
         }
     }
@@ -63,18 +64,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     // One node loaded at a time: memory stays flat in the fleet's size.
     for src in sources {
-        let Some((bundle, _)) = src.load()? else {
-            continue;
+        let name = src.name.clone();
+        // One node that cannot be read is that node's verdict, not the
+        // end of the gate: it fails any threshold (nothing was checked).
+        let (json, line, verdict) = match src.load() {
+            Ok(None) => continue,
+            Ok(Some((bundle, _))) => {
+                let v = verdicts::node_verdict(&Analysed::of(&bundle));
+                (serde_json::to_value(&v)?, verdicts::one_line(&v), v.verdict)
+            }
+            Err(e) => {
+                let error = format!("{e:#}");
+                let line = verdicts::visible(&format!("{name}  unreadable  {error}"));
+                let json =
+                    serde_json::json!({"node": name, "verdict": "unreadable", "error": error});
+                (json, line, "unreadable")
+            }
         };
-        let v = verdicts::node_verdict(&Analysed::of(&bundle));
-        failed |= a.fail_on.reached(v.verdict);
+        failed |= a.fail_on.reached(verdict);
         if a.json {
             if !first {
                 out.write_all(b",\n").map_err(write_err)?;
             }
-            serde_json::to_writer(&mut out, &v)?;
+            serde_json::to_writer(&mut out, &json)?;
         } else {
-            writeln!(out, "{}", verdicts::one_line(&v)).map_err(write_err)?;
+            writeln!(out, "{line}").map_err(write_err)?;
         }
         first = false;
     }

@@ -213,6 +213,62 @@ pub(super) fn nvlinks(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     }
 }
 
+/// NVLinks down as the topology matrix shows them: on an NVSwitch fabric
+/// (every GPU pair joined, 8 or more NVLinks a pair) a GPU whose pairs all
+/// carry fewer links than the others' (`NV12` among `NV18`) has lost the
+/// difference. Only where `nvidia-smi nvlink --status` did not list that
+/// GPU's links (the listing is read by [`nvlinks`]).
+pub(super) fn nvlinks_in_matrix(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
+    let t = &b.topology;
+    let links: Vec<_> = t.gpu_links().collect();
+    let pairs = facts.gpus.len() * facts.gpus.len().saturating_sub(1) / 2;
+    if pairs == 0
+        || links.len() < pairs
+        || links
+            .iter()
+            .any(|l| l.class != crate::evidence::topology::LinkClass::DirectLink)
+    {
+        return;
+    }
+    let Some(full) = links
+        .iter()
+        .filter_map(|l| l.nvlinks)
+        .max()
+        .filter(|n| *n >= 8)
+    else {
+        return;
+    };
+    for g in &facts.gpus {
+        if facts.nvlinks.contains_key(g) {
+            continue;
+        }
+        let mine: Vec<_> = links.iter().filter(|l| l.a == *g || l.b == *g).collect();
+        let Some(most) = mine.iter().filter_map(|l| l.nvlinks).max() else {
+            continue;
+        };
+        // The GPU's best pair is below the fabric's: its own links are down
+        // (a peer's lost links lower only that peer's pairs).
+        if most >= full {
+            continue;
+        }
+        push(
+            out,
+            Why::NvlinksDown,
+            Finding::NvlinksInactive {
+                gpu: g.clone(),
+                inactive: (full - most) as usize,
+                total: Some(full as usize),
+                designed: facts.sku(g).map(|s| s.nvlinks),
+            },
+            mine.iter()
+                .flat_map(|l| l.sources.iter().take(1))
+                .take(3)
+                .cloned()
+                .collect(),
+        );
+    }
+}
+
 pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
     for d in &b.rdma {
         for p in &d.ports {
@@ -292,6 +348,7 @@ pub(super) fn rdma_ports(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>
 /// start and end, and interface counters between two `ethtool -S`
 /// readings.
 pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
+    let paused = pause_without_ecn(b, out);
     for d in &b.rdma {
         for p in &d.ports {
             let grown = p.counters.iter().map(|c| (c.name.as_str(), c.delta));
@@ -337,8 +394,103 @@ pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
             );
             v
         };
+        // Said once, by the pause rule, where it fired for this interface.
+        if paused.as_deref() == Some(name.as_str()) {
+            let errors_only = grown.filter(|c| !is_congestion_counter(&c.0.to_ascii_lowercase()));
+            grew(name, None, errors_only, sources, out);
+            continue;
+        }
         grew(name, None, grown, sources, out);
     }
+}
+
+/// Pause frames received (`rx_*pause*`: the switch held this port's
+/// traffic) that grew between two readings of an interface, while the
+/// node's RoCE congestion counters, read twice too (`rp_cnp_handled`,
+/// `np_cnp_sent`, `np_ecn_marked_roce_packets` in the RDMA device's
+/// `hw_counters`), stayed flat: PFC is doing the work DCQCN should (seed
+/// section 6.1). The netdev's own `rx_ecn_mark` does not count: mlx5
+/// counts it on the kernel's receive path, which RoCE traffic never
+/// takes. Pause sent (`tx_*pause*`: this host could not drain) is another
+/// problem, and pause storms are counted as signals, not frames. Returns
+/// the interface named, when the rule fired.
+fn pause_without_ecn(b: &Bundle, out: &mut Vec<Diagnosed>) -> Option<String> {
+    let is_rx_pause = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        n.starts_with("rx")
+            && n.contains("pause")
+            && !["duration", "transition", "storm"]
+                .iter()
+                .any(|w| n.contains(w))
+    };
+    let is_roce_congestion = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        n.contains("cnp") || n.contains("ecn_marked_roce")
+    };
+    // The RoCE congestion counters read twice, on any RDMA port of the
+    // node (a live collection reads every port's hw_counters at its start
+    // and end; a transcript's port counters do not say whether a flat one
+    // was read twice), and whether any grew.
+    let twice = b.host.origin == crate::bundle::Origin::Live;
+    let roce: Vec<(&str, u64)> = b
+        .rdma
+        .iter()
+        .flat_map(|d| &d.ports)
+        .flat_map(|p| &p.counters)
+        .filter(|c| twice && is_roce_congestion(&c.name))
+        .map(|c| (c.name.as_str(), c.delta))
+        .chain(
+            b.interfaces
+                .iter()
+                .filter(|i| i.readings >= 2)
+                .flat_map(|i| &i.counters)
+                .filter(|c| is_roce_congestion(&c.name))
+                .filter_map(|c| Some((c.name.as_str(), c.delta?))),
+        )
+        .collect();
+    if roce.is_empty() || roce.iter().any(|c| c.1 > 0) {
+        return None;
+    }
+    let (i, pauses) = b
+        .interfaces
+        .iter()
+        .filter(|i| i.readings >= 2 && i.interface.is_some())
+        .map(|i| {
+            let mut grown: Vec<(String, u64)> = i
+                .counters
+                .iter()
+                .filter(|c| is_rx_pause(&c.name))
+                .filter_map(|c| Some((c.name.clone(), c.delta.filter(|d| *d > 0)?)))
+                .collect();
+            grown.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            (i, grown)
+        })
+        .filter(|(_, g)| !g.is_empty())
+        .max_by_key(|(_, g)| g[0].1)?;
+    let mut flat: Vec<String> = roce.iter().map(|c| c.0.to_string()).collect();
+    flat.sort();
+    flat.dedup();
+    let device = i.interface.clone().unwrap_or_default();
+    let mut evidence = vec![i.source.clone()];
+    evidence.extend(
+        i.counters
+            .iter()
+            .filter(|c| pauses.iter().any(|p| p.0 == c.name))
+            .map(|c| c.source.clone())
+            .take(4),
+    );
+    push(
+        out,
+        Why::PauseWithoutEcn,
+        Finding::PauseWithoutEcn {
+            device: device.clone(),
+            port: None,
+            pauses,
+            flat,
+        },
+        evidence,
+    );
+    Some(device)
 }
 
 /// One warning for the error counters that grew and one note for the
@@ -382,38 +534,6 @@ fn grew<'a>(
     }
     let signals = pick(true);
     if signals.is_empty() {
-        return;
-    }
-    // Pause frames that grew while every ECN and CNP counter the same
-    // readings carry stayed flat: PFC doing congestion control's work.
-    // Frames, not their duration or on/off transitions.
-    let is_pause = |n: &str| {
-        let n = n.to_ascii_lowercase();
-        n.contains("pause") && !n.contains("duration") && !n.contains("transition")
-    };
-    let is_ecn = |n: &str| {
-        let n = n.to_ascii_lowercase();
-        n.contains("ecn") || n.contains("cnp")
-    };
-    let flat: Vec<String> = counters
-        .clone()
-        .filter(|c| is_ecn(c.0) && c.1 == 0)
-        .map(|c| c.0.to_string())
-        .collect();
-    let ecn_grew = signals.iter().any(|c| is_ecn(&c.0));
-    let pauses: Vec<(String, u64)> = signals.iter().filter(|c| is_pause(&c.0)).cloned().collect();
-    if !pauses.is_empty() && !flat.is_empty() && !ecn_grew {
-        push(
-            out,
-            Why::PauseWithoutEcn,
-            Finding::PauseWithoutEcn {
-                device: device.to_string(),
-                port,
-                pauses,
-                flat,
-            },
-            sources(),
-        );
         return;
     }
     push(

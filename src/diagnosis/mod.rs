@@ -79,6 +79,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     links::pcie_links(b, &mut out);
     links::switch_uplinks(facts, &mut out);
     links::nvlinks(b, facts, &mut out);
+    links::nvlinks_in_matrix(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
     links::port_counters(b, &mut out);
     measurements::wrong_results(b, &mut out);
@@ -95,7 +96,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
 
 /// A finding that judges figures (staging, a peer path slower than the
 /// host's, a figure far below its ceiling, GPU buffers below host ones)
-/// rests on them: where every figure it cites is graded C (seed section
+/// rests on them: where a figure it cites is graded C (seed section
 /// 5.2: its unit, direction or size unknown, or far from saturation), it
 /// is said as info, with why. Wrong data is never lowered: the failed
 /// check is the finding.
@@ -118,7 +119,9 @@ fn weak_figures_stay_info(b: &Bundle, facts: &NodeFacts, out: &mut [Diagnosed]) 
             .filter(|(m, _)| d.evidence.contains(&m.source))
             .map(|(_, t)| t.is_weak())
             .collect();
-        if !cited.is_empty() && cited.iter().all(|weak| *weak) {
+        // One weak figure is enough: a comparison is as weak as its
+        // weakest side.
+        if cited.iter().any(|weak| *weak) {
             d.severity = Severity::Info;
             d.weak_figures = true;
         }

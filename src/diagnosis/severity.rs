@@ -46,6 +46,8 @@ pub enum Why {
     HostHopSplitsGroups,
     HostHopRoutable,
     HostHopNoDirectLinks,
+    HostHopBetweenDesignGroups,
+    HostHopOnSwitchedFabric,
     StagesOnPeerCapablePart,
     StagesByDesign,
     StagesPartNotNamed,
@@ -61,6 +63,7 @@ pub enum Why {
     ProcessAwayFromEveryGpu,
     ProcessAwayFromSomeDevices,
     FewerAdaptersThanGpus,
+    AdapterPerTwoGpus,
     PcieWidthDownSlotWider,
     PcieWidthDownCardOnly,
     PcieSpeedDownNotGpu,
@@ -87,10 +90,12 @@ pub enum Why {
 
 impl Why {
     /// Every row, in table order (the README's table and its test).
-    pub const ALL: [Why; 40] = [
+    pub const ALL: [Why; 43] = [
         Why::HostHopSplitsGroups,
         Why::HostHopRoutable,
         Why::HostHopNoDirectLinks,
+        Why::HostHopBetweenDesignGroups,
+        Why::HostHopOnSwitchedFabric,
         Why::StagesOnPeerCapablePart,
         Why::StagesByDesign,
         Why::StagesPartNotNamed,
@@ -106,6 +111,7 @@ impl Why {
         Why::ProcessAwayFromEveryGpu,
         Why::ProcessAwayFromSomeDevices,
         Why::FewerAdaptersThanGpus,
+        Why::AdapterPerTwoGpus,
         Why::PcieWidthDownSlotWider,
         Why::PcieWidthDownCardOnly,
         Why::PcieSpeedDownNotGpu,
@@ -141,7 +147,7 @@ impl Why {
         let (kind, when, severity, reason, about) = match self {
             Why::HostHopSplitsGroups => (
                 "host-hop-in-group",
-                "some GPU pairs have a direct link, others not, and the direct links do not join every GPU",
+                "some GPU pairs have a direct link, others not, the direct links do not join every GPU, and they do not form groups joined all to all",
                 Warning,
                 "a parallel group that spans such a pair runs its collectives a tier down, over PCIe or the host",
                 Hardware,
@@ -158,6 +164,20 @@ impl Why {
                 "no GPU pair has a direct link",
                 Info,
                 "the node is built without a scale-up link: every pair is in the PCIe tier by design",
+                Hardware,
+            ),
+            Why::HostHopBetweenDesignGroups => (
+                "host-hop-in-group",
+                "the direct links form groups joined all to all (bridge pairs, xGMI hives)",
+                Info,
+                "the node is built in groups: keep each parallel group inside one, since a group spanning two runs a tier down",
+                Hardware,
+            ),
+            Why::HostHopOnSwitchedFabric => (
+                "host-hop-in-group",
+                "every GPU has the same number of NVLinks (8 or more: an NVSwitch fabric) and some pair is not joined by them",
+                Warning,
+                "an NVSwitch fabric joins every pair; a pair without its NVLinks is a fabric or link fault, not a design",
                 Hardware,
             ),
             Why::StagesOnPeerCapablePart => (
@@ -258,9 +278,16 @@ impl Why {
                 "a process bound to one socket is near that socket's devices; the far ones pay a socket crossing",
                 Hardware,
             ),
+            Why::AdapterPerTwoGpus => (
+                "injection-share",
+                "one network adapter for every two GPUs (or more adapters than that)",
+                Info,
+                "a common reference design (DGX-1): the adapters are still the node's injection ceiling, at half an adapter per GPU",
+                Hardware,
+            ),
             Why::FewerAdaptersThanGpus => (
                 "injection-share",
-                "fewer network adapters than GPUs",
+                "fewer than one network adapter for every two GPUs",
                 Warning,
                 "the adapters are the node's injection ceiling: each GPU gets a share of one, far below its scale-up bandwidth",
                 Hardware,
@@ -351,9 +378,9 @@ impl Why {
             ),
             Why::PauseWithoutEcn => (
                 "pause-without-ecn",
-                "pause frames grew while ECN marks and CNPs did not",
+                "pause frames received grew between two readings while the node's RoCE ECN and CNP counters (hw_counters) stayed flat",
                 Warning,
-                "PFC is doing the work congestion control should: the design is inverted, and pauses spread congestion to flows that never touched it",
+                "PFC is doing the work congestion control (DCQCN) should: the design is inverted, and pauses spread congestion to flows that never touched it",
                 Hardware,
             ),
             Why::WrongResults => (
@@ -446,21 +473,40 @@ pub fn markdown_table() -> String {
     s
 }
 
-/// Whether a GPU model is a GeForce RTX part (20, 30, 40 and 50 series):
-/// no peer path over PCIe by design. NVIDIA's driver turns PCIe P2P off on
-/// these (Pascal GeForce cards still had it); an NVLink bridge, where a
-/// card has one, is another path. Workstation parts (`RTX A6000`,
-/// `RTX 6000 Ada`, their numbers ending in 00) keep it.
+/// Whether a GPU model is a consumer part without a peer path over PCIe
+/// by design: GeForce RTX (20 to 50 series) and GTX 16 series (Turing).
+/// NVIDIA's driver turns PCIe P2P off on these; Pascal and older GeForce
+/// cards still had it, and an NVLink bridge, where a card has one, is
+/// another path. Workstation and data-center parts (RTX A6000, RTX 5880
+/// Ada, RTX PRO, Quadro, TITAN, Tesla) keep it. A name without "GeForce"
+/// (`NVIDIA RTX 4090`, as some tools print it) is read by its number:
+/// four digits, 20xx to 50xx, not a workstation `xx00`, no `Ada`/`PRO`/`A`.
 pub fn consumer_part(model: &str) -> bool {
     let m = model.to_ascii_lowercase();
-    m.match_indices("rtx ").any(|(i, _)| {
-        let digits: Vec<u8> = m.as_bytes()[i + 4..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit())
-            .copied()
-            .collect();
-        digits.len() == 4 && matches!(digits[0], b'2'..=b'5') && &digits[2..] != b"00"
-    })
+    let workstation = ["quadro", "titan", "tesla", " ada", "rtx pro", "rtx a"]
+        .iter()
+        .any(|w| m.contains(w));
+    if workstation {
+        return false;
+    }
+    let number_after = |word: &str| -> Vec<Vec<u8>> {
+        m.match_indices(word)
+            .map(|(i, _)| {
+                m.as_bytes()[i + word.len()..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .copied()
+                    .collect()
+            })
+            .collect()
+    };
+    let rtx = number_after("rtx ")
+        .iter()
+        .any(|d| d.len() == 4 && matches!(d[0], b'2'..=b'5') && &d[2..] != b"00");
+    let gtx16 = number_after("gtx ")
+        .iter()
+        .any(|d| d.len() == 4 && d.starts_with(b"16"));
+    rtx || gtx16 || (m.contains("geforce") && m.contains("rtx"))
 }
 
 #[cfg(test)]
@@ -497,6 +543,13 @@ mod tests {
         assert!(!consumer_part("NVIDIA RTX 6000 Ada Generation"));
         assert!(!consumer_part("NVIDIA RTX 4000 Ada Generation"));
         assert!(!consumer_part("NVIDIA GeForce GTX 1080 Ti"));
+        assert!(consumer_part("NVIDIA GeForce GTX 1660 SUPER"));
+        assert!(!consumer_part("NVIDIA RTX 5880 Ada Generation"));
+        assert!(!consumer_part(
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+        ));
+        assert!(!consumer_part("NVIDIA TITAN RTX"));
+        assert!(!consumer_part("Quadro RTX 8000"));
         assert!(!consumer_part("NVIDIA RTX A6000"));
         assert!(!consumer_part("NVIDIA H100 80GB HBM3"));
         assert!(!consumer_part("NVIDIA L4"));

@@ -734,3 +734,113 @@ fn devices_under_one_switch_beyond_its_uplink_are_named() {
             .any(|k| k.1 == "switch-uplink-oversubscribed")
     );
 }
+
+#[test]
+fn pause_frames_growing_while_cnps_stay_flat_is_pfc_doing_dcqcns_work() {
+    use crate::evidence::rdma::Counter;
+    // Synthetic: a live collection read the interface twice (pause
+    // received +97,000) and the RDMA port's hw_counters at its start and
+    // end (CNPs handled and sent, ECN-marked RoCE packets: flat).
+    let text = "$ ethtool -S ens1f0np0\n     rx_prio3_pause: 1204\n     rx_ecn_mark: 0\n     tx_pause_storm_warning_events: 0\n$ ethtool -S ens1f0np0\n     rx_prio3_pause: 98204\n     rx_ecn_mark: 0\n     tx_pause_storm_warning_events: 2\n";
+    let mut p = crate::evidence::ethtool::parse_ethtool_stats(text).unwrap();
+    crate::evidence::ethtool::settle(&mut p.interfaces, None);
+    let flat = |name: &str| Counter {
+        name: name.into(),
+        group: "hw_counters".into(),
+        start: 120,
+        end: 120,
+        delta: 0,
+        source: None,
+    };
+    let mut port = port(1, true, "LinkUp", Some(400.0));
+    port.counters = vec![
+        flat("rp_cnp_handled"),
+        flat("np_cnp_sent"),
+        flat("np_ecn_marked_roce_packets"),
+    ];
+    let mut b = Bundle::new(Host {
+        name: "n".into(),
+        origin: Origin::Live,
+    });
+    b.interfaces = p.interfaces.clone();
+    b.rdma.push(device("mlx5_0", vec![port.clone()]));
+    let d = diagnose(&b);
+    let pause: Vec<_> = d
+        .iter()
+        .filter(|d| d.finding.name() == "pause-without-ecn")
+        .collect();
+    assert_eq!(pause.len(), 1, "{d:?}");
+    assert_eq!(pause[0].severity, Severity::Warning);
+    let Finding::PauseWithoutEcn { pauses, flat, .. } = &pause[0].finding else {
+        unreachable!()
+    };
+    // Frames, not storm events; the RoCE counters, not the netdev's ECN.
+    assert_eq!(pauses, &[("rx_prio3_pause".to_string(), 97_000)]);
+    assert!(!flat.iter().any(|f| f == "rx_ecn_mark"), "{flat:?}");
+    // CNPs handled grew: congestion control is working, nothing inverted.
+    let mut working = b.clone();
+    working.rdma[0].ports[0].counters[0].end = 9_000;
+    working.rdma[0].ports[0].counters[0].delta = 8_880;
+    assert!(
+        diagnose(&working)
+            .iter()
+            .all(|d| d.finding.name() != "pause-without-ecn")
+    );
+    // The RoCE counters never read (ethtool alone): ECN's state is not
+    // known, and the pause is a congestion signal, no more.
+    let mut alone = b.clone();
+    alone.rdma.clear();
+    let names: Vec<&str> = diagnose(&alone).iter().map(|d| d.finding.name()).collect();
+    assert_eq!(names, ["congestion-signals"], "{names:?}");
+}
+
+#[test]
+fn host_hops_are_judged_by_how_the_node_is_built() {
+    use crate::evidence::topology::{Device, DeviceKind, Link, LinkClass};
+    let node = |n: usize, direct: &dyn Fn(usize, usize) -> Option<u32>| {
+        let mut b = bundle();
+        for i in 0..n {
+            b.topology.devices.push(Device::new(
+                format!("GPU{i}"),
+                DeviceKind::Gpu,
+                Source::line(1),
+            ));
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                let (a, c) = (format!("GPU{i}"), format!("GPU{j}"));
+                let mut l = Link::new(&a, &c, LinkClass::CrossSocket, Source::line(2));
+                if let Some(nv) = direct(i, j) {
+                    l.class = LinkClass::DirectLink;
+                    l.nvlinks = Some(nv);
+                }
+                b.topology.links.push(l);
+            }
+        }
+        b
+    };
+    let why = |b: &Bundle| {
+        diagnose(b)
+            .iter()
+            .filter(|d| d.finding.name() == "host-hop-in-group")
+            .map(|d| d.why)
+            .collect::<Vec<_>>()
+    };
+    // Two bridge pairs: built that way.
+    let bridges = node(4, &|i, j| (j == i + 1 && i % 2 == 0).then_some(4));
+    assert_eq!(why(&bridges), [Why::HostHopBetweenDesignGroups]);
+    // An NVSwitch fabric with one pair not joined: a fault.
+    let hole = node(8, &|i, j| (!(i == 0 && j == 1)).then_some(18));
+    assert_eq!(why(&hole), [Why::HostHopOnSwitchedFabric]);
+    // A GPU with no link at all beside six joined all to all.
+    let alone = node(7, &|i, j| (j < 6 && i < 6).then_some(18));
+    assert_eq!(why(&alone), [Why::HostHopSplitsGroups]);
+    // Every pair NV18 but GPU0's, NV12: six of its links are down.
+    let weak = node(8, &|i, _| Some(if i == 0 { 12 } else { 18 }));
+    let d = diagnose(&weak);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(matches!(
+        &d[0].finding,
+        Finding::NvlinksInactive { gpu, inactive: 6, total: Some(18), .. } if gpu == "GPU0"
+    ));
+}

@@ -38,10 +38,13 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
     let routable = facts.direct_links_join_all;
     let why = if direct == 0 {
         Why::HostHopNoDirectLinks
-    } else if routable {
-        Why::HostHopRoutable
     } else {
-        Why::HostHopSplitsGroups
+        match direct_groups(&facts.gpus, b) {
+            Grouping::SwitchedWithHole => Why::HostHopOnSwitchedFabric,
+            _ if routable => Why::HostHopRoutable,
+            Grouping::BuiltInGroups => Why::HostHopBetweenDesignGroups,
+            Grouping::Other => Why::HostHopSplitsGroups,
+        }
     };
     push(
         out,
@@ -59,6 +62,69 @@ pub(super) fn host_hops(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>)
         },
         worst.sources.clone(),
     );
+}
+
+/// How the direct links group the GPUs.
+enum Grouping {
+    /// Every GPU has a direct link, all to the same number of NVLinks (8
+    /// or more: an NVSwitch fabric, where every pair is joined), and some
+    /// pair is not: a hole in a fabric built to join all.
+    SwitchedWithHole,
+    /// Groups each joined all to all (bridge pairs, xGMI hives), none a
+    /// GPU left alone beside a group of three or more: how the node is
+    /// built.
+    BuiltInGroups,
+    Other,
+}
+
+fn direct_groups(gpus: &[String], b: &Bundle) -> Grouping {
+    let t = &b.topology;
+    let direct = |x: &str, y: &str| {
+        t.link(x, y)
+            .is_some_and(|l| l.class == LinkClass::DirectLink)
+    };
+    let counts: std::collections::BTreeSet<Option<u32>> = t
+        .gpu_links()
+        .filter(|l| l.class == LinkClass::DirectLink)
+        .map(|l| l.nvlinks)
+        .collect();
+    let every_gpu_linked = gpus
+        .iter()
+        .all(|g| gpus.iter().any(|o| o != g && direct(g, o)));
+    if every_gpu_linked
+        && counts.len() == 1
+        && counts.first().copied().flatten().is_some_and(|n| n >= 8)
+    {
+        return Grouping::SwitchedWithHole;
+    }
+    // Components of the direct-link graph.
+    let mut group_of: Vec<usize> = (0..gpus.len()).collect();
+    for i in 0..gpus.len() {
+        for j in 0..i {
+            if direct(&gpus[i], &gpus[j]) {
+                let (gi, gj) = (group_of[i], group_of[j]);
+                group_of
+                    .iter_mut()
+                    .filter(|g| **g == gi)
+                    .for_each(|g| *g = gj);
+            }
+        }
+    }
+    let members =
+        |g: usize| -> Vec<usize> { (0..gpus.len()).filter(|&i| group_of[i] == g).collect() };
+    let all_to_all = group_of.iter().all(|&g| {
+        let m = members(g);
+        m.iter()
+            .all(|&i| m.iter().all(|&j| i == j || direct(&gpus[i], &gpus[j])))
+    });
+    let size = |g: usize| members(g).len();
+    let alone_beside_big =
+        group_of.iter().any(|&g| size(g) == 1) && group_of.iter().any(|&g| size(g) >= 3);
+    if all_to_all && !alone_beside_big {
+        Grouping::BuiltInGroups
+    } else {
+        Grouping::Other
+    }
 }
 
 pub(super) fn nic_sockets(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
@@ -154,7 +220,11 @@ pub(super) fn injection_share(facts: &NodeFacts, out: &mut Vec<Diagnosed>) {
         .map(|i| i.per_gpu_bytes_per_s);
     push(
         out,
-        Why::FewerAdaptersThanGpus,
+        if 2 * nics >= gpus {
+            Why::AdapterPerTwoGpus
+        } else {
+            Why::FewerAdaptersThanGpus
+        },
         Finding::InjectionShare {
             gpus,
             nics,

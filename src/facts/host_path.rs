@@ -13,15 +13,26 @@ use crate::models::ceiling;
 /// The key of [`gpu_pcie_ceilings`] for a link every GPU shares.
 pub(super) const EVERY_GPU: &str = "every GPU";
 
-/// `0000:1B:00.0`, `00000000:1b:00.0` and `1b:00.0` are one device.
+/// One PCI function's address with its domain: `0000:1B:00.0`,
+/// `00000000:1b:00.0` and `1b:00.0` are one device (domain 0), while
+/// `0009:01:00.0` and `0019:01:00.0` (a GH200 node, an Azure VM) are two.
 fn bus_key(address: &str) -> String {
     let a = address.trim().to_ascii_lowercase();
-    let tail: Vec<&str> = a.rsplitn(3, ':').collect();
-    match tail.as_slice() {
-        [func, bus, ..] => format!("{bus}:{func}"),
+    let mut parts: Vec<&str> = a.rsplitn(3, ':').collect();
+    parts.reverse();
+    match parts.as_slice() {
+        [domain, bus, func] => {
+            let domain = u32::from_str_radix(domain, 16).unwrap_or(u32::MAX);
+            format!("{domain:x}:{bus}:{func}")
+        }
+        [bus, func] => format!("0:{bus}:{func}"),
         _ => a,
     }
 }
+
+/// Parts whose host copies do not cross PCIe (NVLink-C2C, one package's
+/// shared memory): a PCIe link is no ceiling for them.
+const NOT_OVER_PCIE: [&str; 4] = ["gh200", "gb200", "mi300a", "grace"];
 
 /// One GPU link's ceiling: its negotiated width at the top speed it can
 /// run (its capability, or what it runs at if that is more).
@@ -44,6 +55,17 @@ fn pcie_link_ceiling(p: &PcieLink) -> Option<(u32, u32)> {
 /// the evidence shows reads alike, that link for any GPU (then which
 /// address is which GPU does not matter).
 pub(super) fn gpu_pcie_ceilings(b: &Bundle) -> BTreeMap<String, PathCeiling> {
+    let names = b.topology.gpus().filter_map(|d| d.name.clone()).chain(
+        super::names::named_gpus(&b.transcripts)
+            .into_iter()
+            .map(|g| g.model),
+    );
+    if names
+        .map(|n| n.to_ascii_lowercase())
+        .any(|n| NOT_OVER_PCIE.iter().any(|p| n.contains(p)))
+    {
+        return BTreeMap::new();
+    }
     let gpu_links: BTreeMap<String, (u32, u32)> = b
         .pcie
         .iter()
@@ -67,8 +89,17 @@ pub(super) fn gpu_pcie_ceilings(b: &Bundle) -> BTreeMap<String, PathCeiling> {
             out.insert(d.id.clone(), c);
         }
     }
+    // Any GPU's link stands for every GPU's only when every GPU's link was
+    // read (as many as the node has, and two or more) and they read alike.
+    let gpus = b
+        .topology
+        .gpus()
+        .count()
+        .max(super::names::attached_gpus(&b.transcripts).unwrap_or(0))
+        .max(2);
     let mut kinds = gpu_links.values();
-    if let Some(first) = kinds.next()
+    if gpu_links.len() >= gpus
+        && let Some(first) = kinds.next()
         && kinds.all(|k| k == first)
         && let Some(c) = make(EVERY_GPU, *first)
     {
@@ -121,5 +152,16 @@ mod tests {
         let c = gpu_pcie_ceilings(&b);
         assert_eq!(c["GPU1"].bytes_per_s, gen4_x16 / 2.0);
         assert!(!c.contains_key("GPU0"));
+        // One GPU's link read of two GPUs: it speaks for no other.
+        b.topology.devices.clear();
+        b.pcie.truncate(1);
+        assert!(gpu_pcie_ceilings(&b).is_empty());
+    }
+
+    #[test]
+    fn bus_ids_keep_their_domain() {
+        assert_eq!(bus_key("00000000:1B:00.0"), bus_key("1b:00.0"));
+        assert_eq!(bus_key("0000:1b:00.0"), bus_key("1b:00.0"));
+        assert_ne!(bus_key("0009:01:00.0"), bus_key("0019:01:00.0"));
     }
 }

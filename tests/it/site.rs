@@ -466,3 +466,62 @@ fn latency_sweeps_get_their_own_microsecond_axis() {
     // Power-of-two sizes: a binary size axis.
     assert!(latency.contains("KiB = 1024 bytes") && latency.contains("1 KiB"));
 }
+
+#[test]
+fn no_output_names_the_folders_of_the_machine_that_rendered_it() {
+    // The captures given by their absolute path: every output names them
+    // from `captures/` on, never from `/` (transcript pages, the markdown
+    // summary, the single file, the bundles).
+    let abs = std::fs::canonicalize("captures").unwrap();
+    let root = abs.parent().unwrap().display().to_string();
+    let node = abs.join("dgx1v-v100-8gpu-1nic");
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    let single = out.path().join("one.html");
+    let md = out.path().join("t.md");
+    let ok = |args: &[&std::ffi::OsStr]| {
+        let o = crate::common::wr().args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    ok(&[
+        "render".as_ref(),
+        node.as_os_str(),
+        "--out".as_ref(),
+        site.as_os_str(),
+    ]);
+    ok(&[
+        "render".as_ref(),
+        node.as_os_str(),
+        "--single-file".as_ref(),
+        single.as_os_str(),
+    ]);
+    ok(&[
+        "render".as_ref(),
+        node.as_os_str(),
+        "--format".as_ref(),
+        "md".as_ref(),
+        "--out".as_ref(),
+        md.as_os_str(),
+    ]);
+    let mut files = 0;
+    for e in walkdir::WalkDir::new(out.path()) {
+        let e = e.unwrap();
+        if !e.file_type().is_file() {
+            continue;
+        }
+        files += 1;
+        let text = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into_owned();
+        assert!(
+            !text.contains(&root),
+            "{} names `{root}`",
+            e.path().display()
+        );
+    }
+    assert!(files >= 5, "{files} files");
+    // And the node is named from the folder given on.
+    let page = std::fs::read_to_string(single).unwrap();
+    assert!(
+        page.contains("dgx1v-v100-8gpu-1nic/nvidia-topo-"),
+        "no relative name"
+    );
+}

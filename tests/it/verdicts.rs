@@ -218,3 +218,39 @@ fn the_readme_prints_the_checks_and_the_severity_table_as_the_code_has_them() {
         "README.md lacks the severity table; paste:\n{severity}"
     );
 }
+
+#[test]
+fn a_node_that_cannot_be_read_is_its_own_verdict_and_fails_the_gate() {
+    // Synthetic: a cut bundle beside a real node's transcripts.
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    std::fs::create_dir_all(&good).unwrap();
+    for e in std::fs::read_dir("captures/rtx3090-4gpu").unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), good.join(e.file_name())).unwrap();
+    }
+    let bad = dir.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("bundle.json"),
+        "{\"schema_version\": 3, \"host\": {\"na",
+    )
+    .unwrap();
+    let run = |fail_on: &str| {
+        wr().args(["check", "--json", "--fail-on", fail_on])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = run("none");
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts: Vec<(&str, &str)> = v["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["node"].as_str().unwrap(), n["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [("bad", "unreadable"), ("good", "incomplete")]);
+    assert_eq!(run("critical").status.code(), Some(1));
+}
