@@ -30,19 +30,21 @@ fn main() {
         fleet(&base, &input, nodes);
         let bytes_in = tree_bytes(&input);
         let (mut mine, mut cp) = (Vec::new(), Vec::new());
-        let mut bytes_out = 0;
+        let (mut bytes_out, mut index_bytes) = (0, 0);
         for i in 0..runs {
             let site = dir.path().join(format!("site{nodes}-{i}"));
             mine.push(run(wr().arg("render").arg(&input).arg("--out").arg(&site)));
             bytes_out = tree_bytes(&site);
+            index_bytes = std::fs::metadata(site.join("index.html")).map_or(0, |m| m.len());
             let copy = dir.path().join(format!("copy{nodes}-{i}"));
             cp.push(run(&mut common::cp(&input, &copy)));
         }
         let (m, c) = (median(&mine), median(&cp));
         println!(
-            "render {nodes} nodes ({:.1} MB of bundles -> {:.1} MB of site): {:.2} s wall, {:.2} CPU-s, peak RSS {:.0} MiB (median of {runs}); cp -r {:.2} s wall: {:.1}x",
+            "render {nodes} nodes ({:.1} MB of bundles -> {:.1} MB of site, index {:.2} MB): {:.2} s wall, {:.2} CPU-s, peak RSS {:.0} MiB (median of {runs}); cp -r {:.2} s wall: {:.1}x",
             bytes_in as f64 / 1e6,
             bytes_out as f64 / 1e6,
+            index_bytes as f64 / 1e6,
             m.wall_s,
             m.cpu_s,
             m.max_rss_kib as f64 / 1024.0,

@@ -21,6 +21,15 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// The severity [`Severity::as_str`] names (info for anything else).
+    pub fn of(s: &str) -> Severity {
+        match s {
+            "critical" => Severity::Critical,
+            "warning" => Severity::Warning,
+            _ => Severity::Info,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Critical => "critical",

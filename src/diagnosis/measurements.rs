@@ -264,7 +264,27 @@ fn missing_device(message: &str) -> bool {
 pub(super) fn tool_failures(b: &Bundle, out: &mut Vec<Diagnosed>) {
     // One data-check failure per transcript and test, with every line of it.
     let mut checks: BTreeMap<String, (String, String, Vec<Source>)> = BTreeMap::new();
+    // A run whose figures already count wrong values (`wrong-results`):
+    // its `Out of bounds values ... FAILED` and `#wrong` lines are the same
+    // corruption, said once there.
+    let corrupted: BTreeSet<&str> = b
+        .measurements
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.verification,
+                Verification::Checked { errors: 1.. } | Verification::Failed
+            )
+        })
+        .map(|m| &*m.source.file)
+        .collect();
     for p in &b.problems {
+        if p.kind == ProblemKind::ToolError
+            && corrupted.contains(p.file.as_str())
+            && !data_check(&p.message)
+        {
+            continue;
+        }
         let src = Source {
             file: p.file.clone().into(),
             line: p.line.unwrap_or(1),

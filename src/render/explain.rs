@@ -434,6 +434,41 @@ fn host_side_summary(f: &Finding) -> String {
     }
 }
 
+/// What a kind of finding says, in a few words, for the fleet index's
+/// groups (`412 nodes: adapter across a host bridge`).
+pub fn kind_title(kind: &str) -> &'static str {
+    match kind {
+        "host-hop-in-group" => "GPU pairs without a direct link",
+        "silent-staging" => "peer copies staged through host memory",
+        "peer-slower-than-staged" => "peer path slower than staging",
+        "no-peer-path" => "GPU pairs with no peer path",
+        "nic-on-other-socket" => "adapter on the other socket",
+        "nic-across-host-bridge" => "adapter across a host bridge",
+        "no-peer-memory-module" => "no peer-memory module for GPUDirect RDMA",
+        "gpu-buffers-below-host" => "GPU buffers slower than host buffers",
+        "process-far-from-gpu" => "process bound away from its GPUs",
+        "injection-share" => "fewer adapters than GPUs",
+        "pcie-width-down" => "PCIe link narrower than it can run",
+        "pcie-speed-down" => "PCIe link slower than it can run",
+        "switch-uplink-oversubscribed" => "PCIe switch uplink shared",
+        "nvlinks-inactive" => "NVLinks down",
+        "rdma-port-down" => "RDMA port down",
+        "rdma-port-unused" => "RDMA port unused",
+        "rdma-port-below-rate" => "RDMA port below its fabric's rate",
+        "port-errors-grew" => "link error counters grew",
+        "congestion-signals" => "congestion signals grew",
+        "pause-without-ecn" => "pause frames without ECN or CNPs",
+        "wrong-results" => "wrong results",
+        "data-check-failed" => "a copy's data check failed",
+        "tool-failed" => "a tool failed",
+        "truncated" => "a transcript stops early",
+        "far-below-ceiling" => "figures far below their path's ceiling",
+        "bits-not-bytes" => "figures in bits",
+        "bidirectional-sum" => "bidirectional sums",
+        _ => "other",
+    }
+}
+
 /// One sentence with the numbers, for people (escaped where shown).
 pub fn summary(f: &Finding) -> String {
     match f {
@@ -662,3 +697,16 @@ use tool_output::tool_output_summary;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kind_titles {
+    #[test]
+    fn every_kind_has_a_title_of_its_own() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in crate::diagnosis::Finding::KINDS {
+            let t = super::kind_title(k);
+            assert_ne!(t, "other", "{k}");
+            assert!(seen.insert(t), "{k}: `{t}` twice");
+        }
+    }
+}

@@ -108,7 +108,34 @@ pub struct NodeSummary {
     pub collected: Vec<String>,
     pub missing: String,
     pub problems: usize,
+    /// Each kind of finding the node has, with its worst severity, once.
+    pub kinds: Vec<(&'static str, crate::diagnosis::Severity)>,
 }
+
+/// One kind of finding across the nodes: how many have it, and which.
+pub struct FindingGroup {
+    pub severity: &'static str,
+    pub kind: &'static str,
+    /// What the kind says, in a few words (`adapter across a host bridge`).
+    pub title: &'static str,
+    /// The nodes (name, link), most severe node first, at most
+    /// [`GROUP_LIST`] of them; `more` counts the rest.
+    pub nodes: Vec<(String, String)>,
+    pub more: usize,
+    pub count: usize,
+}
+
+/// Nodes listed by name in one group of the index; past it a count (the
+/// node list below names every node once).
+const GROUP_LIST: usize = 60;
+
+/// Above this many nodes the index lists nodes compactly, by verdict, and
+/// not one table row each: a fleet's index stays small enough to open.
+pub const DETAILED_ROWS: usize = 256;
+
+/// A topology signature, how many nodes have it, and (at most
+/// [`GROUP_LIST`] of) them as (name, link).
+pub type TopologyGroup = (String, usize, Vec<(String, String)>);
 
 /// One heatmap cell: text, inline colour, whether it is flagged.
 pub struct FleetCell {
@@ -126,7 +153,11 @@ pub struct FleetRow {
 
 /// The fleet part of the index (two nodes or more).
 pub struct FleetView {
-    pub groups: Vec<(String, Vec<(String, String)>)>,
+    /// Topology signature, how many nodes have it, and (at most
+    /// [`GROUP_LIST`] of) them.
+    pub groups: Vec<TopologyGroup>,
+    /// Why the node x metric grid is not drawn, when it is not.
+    pub grid_note: String,
     pub columns: Vec<String>,
     pub rows: Vec<FleetRow>,
     pub outliers: Vec<String>,
@@ -191,8 +222,15 @@ fn fleet_view(
             .or_default()
             .push((name.clone(), link(s)));
     }
-    let mut groups: Vec<(String, Vec<(String, String)>)> = groups.into_iter().collect();
-    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    let mut groups: Vec<TopologyGroup> = groups
+        .into_iter()
+        .map(|(sig, mut nodes)| {
+            let count = nodes.len();
+            nodes.truncate(GROUP_LIST);
+            (sig, count, nodes)
+        })
+        .collect();
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     // The metrics most nodes have first.
     let mut metrics = f.metrics.clone();
     metrics.sort_by_key(|k| {
@@ -208,7 +246,33 @@ fn fleet_view(
         .iter()
         .map(|o| (o.node.as_str(), o.metric.as_str()))
         .collect();
+    // The grid only where it is dense: most cells filled, few enough rows
+    // to read. A sparse grid of thousands of rows says less than the
+    // outliers above it and costs most of the index.
+    let filled: usize = names
+        .iter()
+        .map(|n| {
+            metrics
+                .iter()
+                .filter(|k| f.values.get(n).is_some_and(|m| m.contains_key(*k)))
+                .count()
+        })
+        .sum();
+    let cells = names.len() * metrics.len();
+    let fill = if cells == 0 {
+        0.0
+    } else {
+        filled as f64 / cells as f64
+    };
+    let dense = names.len() <= DETAILED_ROWS && fill >= 0.5;
+    let grid_note = format!(
+        "{} nodes x {} metrics, {:.0}% of the cells filled: the grid is drawn only where it is dense (half its cells filled or more, at most {DETAILED_ROWS} nodes); the outliers above compare every node with those wired like it.",
+        names.len(),
+        metrics.len(),
+        100.0 * fill
+    );
     let rows = nodes()
+        .filter(|_| dense)
         .map(|(name, s)| {
             let cells = metrics
                 .iter()
@@ -255,6 +319,7 @@ fn fleet_view(
         .collect();
     Some(FleetView {
         groups,
+        grid_note,
         columns: metrics.into_iter().map(|k| k.0).collect(),
         rows,
         outliers,
@@ -298,6 +363,17 @@ fn summary(v: &NodeView, href: String) -> NodeSummary {
             format!("{} kinds", v.missing.len())
         },
         problems: v.problems.len(),
+        kinds: {
+            let mut k: Vec<(&'static str, crate::diagnosis::Severity)> = Vec::new();
+            for f in &v.findings {
+                let sev = crate::diagnosis::Severity::of(f.severity);
+                match k.iter_mut().find(|x| x.0 == f.kind) {
+                    Some(x) => x.1 = x.1.min(sev),
+                    None => k.push((f.kind, sev)),
+                }
+            }
+            k
+        },
     }
 }
 
@@ -321,13 +397,58 @@ fn triage(mut rows: Vec<NodeSummary>) -> Triage {
             (*v, view::index::verdict_class(v), n)
         })
         .collect();
-    Triage { rows, verdicts }
+    let groups = finding_groups(&rows);
+    let detailed = rows.len() <= DETAILED_ROWS;
+    Triage {
+        rows,
+        verdicts,
+        groups,
+        detailed,
+    }
+}
+
+/// Every kind of finding with the nodes that have it, most severe kind
+/// first, then the most nodes.
+fn finding_groups(rows: &[NodeSummary]) -> Vec<FindingGroup> {
+    let mut by: BTreeMap<(crate::diagnosis::Severity, &'static str), Vec<&NodeSummary>> =
+        BTreeMap::new();
+    for r in rows {
+        for (kind, sev) in &r.kinds {
+            by.entry((*sev, kind)).or_default().push(r);
+        }
+    }
+    let mut groups: Vec<FindingGroup> = by
+        .into_iter()
+        .map(|((sev, kind), nodes)| FindingGroup {
+            severity: sev.as_str(),
+            kind,
+            title: explain::kind_title(kind),
+            count: nodes.len(),
+            more: nodes.len().saturating_sub(GROUP_LIST),
+            nodes: nodes
+                .iter()
+                .take(GROUP_LIST)
+                .map(|n| (n.name.clone(), n.href.clone()))
+                .collect(),
+        })
+        .collect();
+    groups.sort_by_key(|g| {
+        (
+            crate::diagnosis::Severity::of(g.severity),
+            std::cmp::Reverse(g.count),
+        )
+    });
+    groups
 }
 
 /// The index rows, most severe first, and the count of each verdict.
 pub struct Triage {
     pub rows: Vec<NodeSummary>,
     pub verdicts: Vec<(&'static str, String, usize)>,
+    /// Each kind of finding across the nodes.
+    pub groups: Vec<FindingGroup>,
+    /// One table row per node (small sites), else a compact list by verdict.
+    pub detailed: bool,
 }
 
 /// The multi-page site.

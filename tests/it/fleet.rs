@@ -247,3 +247,55 @@ fn diff_of_a_missing_input_is_one_line_exit_2() {
             predicate::str::contains("no/such/dir").and(predicate::str::contains("panicked").not()),
         );
 }
+
+#[test]
+fn a_fleet_index_groups_nodes_by_finding_and_lists_them_compactly() {
+    use wire_report::diagnosis::Severity;
+    use wire_report::render::{self, NodeSummary};
+    // Synthetic rows (the index's input): 4,096 nodes, a third with an
+    // adapter across a host bridge, some critical.
+    let summaries: Vec<NodeSummary> = (0..4096)
+        .map(|i| {
+            let (verdict, kinds) = match i % 3 {
+                0 => (
+                    "warning",
+                    vec![("nic-across-host-bridge", Severity::Warning)],
+                ),
+                1 if i % 100 == 1 => ("critical", vec![("wrong-results", Severity::Critical)]),
+                _ => ("incomplete", vec![("truncated", Severity::Info)]),
+            };
+            NodeSummary {
+                name: format!("gpu-node-{i:04}"),
+                href: format!("nodes/gpu-node-{i:04}/index.html"),
+                verdict,
+                verdict_class: format!("v-{verdict}"),
+                coverage: "3 of 8 checks that apply ran".into(),
+                next: "peer-path: nvidia-smi topo -p2p r".into(),
+                top_finding: "a sentence".into(),
+                top_href: String::new(),
+                gpus: "8 x NVIDIA H100 80GB HBM3".into(),
+                nics: "8 x MT4129".into(),
+                shape: "every GPU pair direct-link (NV18)".into(),
+                critical: usize::from(verdict == "critical"),
+                warning: usize::from(verdict == "warning"),
+                info: usize::from(verdict == "incomplete"),
+                collected: vec!["nvidia-smi-topo".into()],
+                missing: "4 kinds".into(),
+                problems: 0,
+                kinds,
+            }
+        })
+        .collect();
+    let slugs: Vec<String> = (0..4096).map(|i| format!("gpu-node-{i:04}")).collect();
+    let html =
+        String::from_utf8(render::index_page(summaries, Vec::new(), &slugs).unwrap()).unwrap();
+    assert!(html.len() <= 1_500_000, "{} bytes", html.len());
+    // Grouped by finding kind, with the count.
+    assert!(html.contains("<strong>1366 node(s)</strong>: adapter across a host bridge"));
+    // Every node is still named once in the lists by verdict.
+    for i in [0, 1, 4095] {
+        assert!(html.contains(&format!(">gpu-node-{i:04}</a>")), "{i}");
+    }
+    // No one-row-per-node table at this size.
+    assert!(!html.contains("<table class=\"index\">"));
+}

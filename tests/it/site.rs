@@ -221,6 +221,9 @@ fn index_rows(html: &str) -> Vec<Vec<String>> {
         out.trim().to_string()
     };
     let body = html
+        .split("<table class=\"index\">")
+        .nth(1)
+        .unwrap()
         .split("<tbody>")
         .nth(1)
         .unwrap()
@@ -304,6 +307,10 @@ fn index_is_a_triage_page_most_severe_first_with_each_top_finding_and_named_hard
                 .unwrap()
                 .contains("#only-findings:checked ~ .scroll table.index tr.r-v-ok")
     );
+    // A dark style and a print style (what to do expanded).
+    let css = std::str::from_utf8(&files["style.css"]).unwrap();
+    assert!(css.contains("@media (prefers-color-scheme: dark)"));
+    assert!(css.contains("@media print") && css.contains("details::details-content"));
 }
 
 #[test]

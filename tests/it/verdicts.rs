@@ -33,12 +33,34 @@ fn severities(node: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The severities of a node page's findings, in page order.
+/// The severity and kind of a node page's findings, in page order (a
+/// run of one kind and severity is one entry on the page).
 fn page_severities(html: &str) -> Vec<String> {
     html.split("<div class=\"finding sev-")
         .skip(1)
-        .map(|s| s.split('"').next().unwrap().to_string())
+        .map(|s| {
+            let sev = s.split('"').next().unwrap();
+            let kind = s.split("<span class=\"muted\">").nth(1).unwrap();
+            let kind = kind.split(['<', ',']).next().unwrap();
+            format!("{sev} {kind}")
+        })
         .collect()
+}
+
+/// The same from `check --json`: runs of one kind and severity as one.
+fn grouped(node: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in node["findings"].as_array().unwrap() {
+        let key = format!(
+            "{} {}",
+            f["severity"].as_str().unwrap(),
+            f["kind"].as_str().unwrap()
+        );
+        if out.last() != Some(&key) {
+            out.push(key);
+        }
+    }
+    out
 }
 
 /// The verdict a node page leads with.
@@ -182,11 +204,21 @@ fn index_node_pages_single_file_and_markdown_agree_with_check() {
         let href = index[..row_at].rsplit("<a href=\"").next().unwrap();
         let page = std::str::from_utf8(&site[href]).unwrap();
         assert_eq!(page_verdict(page), verdict, "{name}: node page");
-        assert_eq!(page_severities(page), sev, "{name}: node page");
+        assert_eq!(page_severities(page), grouped(want), "{name}: node page");
+        // What to do is open (and so printed) under every finding.
+        assert_eq!(
+            page.matches("<details class=\"todo\" open>").count(),
+            grouped(want).len(),
+            "{name}"
+        );
         // The single file of this node alone.
         let single = render::render_single_file(std::slice::from_ref(b)).unwrap();
         assert_eq!(page_verdict(&single), verdict, "{name}: single file");
-        assert_eq!(page_severities(&single), sev, "{name}: single file");
+        assert_eq!(
+            page_severities(&single),
+            grouped(want),
+            "{name}: single file"
+        );
         // The markdown summary.
         let md = render::markdown::render_markdown(std::slice::from_ref(b));
         assert!(

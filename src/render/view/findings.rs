@@ -14,6 +14,10 @@ pub struct FindingView {
     pub summary: String,
     pub explanation_html: String,
     pub evidence: Vec<Link>,
+    /// Findings of the same kind and severity that follow it (the same
+    /// cause on other devices or files): said once, with their count,
+    /// each with its own summary and lines.
+    pub also: Vec<(String, Vec<Link>)>,
 }
 
 /// One function owns the markdown options.
@@ -32,11 +36,27 @@ fn finding_view(d: &Diagnosed, linker: &Linker<'_>) -> FindingView {
         summary: explain::summary(&d.finding),
         explanation_html: markdown(explain::explanation(&d.finding)),
         evidence: d.evidence.iter().map(|s| linker.link(s)).collect(),
+        also: Vec::new(),
     }
 }
 
+/// One view per run of findings of one kind and severity: the first in
+/// full, the others under it ([`FindingView::also`]).
 pub(super) fn finding_views(diagnosed: &[Diagnosed], linker: &Linker<'_>) -> Vec<FindingView> {
-    diagnosed.iter().map(|d| finding_view(d, linker)).collect()
+    let mut out: Vec<FindingView> = Vec::new();
+    let mut last: Option<(&str, crate::diagnosis::Severity)> = None;
+    for d in diagnosed {
+        let key = (d.finding.name(), d.severity);
+        match out.last_mut() {
+            Some(v) if last == Some(key) => v.also.push((
+                explain::summary(&d.finding),
+                d.evidence.iter().map(|s| linker.link(s)).collect(),
+            )),
+            _ => out.push(finding_view(d, linker)),
+        }
+        last = Some(key);
+    }
+    out
 }
 
 /// How many findings have this severity.
