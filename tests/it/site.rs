@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use wire_report::bundle::{Bundle, Host, Origin};
 use wire_report::render;
 
-fn captures_site() -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn captures_site() -> BTreeMap<String, Vec<u8>> {
     let bundles = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).unwrap();
     render::render_site(&bundles).unwrap().files
 }

@@ -1,7 +1,10 @@
 //! The topology map against the matrix, edge by edge, on real captures:
 //! every edge the map draws is a pair of the matrix with that code, and
-//! every direct link of the matrix is drawn (as an edge, or through the
-//! NVSwitch hub when every pair shows the same NV# code).
+//! every direct link of the matrix is drawn (as an edge, or through a
+//! mesh whose pairs show one code, its exceptions drawn as edges); every
+//! PIX and PXB pair is drawn, by a switch box holding both or an edge.
+//! And on the whole site of `captures/`: every map edge and every matrix
+//! cell links to an existing line of a transcript page.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -40,12 +43,13 @@ fn tags<'a>(page: &'a str, open: &str) -> Vec<&'a str> {
 
 /// A drawn edge: its ends and its code.
 type Edge = (String, String, String);
-/// The hub: its GPUs and the code every pair of them shows.
-type Hub = (Vec<String>, String);
+/// A mesh: its GPUs, the code most of its pairs show, and its kind
+/// (`nvswitch` or `full-mesh`).
+type Hub = (Vec<String>, String, String);
 
-/// Edges and the hub the map draws.
+/// Edges (exceptions included) and the first mesh the map draws.
 fn drawn(page: &str) -> (Vec<Edge>, Option<Hub>) {
-    let edges = tags(page, "<path class=\"edge\"")
+    let edges = tags(page, "<path class=\"edge")
         .into_iter()
         .map(|t| {
             (
@@ -55,16 +59,25 @@ fn drawn(page: &str) -> (Vec<Edge>, Option<Hub>) {
             )
         })
         .collect();
-    let hub = tags(page, "<g class=\"hub\"").first().map(|t| {
-        (
-            attr(t, "data-members")
-                .split(' ')
-                .map(String::from)
-                .collect(),
-            attr(t, "data-code").to_string(),
-        )
-    });
+    let hub = meshes(page).into_iter().next();
     (edges, hub)
+}
+
+/// Every mesh the map draws.
+fn meshes(page: &str) -> Vec<Hub> {
+    tags(page, "<g class=\"mesh\"")
+        .into_iter()
+        .map(|t| {
+            (
+                attr(t, "data-members")
+                    .split(' ')
+                    .map(String::from)
+                    .collect(),
+                attr(t, "data-code").to_string(),
+                attr(t, "data-kind").to_string(),
+            )
+        })
+        .collect()
 }
 
 /// The PCIe switches the map draws: members and code.
@@ -88,13 +101,18 @@ fn check(name: &str) -> (usize, bool) {
     let (b, page) = node(name);
     let t = &b.topology;
     let (edges, hub) = drawn(&page);
+    let exceptions: BTreeSet<(&str, &str)> = tags(&page, "<path class=\"edge exception\"")
+        .into_iter()
+        .map(|t| (attr(t, "data-a"), attr(t, "data-b")))
+        .collect();
     for (a, c, code) in &edges {
         let l = t
             .link(a, c)
             .unwrap_or_else(|| panic!("{name}: {a}-{c} drawn, not in the matrix"));
         assert_eq!(l.code.as_deref(), Some(code.as_str()), "{name}: {a}-{c}");
         assert!(
-            matches!(l.class, LinkClass::DirectLink | LinkClass::PcieSwitch),
+            matches!(l.class, LinkClass::DirectLink | LinkClass::PcieSwitch)
+                || exceptions.contains(&(a.as_str(), c.as_str())),
             "{name}: {a}-{c} is {} and drawn as a link",
             l.class
         );
@@ -103,33 +121,40 @@ fn check(name: &str) -> (usize, bool) {
         .iter()
         .flat_map(|(a, c, _)| [(a.as_str(), c.as_str()), (c.as_str(), a.as_str())])
         .collect();
-    if let Some((members, code)) = &hub {
-        for x in members {
-            for y in members {
-                if x != y {
+    for (members, code, _) in meshes(&page) {
+        for x in &members {
+            for y in &members {
+                if x != y && !drawn_pairs.contains(&(x.as_str(), y.as_str())) {
                     let l = t
                         .link(x, y)
-                        .unwrap_or_else(|| panic!("{name}: hub pair {x}-{y}"));
+                        .unwrap_or_else(|| panic!("{name}: mesh pair {x}-{y}"));
                     assert_eq!(l.code.as_deref(), Some(code.as_str()), "{name}: {x}-{y}");
                 }
             }
         }
     }
     // Every switch drawn from the matrix: each pair of its members is PIX
-    // there, or a direct link (whose code hides the PCIe path); every PIX
-    // pair is drawn, as an edge or under one switch.
+    // there (PIX or PXB in a tree of switches), or a direct link (whose
+    // code hides the PCIe path); every PIX and PXB pair is drawn, as an
+    // edge or in one box.
     let switches = switches(&page);
     for (members, code) in &switches {
         assert!(members.len() >= 2, "{name}: a switch of {members:?}");
+        let allowed: &[&str] = match code.as_str() {
+            "PIX" => &["PIX"],
+            "PXB" => &["PIX", "PXB"],
+            _ => continue,
+        };
         for x in members {
             for y in members {
-                if x != y && code == "PIX" {
+                if x != y {
                     let l = t
                         .link(x, y)
                         .unwrap_or_else(|| panic!("{name}: switch pair {x}-{y}"));
                     assert!(
-                        l.code.as_deref() == Some("PIX") || l.class == LinkClass::DirectLink,
-                        "{name}: {x}-{y} is {:?} under one switch",
+                        l.code.as_deref().is_some_and(|c| allowed.contains(&c))
+                            || l.class == LinkClass::DirectLink,
+                        "{name}: {x}-{y} is {:?} under one {code} box",
                         l.code
                     );
                 }
@@ -141,18 +166,23 @@ fn check(name: &str) -> (usize, bool) {
             .iter()
             .any(|(m, _)| m.iter().any(|x| x == a) && m.iter().any(|x| x == c))
     };
-    for l in t.links.iter().filter(|l| l.code.as_deref() == Some("PIX")) {
+    for l in t.links.iter().filter(|l| l.class == LinkClass::PcieSwitch) {
         assert!(
             drawn_pairs.contains(&(l.a.as_str(), l.b.as_str())) || under_one(&l.a, &l.b),
-            "{name}: PIX pair {}-{} is not drawn",
+            "{name}: PIX/PXB pair {}-{} is not drawn",
             l.a,
             l.b
         );
     }
-    let in_hub = |x: &str| hub.as_ref().is_some_and(|(m, _)| m.iter().any(|g| g == x));
+    let meshed = meshes(&page);
+    let in_one_mesh = |x: &str, y: &str| {
+        meshed
+            .iter()
+            .any(|(m, _, _)| m.iter().any(|g| g == x) && m.iter().any(|g| g == y))
+    };
     for l in t.links.iter().filter(|l| l.class == LinkClass::DirectLink) {
         assert!(
-            drawn_pairs.contains(&(l.a.as_str(), l.b.as_str())) || (in_hub(&l.a) && in_hub(&l.b)),
+            drawn_pairs.contains(&(l.a.as_str(), l.b.as_str())) || in_one_mesh(&l.a, &l.b),
             "{name}: direct link {}-{} ({:?}) is not drawn",
             l.a,
             l.b,
@@ -176,22 +206,123 @@ fn dgx1v_map_draws_the_hybrid_cube_mesh_link_by_link() {
 }
 
 #[test]
-fn nvswitch_node_map_draws_one_hub_and_the_adapters_pcie_switches() {
+fn nvswitch_node_map_draws_one_hub_and_boxes_each_adapter_with_its_gpu() {
     let (edges, hub) = check("b300-8gpu-8nic-bond");
     assert!(hub);
-    assert_eq!(edges, 8, "each adapter's PXB GPU");
+    // Each adapter's PXB GPU shares a tree of switches with it: boxes,
+    // not the 8 dashed edges of before.
+    assert_eq!(edges, 0);
+    let (_, page) = node("b300-8gpu-8nic-bond");
+    assert_eq!(meshes(&page)[0].2, "nvswitch");
+    assert!(switches(&page).iter().filter(|s| s.1 == "PXB").count() >= 4);
 }
 
 #[test]
-fn amd_two_hive_map_draws_two_meshes_of_four() {
+fn amd_two_hive_map_draws_two_meshes_of_four_not_joined() {
     let (b, page) = node("amd-8gpu-two-xgmi-hives");
-    let (edges, hub) = drawn(&page);
-    assert!(hub.is_none());
-    assert_eq!(edges.len(), 12);
+    let (edges, _) = drawn(&page);
+    assert!(edges.is_empty());
     check("amd-8gpu-two-xgmi-hives");
-    // No XGMI edge joins the hives.
+    let m = meshes(&page);
+    assert_eq!(m.len(), 2);
+    // Each mesh is one hive: all its GPUs in one NUMA node.
     let numa = |id: &str| b.topology.device(id).and_then(|d| d.numa_node);
-    assert!(edges.iter().all(|(a, c, _)| numa(a) == numa(c)));
+    for (members, code, kind) in &m {
+        assert_eq!(
+            (members.len(), code.as_str(), kind.as_str()),
+            (4, "XGMI", "full-mesh")
+        );
+        assert!(members.iter().all(|g| numa(g) == numa(&members[0])));
+    }
+}
+
+#[test]
+fn mi300x_and_h800_dense_maps_draw_a_mesh_and_boxes_instead_of_edges() {
+    let (edges, hub) = check("mi300x-8gpu-amdsmi");
+    assert_eq!((edges, hub), (0, true));
+    let (edges, hub) = check("h800-8gpu-10nic");
+    assert_eq!((edges, hub), (0, true));
+    check("nv12-8gpu-10nic-epyc");
+    // A PCIe-switch box with no matrix: its switch, from lspci, holds
+    // both GPUs.
+    let (_, page) = node("supermicro-x11dpg-ot-pex8747");
+    let sw = switches(&page);
+    assert_eq!(sw.len(), 1, "{sw:?}");
+    assert_eq!(
+        sw[0],
+        (vec!["1a:00.0".into(), "1b:00.0".into()], "sysfs".into())
+    );
+}
+
+/// The `href` of the `<a>` that opens right before `at`, if the element
+/// at `at` is its first child.
+fn link_before(page: &str, at: usize) -> Option<&str> {
+    let before = &page[..at];
+    let open = before.rfind("<a href=\"")?;
+    let rest = &before[open..];
+    (rest.ends_with("\">") && rest.matches('<').count() == 1)
+        .then(|| &rest["<a href=\"".len()..rest.len() - 2])
+}
+
+#[test]
+fn every_map_edge_and_matrix_cell_of_the_captures_site_links_to_an_existing_line() {
+    let files = crate::site::captures_site();
+    let (mut edges, mut linked_edges, mut cells, mut linked_cells) = (0, 0, 0, 0);
+    let mut unlinked = Vec::new();
+    for (path, bytes) in &files {
+        let Some(dir) = path
+            .strip_prefix("nodes/")
+            .and_then(|p| p.strip_suffix("/index.html"))
+        else {
+            continue;
+        };
+        let page = std::str::from_utf8(bytes).unwrap();
+        let resolves = |href: &str| {
+            let (file, anchor) = href.split_once('#').unwrap_or((href, ""));
+            files.get(&format!("nodes/{dir}/{file}")).is_some_and(|t| {
+                anchor.is_empty()
+                    || std::str::from_utf8(t)
+                        .unwrap()
+                        .contains(&format!("id=\"{anchor}\""))
+            })
+        };
+        for tag in ["<path class=\"edge", "<line class=\"spoke\""] {
+            for (at, _) in page.match_indices(tag) {
+                edges += 1;
+                match link_before(page, at) {
+                    Some(h) if h.contains("#") && resolves(h) => linked_edges += 1,
+                    h => unlinked.push(format!("{dir}: {tag} {h:?}")),
+                }
+            }
+        }
+        // The class matrix under Topology: cells with a class, each with
+        // text (a pair not described is empty and has no line).
+        for (at, _) in page.match_indices("<td class=\"c-") {
+            let td = &page[at..at + page[at..].find("</td>").unwrap()];
+            let inner = &td[td.find('>').unwrap() + 1..];
+            if inner.is_empty() {
+                continue;
+            }
+            cells += 1;
+            match inner
+                .strip_prefix("<a href=\"")
+                .and_then(|r| r.split('"').next())
+            {
+                Some(h) if resolves(h) => linked_cells += 1,
+                h => unlinked.push(format!("{dir}: cell {inner} {h:?}")),
+            }
+        }
+    }
+    eprintln!(
+        "map edges and spokes: {edges}, linked {linked_edges}; matrix cells: {cells}, linked {linked_cells}"
+    );
+    assert!(
+        unlinked.is_empty(),
+        "{} not linked: {:?}",
+        unlinked.len(),
+        &unlinked[..unlinked.len().min(10)]
+    );
+    assert!(edges > 100 && cells > 1000, "{edges} edges, {cells} cells");
 }
 
 #[test]

@@ -89,8 +89,9 @@ pub struct NodeView {
     /// The two-node check this node took part in, in words.
     pub pair: Option<String>,
     pub matrix: Option<MatrixView>,
-    /// The topology map ([`topomap`]) and what its evidence does not say.
-    pub diagram_svg: String,
+    /// The topology map's panels ([`topomap`]) and what its evidence
+    /// does not say.
+    pub map: topomap::Panels,
     pub map_notes: Vec<String>,
     /// What else the bundle holds, as tables ([`holdings`]).
     pub tables: Vec<holdings::TableView>,
@@ -147,8 +148,8 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         problems: evidence::problems(b, &linker),
         pair: b.peer.as_ref().map(evidence::pair_text),
         probes: evidence::probes(b),
-        matrix: topology::class_matrix(b, facts),
-        diagram_svg: topomap::svg(&topomap::map(b, facts)),
+        matrix: topology::class_matrix(b, facts, &linker),
+        map: topomap::svgs(&topomap::map(b, facts), &|s| linker.href(s)),
         map_notes: topomap::map(b, facts).notes,
         tables: holdings::tables(b, &linker),
         value_matrices: figures::value_matrices(b, &linker),

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use super::Linker;
 use crate::bundle::Bundle;
+use crate::evidence::Source;
 use crate::evidence::topology::DeviceKind;
 use crate::facts::NodeFacts;
 
@@ -11,6 +13,8 @@ pub struct Cell {
     pub text: String,
     pub class: String,
     pub title: String,
+    /// The transcript line the cell was read from; empty when none.
+    pub href: String,
 }
 
 pub struct MatrixView {
@@ -52,7 +56,18 @@ pub(super) fn shape(b: &Bundle, facts: &NodeFacts) -> String {
         + " GPU pairs"
 }
 
-pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> {
+/// Of the lines that state a pair, the one in row `row` (the device's own
+/// line), else the first: the cell sits in that row.
+fn row_source<'a>(sources: &'a [Source], row: Option<&Source>) -> Option<&'a Source> {
+    sources
+        .iter()
+        .find(|s| Some(*s) == row)
+        .or_else(|| sources.first())
+}
+
+/// The class of every GPU pair and GPU-adapter pair, each cell linked to
+/// the line it was read from.
+pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts, linker: &Linker) -> Option<MatrixView> {
     let t = &b.topology;
     let gpus = &facts.gpus;
     if gpus.is_empty() || t.links.is_empty() {
@@ -62,6 +77,7 @@ pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> 
     let rows = gpus
         .iter()
         .map(|g| {
+            let row = t.device(g).map(|d| &d.source);
             let cells = cols
                 .iter()
                 .map(|c| {
@@ -70,6 +86,7 @@ pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> 
                             text: "X".into(),
                             class: "self".into(),
                             title: "self".into(),
+                            href: row.map(|s| linker.href(s)).unwrap_or_default(),
                         };
                     }
                     match t.link(g, c) {
@@ -77,11 +94,15 @@ pub(super) fn class_matrix(b: &Bundle, facts: &NodeFacts) -> Option<MatrixView> 
                             text: l.code.clone().unwrap_or_else(|| "-".into()),
                             class: l.class.as_str().into(),
                             title: format!("{g}-{c}: {}", l.class),
+                            href: row_source(&l.sources, row)
+                                .map(|s| linker.href(s))
+                                .unwrap_or_default(),
                         },
                         None => Cell {
                             text: "".into(),
                             class: "unknown".into(),
                             title: "not described".into(),
+                            href: String::new(),
                         },
                     }
                 })
