@@ -4,8 +4,96 @@
 
 use std::collections::BTreeMap;
 
+use super::NodeFacts;
 use crate::bundle::Bundle;
-use crate::evidence::measurement::{Direction, Measurement};
+use crate::evidence::measurement::{Direction, Kind, Measurement, P2p};
+use crate::evidence::topology::{LinkClass, Topology};
+
+/// Tiers of [`crate::models::ladder::TIERS`] a path can take, by index.
+pub const HBM: usize = 2;
+pub const SCALE_UP: usize = 3;
+pub const PCIE: usize = 4;
+pub const SCALE_OUT: usize = 5;
+
+/// The tier of the path a figure took, and the faster tier the topology
+/// offered it when it fell below that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Placement {
+    pub tier: usize,
+    pub fell_from: Option<usize>,
+}
+
+fn at(tier: usize) -> Placement {
+    Placement {
+        tier,
+        fell_from: None,
+    }
+}
+
+/// The tier of a figure's path, from what moved and the topology: a copy
+/// within one GPU (D2D, or a copy test's diagonal) in HBM; host copies in
+/// PCIe; a GPU pair joined by a direct link (or, where the topology does
+/// not show the pair, GPUs of a model built with board links) (NVLink, xGMI) in scale-up,
+/// unless peer access was disabled (the copy is staged through the host)
+/// or the figure is under a quarter of the pair's link ceiling (staged
+/// without saying so): then PCIe, fallen from scale-up; a pair without a
+/// direct link in PCIe; RDMA and MPI between nodes in scale-out;
+/// a one-node collective in scale-up when direct links join the GPUs, else
+/// PCIe. Host-to-host copies have no tier on the ladder (`None`).
+pub fn placement(m: &Measurement, facts: &NodeFacts, t: &Topology) -> Option<Placement> {
+    let same = m.src.is_some() && m.src == m.dst;
+    Some(match m.kind {
+        Kind::D2d => at(HBM),
+        Kind::P2pCopy if same => at(HBM),
+        Kind::H2d | Kind::D2h => at(PCIE),
+        Kind::H2h => return None,
+        Kind::P2pCopy => {
+            // The pair's link, else (no topology of the pair) any direct
+            // link, a GPU model built with board links, or a figure
+            // beyond any PCIe x16 (64 GB/s at Gen5).
+            let pair = match (m.src.as_deref(), m.dst.as_deref()) {
+                (Some(a), Some(b)) => t
+                    .link(a, b)
+                    .filter(|l| l.class != LinkClass::Unknown)
+                    .map(|l| l.class == LinkClass::DirectLink),
+                _ => None,
+            };
+            let direct = pair.unwrap_or_else(|| {
+                facts
+                    .gpu_pairs_by_class
+                    .contains_key(&LinkClass::DirectLink)
+                    || super::model_inputs::gpu_row(facts)
+                        .is_some_and(|r| r.scaleup_bytes_per_s.is_some())
+                    || m.bandwidth_bytes_per_s.is_some_and(|bw| bw > 64e9)
+            });
+            let silent = facts
+                .ceiling(m)
+                .zip(m.bandwidth_bytes_per_s)
+                .is_some_and(|(c, bw)| bw < c.bytes_per_s / 4.0);
+            match (direct, m.p2p == P2p::Disabled || silent) {
+                (true, true) => Placement {
+                    tier: PCIE,
+                    fell_from: Some(SCALE_UP),
+                },
+                (true, false) => at(SCALE_UP),
+                (false, _) => at(PCIE),
+            }
+        }
+        Kind::RdmaWrite
+        | Kind::RdmaRead
+        | Kind::RdmaSend
+        | Kind::RdmaAtomic
+        | Kind::Rdma
+        | Kind::MpiPt2pt => at(SCALE_OUT),
+        _ if facts
+            .gpu_pairs_by_class
+            .contains_key(&LinkClass::DirectLink) =>
+        {
+            at(SCALE_UP)
+        }
+        _ => at(PCIE),
+    })
+}
 
 /// How a figure sits against the tier ladder, whose bands are one
 /// direction on one node (seed section 2.1).
@@ -31,6 +119,18 @@ pub struct LadderPoint {
     /// What the ladder places: per direction, one node.
     pub per_direction_bytes_per_s: f64,
     pub scope: LadderScope,
+    pub placement: Placement,
+}
+
+/// The lowest latency of one kind and path in one transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyPoint {
+    pub kind: &'static str,
+    pub file: String,
+    pub latency_s: f64,
+    /// The size it was measured at, when stated.
+    pub size_bytes: Option<u64>,
+    pub placement: Placement,
 }
 
 /// Whether a figure's ranks span nodes, as its path says (`Ranks`), or a
@@ -48,11 +148,12 @@ fn spans_nodes(m: &Measurement) -> bool {
         .is_some_and(|n| n > 1)
 }
 
-/// The best figure per kind, transcript and scope (avg, peak or busbw),
-/// classified against the ladder's one-direction, one-node bands.
-pub fn ladder_points(b: &Bundle) -> Vec<LadderPoint> {
+/// The best figure per kind, transcript, scope and path (avg, peak or
+/// busbw), classified against the ladder's one-direction, one-node bands.
+pub fn ladder_points(b: &Bundle, facts: &NodeFacts) -> Vec<LadderPoint> {
     use crate::evidence::measurement::Statistic;
-    let mut best: BTreeMap<(String, &'static str, LadderScope), f64> = BTreeMap::new();
+    type Key = (String, &'static str, LadderScope, Placement);
+    let mut best: BTreeMap<Key, f64> = BTreeMap::new();
     for m in &b.measurements {
         let Some(bw) = m.bandwidth_bytes_per_s.filter(|v| *v > 0.0) else {
             continue;
@@ -71,12 +172,17 @@ pub fn ladder_points(b: &Bundle) -> Vec<LadderPoint> {
         } else {
             LadderScope::OneDirection
         };
+        let Some(placement) = placement(m, facts, &b.topology) else {
+            continue;
+        };
         let file = m.source.file.rsplit('/').next().unwrap_or("").to_string();
-        let e = best.entry((file, m.kind.as_str(), scope)).or_insert(0.0);
+        let e = best
+            .entry((file, m.kind.as_str(), scope, placement))
+            .or_insert(0.0);
         *e = e.max(bw);
     }
     best.into_iter()
-        .map(|((file, kind, scope), v)| LadderPoint {
+        .map(|((file, kind, scope, placement), v)| LadderPoint {
             kind,
             file,
             measured_bytes_per_s: v,
@@ -86,7 +192,43 @@ pub fn ladder_points(b: &Bundle) -> Vec<LadderPoint> {
                 v
             },
             scope,
+            placement,
         })
+        .collect()
+}
+
+/// The lowest latency per kind, transcript and path, one node only.
+pub fn latency_points(b: &Bundle, facts: &NodeFacts) -> Vec<LatencyPoint> {
+    type Key = (String, &'static str, Placement);
+    let mut best: BTreeMap<Key, (f64, Option<u64>)> = BTreeMap::new();
+    for m in &b.measurements {
+        let Some(lat) = m.latency_s.filter(|v| v.is_normal() && *v > 0.0) else {
+            continue;
+        };
+        if spans_nodes(m) {
+            continue;
+        }
+        let Some(placement) = placement(m, facts, &b.topology) else {
+            continue;
+        };
+        let file = m.source.file.rsplit('/').next().unwrap_or("").to_string();
+        let e = best
+            .entry((file, m.kind.as_str(), placement))
+            .or_insert((f64::MAX, None));
+        if lat < e.0 {
+            *e = (lat, m.size_bytes);
+        }
+    }
+    best.into_iter()
+        .map(
+            |((file, kind, placement), (latency_s, size_bytes))| LatencyPoint {
+                kind,
+                file,
+                latency_s,
+                size_bytes,
+                placement,
+            },
+        )
         .collect()
 }
 
@@ -121,7 +263,7 @@ mod tests {
             gpu: None,
         };
         b.measurements.extend([bi, two, one]);
-        let p = ladder_points(&b);
+        let p = ladder_points(&b, &NodeFacts::of(&b));
         let scopes: Vec<_> = p
             .iter()
             .map(|p| (p.scope, p.per_direction_bytes_per_s))
@@ -134,5 +276,89 @@ mod tests {
                 (LadderScope::OneDirection, 360e9),
             ]
         );
+    }
+
+    #[test]
+    fn each_copy_lands_in_the_tier_of_its_path() {
+        use crate::evidence::Source;
+        use crate::evidence::topology::{Device, DeviceKind, Link};
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        for g in ["GPU0", "GPU1", "GPU2"] {
+            b.topology
+                .devices
+                .push(Device::new(g, DeviceKind::Gpu, Source::line(1)));
+        }
+        let mut nv = Link::new("GPU0", "GPU1", LinkClass::DirectLink, Source::line(1));
+        nv.nvlinks = Some(2);
+        b.topology.links.push(nv);
+        b.topology.links.push(Link::new(
+            "GPU0",
+            "GPU2",
+            LinkClass::PcieHost,
+            Source::line(1),
+        ));
+        let cell = |src: &str, dst: &str, p2p: P2p, bw: f64| {
+            let mut m = Measurement::new("t", 1, Kind::P2pCopy, "t", Statistic::Avg);
+            (m.src, m.dst, m.p2p) = (
+                Some(src.to_string().into()),
+                Some(dst.to_string().into()),
+                p2p,
+            );
+            m.bandwidth_bytes_per_s = Some(bw);
+            m
+        };
+        b.measurements.extend([
+            cell("GPU0", "GPU0", P2p::Enabled, 700e9),
+            cell("GPU0", "GPU1", P2p::Enabled, 48e9),
+            cell("GPU0", "GPU1", P2p::Disabled, 9e9),
+            cell("GPU0", "GPU2", P2p::Enabled, 20e9),
+        ]);
+        let f = NodeFacts::of(&b);
+        let tiers: Vec<(usize, Option<usize>, f64)> = ladder_points(&b, &f)
+            .iter()
+            .map(|p| {
+                (
+                    p.placement.tier,
+                    p.placement.fell_from,
+                    p.measured_bytes_per_s,
+                )
+            })
+            .collect();
+        assert_eq!(
+            tiers,
+            [
+                // A GPU to itself at 700 GB/s: HBM, though the value sits in
+                // the scale-up band.
+                (HBM, None, 700e9),
+                (SCALE_UP, None, 48e9),
+                // P2P disabled over an NVLink pair: staged, fell a tier.
+                (PCIE, None, 20e9),
+                (PCIE, Some(SCALE_UP), 9e9),
+            ]
+        );
+    }
+
+    #[test]
+    fn rdma_lands_in_scale_out_and_host_copies_in_pcie() {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        for (k, line) in [(Kind::RdmaWrite, 1), (Kind::H2d, 2), (Kind::H2h, 3)] {
+            let mut m = Measurement::new("t", line, k, "t", Statistic::Avg);
+            m.bandwidth_bytes_per_s = Some(1e10);
+            m.latency_s = Some(2e-6);
+            b.measurements.push(m);
+        }
+        let f = NodeFacts::of(&b);
+        let tiers: Vec<usize> = ladder_points(&b, &f)
+            .iter()
+            .map(|p| p.placement.tier)
+            .collect();
+        assert_eq!(tiers, [PCIE, SCALE_OUT]);
+        assert_eq!(latency_points(&b, &f).len(), 2);
     }
 }

@@ -111,7 +111,7 @@ pub struct AdapterSide {
 }
 
 /// The product table's row of the first GPU any transcript names.
-fn gpu_row(facts: &NodeFacts) -> Option<&'static GpuRow> {
+pub(super) fn gpu_row(facts: &NodeFacts) -> Option<&'static GpuRow> {
     facts
         .gpus
         .iter()
@@ -181,8 +181,13 @@ pub fn gpu_side(b: &Bundle, facts: &NodeFacts) -> Option<GpuSide> {
     let direct_links = scaleup.is_some();
     let scaleup = scaleup.unwrap_or_else(|| pcie.clone());
     // A pair joined by fewer links than a GPU has gets their share.
-    let pair = match links {
-        Some((total, pair)) if direct_links && pair < total => Rate {
+    let pair = match (links, &scaleup.from) {
+        // Each xGMI peer is one link: a pair gets one peer's bandwidth.
+        (_, RateFrom::LinkFacts(s)) if s.fabric == super::Fabric::Xgmi => Rate {
+            bytes_per_s: s.per_link_bytes_per_s,
+            from: scaleup.from.clone(),
+        },
+        (Some((total, pair)), _) if direct_links && pair < total => Rate {
             bytes_per_s: scaleup.bytes_per_s * f64::from(pair) / f64::from(total),
             from: scaleup.from.clone(),
         },

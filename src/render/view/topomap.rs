@@ -457,7 +457,19 @@ pub fn svg(m: &TopoMap) -> String {
     }
     legend(&mut s, m, legend_y);
     s.push_str("</svg>");
-    s
+    let gpus = m.devices.iter().filter(|d| d.is_gpu).count();
+    crate::render::charts::titled(
+        s,
+        &format!(
+            "topology map: {gpus} GPUs and {} adapters",
+            m.devices.len() - gpus
+        ),
+        &format!(
+            "ingested: {} direct links drawn, {} PCIe switches",
+            m.edges.len(),
+            m.switches.len()
+        ),
+    )
 }
 
 fn draw_hub(s: &mut String, l: &Layout, members: &[String], code: &str) {
