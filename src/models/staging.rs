@@ -119,6 +119,47 @@ pub fn direct_cost_with_latency(
     })
 }
 
+/// A copy between two GPUs of one node staged through host memory, as
+/// when peer access is disabled: the source GPU's PCIe link to a host
+/// buffer, then the host buffer over the destination GPU's link; two
+/// steps of `hop_latency_s`, `2m` through host memory. Pipelined, the two
+/// links run at once and the copy takes one link's time.
+pub fn peer_staged_cost(
+    m_bytes: f64,
+    pcie_bytes_per_s: f64,
+    hop_latency_s: f64,
+) -> Result<PathCost, ModelError> {
+    check(m_bytes, pcie_bytes_per_s, pcie_bytes_per_s)?;
+    check_latency(hop_latency_s)?;
+    let pcie = m_bytes / pcie_bytes_per_s;
+    Ok(PathCost {
+        serial_s: 2.0 * pcie + 2.0 * hop_latency_s,
+        pipelined_s: pcie + 2.0 * hop_latency_s,
+        host_memory_traffic_bytes: 2.0 * m_bytes,
+        pcie_crossings: 2,
+    })
+}
+
+/// A direct peer copy between two GPUs over the link that joins them
+/// (NVLink, xGMI, or PCIe peer-to-peer): one step, nothing through host
+/// memory; serial and pipelined are the same.
+pub fn peer_direct_cost(
+    m_bytes: f64,
+    link_bytes_per_s: f64,
+    hop_latency_s: f64,
+) -> Result<PathCost, ModelError> {
+    positive("message size (bytes)", m_bytes)?;
+    positive("link bandwidth (bytes/s)", link_bytes_per_s)?;
+    check_latency(hop_latency_s)?;
+    let t = m_bytes / link_bytes_per_s + hop_latency_s;
+    Ok(PathCost {
+        serial_s: t,
+        pipelined_s: t,
+        host_memory_traffic_bytes: 0.0,
+        pcie_crossings: 0,
+    })
+}
+
 /// The PCIe bandwidth below which the staged path is limited by PCIe
 /// rather than by the wire, even perfectly pipelined: each side's PCIe
 /// carries the message twice, so PCIe binds once `2m / B_pcie > m / B_net`,
@@ -166,6 +207,20 @@ mod tests {
         assert!((s.pipelined_s - d.pipelined_s - 4e-6).abs() < 1e-12);
         assert!(s.pipelined_s > 1.3 * d.pipelined_s);
         assert!(staged_cost_with_latency(1.0, 1.0, 1.0, -1.0).is_err());
+    }
+
+    #[test]
+    fn a_staged_peer_copy_crosses_two_links_and_a_direct_one_none() {
+        // 1 GB over 25 GB/s PCIe: 80 ms serial, 40 ms pipelined, plus two
+        // 2 us steps; direct over a 50 GB/s pair link: 20 ms and one step.
+        let s = peer_staged_cost(1e9, 25e9, 2e-6).unwrap();
+        assert!((s.serial_s - 0.080004).abs() < 1e-12, "{}", s.serial_s);
+        assert!((s.pipelined_s - 0.040004).abs() < 1e-12);
+        assert_eq!(s.host_memory_traffic_bytes, 2e9);
+        let d = peer_direct_cost(1e9, 50e9, 2e-6).unwrap();
+        assert!((d.serial_s - 0.020002).abs() < 1e-12);
+        assert_eq!(d.serial_s, d.pipelined_s);
+        assert!(peer_direct_cost(1e9, 0.0, 2e-6).is_err());
     }
 
     #[test]

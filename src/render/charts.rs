@@ -2,12 +2,21 @@
 //! (plain numbers and labels); this module only draws, with plotters' SVG
 //! backend, which escapes every text it writes. No fonts are read: text is
 //! SVG `<text>` for the browser to set.
+//!
+//! The rules every chart keeps live here, once: the SVG opens with a
+//! `<title>` naming the chart and a `<desc>` with its key figure
+//! ([`titled`]); message sizes are binary (B, KiB, MiB, GiB) on every axis;
+//! a log axis always has at least two numbered ticks ([`log_ticks`]); times
+//! tick in s, ms, us or ns, each tick with its unit; the legend is drawn
+//! under the plot, never over the data ([`legend`]); text colours keep a
+//! contrast of at least 4.5:1 on white ([`PALETTE`]).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::format::size_short;
-pub use super::ladder_chart::ladder_chart;
+use super::format::{gbs_tick, secs_tick, size_short};
+pub use super::ladder_chart::{ladder_chart, latency_ladder_chart};
+pub use super::model_charts::{Cliff, Curve, cliff_chart, staged_chart};
 
 /// Class colours, shared with the CSS of the matrices.
 pub fn class_colour(class: &str) -> RGBColor {
@@ -21,12 +30,15 @@ pub fn class_colour(class: &str) -> RGBColor {
     }
 }
 
+/// Series colours, also used for text (legends, the ladder's labels):
+/// each has a contrast of at least 4.5:1 on white (WCAG 2 AA), which the
+/// orange and green of the usual palette (2.5:1, 3.4:1) did not.
 pub(super) const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
+    RGBColor(178, 80, 0),
+    RGBColor(30, 120, 30),
+    RGBColor(200, 30, 30),
+    RGBColor(120, 80, 170),
     RGBColor(140, 86, 75),
 ];
 
@@ -44,7 +56,59 @@ pub struct FitLine {
     pub to_bytes: f64,
 }
 
-pub(super) fn draw<F>(w: u32, h: u32, f: F) -> String
+/// The plot's height in every size chart; the legend goes below it.
+const PLOT_H: u32 = 360;
+const LEGEND_ROW: u32 = 18;
+
+/// WCAG 2 contrast ratio of two sRGB colours.
+pub fn contrast(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+    let lum = |(r, g, b): (u8, u8, u8)| {
+        let c = |v: u8| {
+            let v = f64::from(v) / 255.0;
+            if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * c(r) + 0.7152 * c(g) + 0.0722 * c(b)
+    };
+    let (x, y) = (lum(a), lum(b));
+    (x.max(y) + 0.05) / (x.min(y) + 0.05)
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `svg` with a `<title>` and a `<desc>` as the first children of its
+/// `<svg>` element: what a screen reader says and a browser shows on
+/// hover. Every chart and map goes through here. Labels may hold text
+/// from transcripts (test names), so both are escaped.
+pub fn titled(svg: String, title: &str, desc: &str) -> String {
+    let Some(open) = svg
+        .find("<svg")
+        .and_then(|i| svg[i..].find('>').map(|j| i + j + 1))
+    else {
+        return svg;
+    };
+    let mut out = String::with_capacity(svg.len() + title.len() + desc.len() + 32);
+    out.push_str(&svg[..open]);
+    out.push_str(&format!(
+        "<title>{}</title><desc>{}</desc>",
+        escape(title),
+        escape(desc)
+    ));
+    out.push_str(&svg[open..]);
+    out
+}
+
+/// Draws into a `w` x `h` SVG and titles it ([`titled`]); a chart whose
+/// drawing fails is left empty.
+pub(super) fn draw<F>(w: u32, h: u32, title: &str, desc: &str, f: F) -> String
 where
     F: FnOnce(
         &DrawingArea<SVGBackend<'_>, Shift>,
@@ -57,45 +121,79 @@ where
             let _ = root.present();
         }
     }
-    s
+    if s.is_empty() {
+        return s;
+    }
+    titled(s, title, desc)
+}
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mark {
+    Line,
+    Dashed,
+    Dot,
+}
+
+/// One legend entry: its text, colour and mark.
+pub struct Entry {
+    pub label: String,
+    pub colour: RGBColor,
+    pub mark: Mark,
+}
+
+/// The height a legend of `n` entries takes under a plot.
+pub(super) fn legend_height(n: usize) -> u32 {
+    if n == 0 { 0 } else { n as u32 * LEGEND_ROW + 8 }
+}
+
+/// The legend in its own strip under the plot: one entry a row, so it
+/// never hides a point.
+pub(super) fn legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    entries: &[Entry],
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    for (i, e) in entries.iter().enumerate() {
+        let y = 4 + i as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let (x0, x1) = (70, 92);
+        let c = e.colour;
+        match e.mark {
+            Mark::Line => {
+                area.draw(&PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(2)))?
+            }
+            Mark::Dashed => {
+                for k in 0..3 {
+                    let a = x0 + k * 8;
+                    area.draw(&PathElement::new(
+                        vec![(a, y), (a + 5, y)],
+                        c.stroke_width(2),
+                    ))?;
+                }
+            }
+            Mark::Dot => area.draw(&Circle::new(((x0 + x1) / 2, y), 4, c.filled()))?,
+        }
+        area.draw(&Text::new(
+            e.label.clone(),
+            (x1 + 8, y - 7),
+            ("sans-serif", 14).into_font(),
+        ))?;
+    }
+    Ok(())
 }
 
 /// A log axis around the values: normal positive numbers only, and at
 /// most 15 decades (a denormal such as 1e-320 made plotters' key points
 /// loop for ever; the data is checked before, this is the last guard).
-fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(super) fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (lo, hi) = values
         .filter(|v| v.is_normal() && *v > 0.0 && *v < 1e30)
         .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
     (lo <= hi).then(|| ((lo / 1.5).max(hi * 1e-15), hi * 1.5))
 }
 
-/// Decimal tick labels for a log axis whose ticks fall on powers of ten:
-/// `10 B`, `1 kB` (1e3 bytes), `10 MB` (1e7 bytes).
-fn size_decimal(v: f64) -> String {
-    for (m, u) in [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")] {
-        if v >= m {
-            return format!("{} {u}", trim(v / m));
-        }
-    }
-    format!("{} B", trim(v))
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.1}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-}
-
-/// Whether every size is a power of two (a sweep of 1 KiB, 2 KiB...).
-fn powers_of_two(xs: &[f64]) -> bool {
-    !xs.is_empty()
-        && xs
-            .iter()
-            .all(|x| *x >= 1.0 && x.fract() == 0.0 && (*x as u64).is_power_of_two())
-}
-
-/// Powers of two from `x0` to `x1`, at most nine of them, evenly spaced.
-fn pow2_ticks(x0: f64, x1: f64) -> Vec<f64> {
+/// Powers of two from `x0` to `x1`, at most nine of them, evenly spaced:
+/// the message-size axis of every chart (KiB, MiB, GiB).
+pub(super) fn pow2_ticks(x0: f64, x1: f64) -> Vec<f64> {
     let (lo, hi) = (x0.log2().ceil() as i32, x1.log2().floor() as i32);
     if hi < lo {
         return vec![];
@@ -107,39 +205,36 @@ fn pow2_ticks(x0: f64, x1: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Powers of ten from `x0` to `x1`, at most nine of them.
-fn pow10_ticks(x0: f64, x1: f64) -> Vec<f64> {
-    let (lo, hi) = (x0.log10().ceil() as i32, x1.log10().floor() as i32);
-    let step = ((hi - lo) / 8 + 1).max(1);
-    (lo..=hi)
-        .filter(|e| (e - lo) % step == 0)
+/// Ticks of a log value axis from `lo` to `hi`: powers of ten (at most
+/// eight, evenly thinned); where fewer than two fall inside, 1-2-5 steps;
+/// where still fewer, the ends. Plotters' own key points leave a range
+/// inside one decade without a number.
+pub(super) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo) {
+        return vec![];
+    }
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let decades: Vec<f64> = (a..=b)
         .map(|e| 10f64.powi(e))
-        .collect()
-}
-
-/// A GB/s tick with as many digits as its size needs.
-fn gbs_tick(v: f64) -> String {
-    if v >= 10.0 {
-        format!("{v:.0}")
-    } else if v >= 0.01 {
-        trim_zeros(format!("{v:.3}"))
-    } else {
-        format!("{v:.0e}")
+        .filter(|v| *v >= lo && *v <= hi)
+        .collect();
+    if decades.len() >= 2 {
+        let step = decades.len().div_ceil(8);
+        return decades.into_iter().step_by(step).collect();
     }
-}
-
-fn trim_zeros(s: String) -> String {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
+    let steps: Vec<f64> = (a..=b)
+        .flat_map(|e| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(e)))
+        .filter(|v| *v >= lo && *v <= hi)
+        .collect();
+    if steps.len() >= 2 {
+        return steps;
     }
+    vec![lo * 1.05, (lo * hi).sqrt(), hi / 1.05]
 }
 
 /// Bandwidth against message size on log-log axes; the fit dashed with its
 /// m* marked; the expected ceiling of the path, when known, as a grey line.
-/// Sizes that are all powers of two get a KiB/MiB/GiB axis, others a
-/// decimal one. Axis labels carry units (GB/s = 1e9 bytes/s).
+/// Axis labels carry units (GB/s = 1e9 bytes/s).
 pub fn sweep_chart(
     title: &str,
     series: &[Series],
@@ -147,39 +242,60 @@ pub fn sweep_chart(
     y_label: &str,
     ceiling: Option<(f64, &str)>,
 ) -> String {
-    size_chart(title, series, fits, y_label, ceiling, 1e9)
+    size_chart(title, series, fits, y_label, ceiling, YAxis::Bandwidth)
 }
 
-/// Latency (seconds, drawn in microseconds) against message size, on its
-/// own log-log axes: the points are the measured times, not bandwidth.
+/// Latency (seconds) against message size, on its own log-log axes: the
+/// points are the measured times, not bandwidth.
 pub fn latency_chart(title: &str, series: &[Series]) -> String {
     size_chart(
         title,
         series,
         &[],
-        "latency, microseconds (log)",
+        "latency (log; us = 1e-6 s)",
         None,
-        1e-6,
+        YAxis::Time,
     )
 }
 
-/// The ranges of a size chart and its size ticks.
+/// What a size chart's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum YAxis {
+    /// Bytes per second, drawn in GB/s.
+    Bandwidth,
+    /// Seconds, ticked in s, ms, us or ns.
+    Time,
+}
+
+impl YAxis {
+    /// What one drawn unit is worth in the values' own unit.
+    fn unit(self) -> f64 {
+        match self {
+            YAxis::Bandwidth => 1e9,
+            YAxis::Time => 1.0,
+        }
+    }
+
+    pub(super) fn tick(self, v: f64) -> String {
+        match self {
+            YAxis::Bandwidth => gbs_tick(v),
+            YAxis::Time => secs_tick(v),
+        }
+    }
+}
+
+/// The ranges of a size chart and its ticks.
 struct Axes {
     x0: f64,
     x1: f64,
     y0: f64,
     y1: f64,
-    /// Every size a power of two: KiB/MiB/GiB ticks.
-    pow2: bool,
-    ticks: Vec<f64>,
+    x_ticks: Vec<f64>,
+    y_ticks: Vec<f64>,
 }
 
 fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Axes> {
-    let all_x: Vec<f64> = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .collect();
-    let xs = bounds(all_x.iter().copied());
+    let xs = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
     let ys = bounds(
         series
             .iter()
@@ -189,20 +305,37 @@ fn axes(series: &[Series], ceiling: Option<(f64, &str)>, unit: f64) -> Option<Ax
     let (Some((x0, x1)), Some((y0, y1))) = (xs, ys) else {
         return None;
     };
-    let pow2 = powers_of_two(&all_x);
-    let ticks = if pow2 {
-        pow2_ticks(x0, x1)
-    } else {
-        pow10_ticks(x0, x1)
-    };
     Some(Axes {
         x0,
         x1,
         y0,
         y1,
-        pow2,
-        ticks,
+        x_ticks: pow2_ticks(x0, x1),
+        y_ticks: log_ticks(y0, y1),
     })
+}
+
+/// The key figure of a size chart, for its `<desc>`: the highest
+/// bandwidth, or the lowest time, and the size it was seen at.
+pub(super) fn key_figure(series: &[Series], y: YAxis) -> String {
+    let pts = series.iter().flat_map(|s| s.points.iter());
+    let best = match y {
+        YAxis::Bandwidth => pts.max_by(|a, b| a.1.total_cmp(&b.1)),
+        YAxis::Time => pts.min_by(|a, b| a.1.total_cmp(&b.1)),
+    };
+    match (best, y) {
+        (Some(p), YAxis::Bandwidth) => format!(
+            "measured: highest {} at {} messages",
+            super::format::gbs(p.1),
+            size_short(p.0)
+        ),
+        (Some(p), YAxis::Time) => format!(
+            "measured: lowest latency {} at {} messages",
+            super::format::secs(p.1),
+            size_short(p.0)
+        ),
+        (None, _) => "no point".into(),
+    }
 }
 
 /// The first row (0 = top) where an m* label spanning `from..to` pixels
@@ -220,47 +353,61 @@ fn knee_row(placed: &mut Vec<(i32, i32, i32)>, from: i32, to: i32) -> i32 {
     row
 }
 
-/// Values against message size; `unit` divides each value for the y axis
-/// (1e9: bytes/s as GB/s; 1e-6: seconds as microseconds).
+/// Values against message size, log-log, the legend under the plot.
 fn size_chart(
     title: &str,
     series: &[Series],
     fits: &[FitLine],
     y_label: &str,
     ceiling: Option<(f64, &str)>,
-    unit: f64,
+    y: YAxis,
 ) -> String {
+    let unit = y.unit();
     let Some(a) = axes(series, ceiling, unit) else {
         return String::new();
     };
-    let (x0, x1, y0, y1, pow2, ticks) = (a.x0, a.x1, a.y0, a.y1, a.pow2, a.ticks);
-    draw(640, 360, |root| {
-        let mut chart = ChartBuilder::on(root)
+    let mut entries: Vec<Entry> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Entry {
+            label: s.label.clone(),
+            colour: PALETTE[i % PALETTE.len()],
+            mark: Mark::Line,
+        })
+        .collect();
+    if let Some((_, label)) = ceiling {
+        entries.push(Entry {
+            label: format!("expected ceiling: {label}"),
+            colour: RGBColor(90, 90, 90),
+            mark: Mark::Dashed,
+        });
+    }
+    if !fits.is_empty() {
+        entries.push(Entry {
+            label: "alpha-beta fit, one line per segment (MODEL)".into(),
+            colour: FIT_COLOUR,
+            mark: Mark::Dashed,
+        });
+    }
+    let h = PLOT_H + legend_height(entries.len());
+    let desc = key_figure(series, y);
+    draw(640, h, &format!("sweep: {title}"), &desc, |root| {
+        let (top, below) = root.split_vertically(PLOT_H);
+        let mut chart = ChartBuilder::on(&top)
             .caption(title, ("sans-serif", 17))
             .margin(10)
             .x_label_area_size(40)
-            .y_label_area_size(60)
+            .y_label_area_size(64)
             .build_cartesian_2d(
-                (x0..x1).log_scale().with_key_points(ticks.clone()),
-                (y0..y1).log_scale(),
+                (a.x0..a.x1).log_scale().with_key_points(a.x_ticks.clone()),
+                (a.y0..a.y1).log_scale().with_key_points(a.y_ticks.clone()),
             )?;
-        let x_desc = if pow2 {
-            "message size (bytes, log; KiB = 1024 bytes)"
-        } else {
-            "message size (bytes, log; kB = 1e3 bytes)"
-        };
         chart
             .configure_mesh()
-            .x_desc(x_desc)
+            .x_desc("message size (log; KiB = 1024 bytes)")
             .y_desc(y_label)
-            .x_label_formatter(&|v| {
-                if pow2 {
-                    size_short(*v)
-                } else {
-                    size_decimal(*v)
-                }
-            })
-            .y_label_formatter(&|v| gbs_tick(*v))
+            .x_label_formatter(&|v| size_short(*v))
+            .y_label_formatter(&|v| y.tick(*v))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 14))
             .draw()?;
@@ -272,44 +419,23 @@ fn size_chart(
                 .map(|p| (p.0, p.1 / unit))
                 .filter(|p| p.1 > 0.0)
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
-                .label(s.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
+            chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))?;
         }
-        if let Some((c, label)) = ceiling {
-            let grey = RGBColor(90, 90, 90);
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(x0, c / unit), (x1, c / unit)],
-                    10,
-                    5,
-                    grey.stroke_width(2),
-                ))?
-                .label(format!("expected ceiling: {label}"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
-                });
+        if let Some((c, _)) = ceiling {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(a.x0, c / unit), (a.x1, c / unit)],
+                10,
+                5,
+                RGBColor(90, 90, 90).stroke_width(2),
+            ))?;
         }
-        draw_fits(&mut chart, root, fits, (x0, x1, y0, y1), unit)?;
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .position(if unit < 1.0 {
-                // Latency rises to the right: the legend goes top left.
-                SeriesLabelPosition::UpperLeft
-            } else {
-                SeriesLabelPosition::LowerRight
-            })
-            .draw()?;
-        Ok(())
+        draw_fits(&mut chart, &top, fits, (a.x0, a.x1, a.y0, a.y1), unit)?;
+        legend(&below, &entries)
     })
 }
+
+const FIT_COLOUR: RGBColor = RGBColor(200, 30, 30);
 
 /// Each fit's dashed curve and labelled knee m*; apart, so `size_chart` reads layer by layer.
 fn draw_fits<X, Y>(
@@ -324,23 +450,14 @@ where
     Y: Ranged<ValueType = f64>,
 {
     let mut knees: Vec<(i32, i32, i32)> = Vec::new();
-    for (fi, f) in fits.iter().enumerate() {
+    for f in fits {
         let mut pts = Vec::new();
         let mut m = f.from_bytes.max(x0);
         while m <= f.to_bytes.min(x1) * 1.0001 {
             pts.push((m, m / (f.alpha_s + m / f.beta_bytes_per_s) / unit));
             m *= 1.25;
         }
-        let fit_colour = RGBColor(200, 30, 30);
-        let drawn =
-            chart.draw_series(DashedLineSeries::new(pts, 7, 4, fit_colour.stroke_width(2)))?;
-        if fi == 0 {
-            drawn
-                .label("alpha-beta fit, one line per segment (MODEL)")
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], fit_colour.stroke_width(2))
-                });
-        }
+        chart.draw_series(DashedLineSeries::new(pts, 7, 4, FIT_COLOUR.stroke_width(2)))?;
         let mstar = f.alpha_s * f.beta_bytes_per_s;
         if mstar > x0 && mstar < x1 {
             chart.draw_series(std::iter::once(PathElement::new(
@@ -363,74 +480,6 @@ where
     Ok(())
 }
 
-/// Per-GPU injection share against adapters per node, with the scale-up
-/// bandwidth as a line and this node marked (MODEL).
-pub fn cliff_chart(
-    gpus: u32,
-    nic_bytes_per_s: f64,
-    scaleup_bytes_per_s: f64,
-    node_nics: u32,
-) -> String {
-    let max_nics = (gpus * 2).max(node_nics + 1).max(2);
-    let share = |n: u32| f64::from(n) * nic_bytes_per_s / f64::from(gpus) / 1e9;
-    let y_hi = (share(max_nics).max(scaleup_bytes_per_s / 1e9)) * 2.0;
-    let y_lo = share(1) / 2.0;
-    draw(640, 360, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                format!("MODEL: per-GPU injection share, {gpus} GPUs per node"),
-                ("sans-serif", 17),
-            )
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(1u32..max_nics, (y_lo..y_hi).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("network adapters per node")
-            .y_desc("GB/s per GPU (1e9 bytes/s, log)")
-            .label_style(("sans-serif", 14))
-            .axis_desc_style(("sans-serif", 14))
-            .draw()?;
-        let c = PALETTE[0];
-        chart
-            .draw_series(LineSeries::new(
-                (1..=max_nics).map(|n| (n, share(n))),
-                c.stroke_width(2),
-            ))?
-            .label("per-GPU share = adapters x adapter rate / GPUs")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        let s = PALETTE[2];
-        chart
-            .draw_series(LineSeries::new(
-                [
-                    (1, scaleup_bytes_per_s / 1e9),
-                    (max_nics, scaleup_bytes_per_s / 1e9),
-                ],
-                s.stroke_width(2),
-            ))?
-            .label("scale-up bandwidth per GPU")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], s.stroke_width(2)));
-        let r = PALETTE[3];
-        chart
-            .draw_series(std::iter::once(Circle::new(
-                (node_nics, share(node_nics)),
-                6,
-                r.filled(),
-            )))?
-            .label("this node")
-            .legend(move |(x, y)| Circle::new((x + 8, y), 4, r.filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
-        Ok(())
-    })
-}
-
 #[cfg(test)]
 mod axis_tests {
     use super::*;
@@ -446,14 +495,112 @@ mod axis_tests {
     }
 
     #[test]
-    fn power_of_two_sweeps_get_binary_ticks_and_others_decimal() {
-        assert!(powers_of_two(&[1024.0, 2048.0, 1048576.0]));
-        assert!(!powers_of_two(&[1000.0, 2048.0]));
+    fn sizes_tick_in_binary_units_whatever_the_sweep() {
         let t = pow2_ticks(4.0, 8.0 * 1073741824.0);
         assert!(t.len() <= 9 && t.iter().all(|x| (*x as u64).is_power_of_two()));
         assert_eq!(size_short(t[0]), "4 B");
-        assert_eq!(pow10_ticks(5.0, 2000.0), [10.0, 100.0, 1000.0]);
-        assert_eq!(gbs_tick(0.25), "0.25");
-        assert_eq!(gbs_tick(120.0), "120");
+        // A decimal sweep (1000, 10000 bytes) still ticks in KiB.
+        let svg = sweep_chart(
+            "t",
+            &[Series {
+                label: "a".into(),
+                points: vec![(1000.0, 1e9), (1e4, 5e9), (1e6, 9e9)],
+            }],
+            &[],
+            "GB/s",
+            None,
+        );
+        assert!(svg.contains("KiB"), "{svg}");
+        assert!(!svg.contains("kB\n<") && !svg.contains(" MB\n<"), "{svg}");
+    }
+
+    #[test]
+    fn a_log_axis_inside_one_decade_still_has_numbered_ticks() {
+        assert!(log_ticks(12.0, 18.0).len() >= 2);
+        assert_eq!(log_ticks(3.0, 7.0).len(), 3);
+        assert_eq!(log_ticks(1.5, 30.0), [2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(log_ticks(0.5, 2000.0), [1.0, 10.0, 100.0, 1000.0]);
+        // Fourteen decades thin to at most eight ticks.
+        assert!(log_ticks(1e-9, 1e5).len() <= 8);
+    }
+
+    #[test]
+    fn latency_ticks_to_six_seconds_carry_their_unit_and_do_not_crowd() {
+        let pts: Vec<(f64, f64)> = (0..20)
+            .map(|i| (2f64.powi(i + 2), 1e-6 * 2.3f64.powi(i)))
+            .collect();
+        assert!(pts.last().unwrap().1 > 6.0);
+        let svg = latency_chart(
+            "lat",
+            &[Series {
+                label: "x".into(),
+                points: pts,
+            }],
+        );
+        // Plotters writes a text's content on a line of its own.
+        for u in ["us\n<", "ms\n<", " s\n<"] {
+            assert!(svg.contains(u), "{u} missing");
+        }
+        assert!(!svg.contains("1000000\n<"));
+        let ticks = log_ticks(1e-6 / 1.5, 7.0 * 1.5);
+        // 300 px of plot for at most eight labels 14 px high.
+        assert!(ticks.len() <= 8 && ticks.len() * 14 < 300);
+    }
+
+    #[test]
+    fn every_series_colour_reads_on_white_at_4_5_to_1() {
+        for c in PALETTE {
+            let r = contrast((c.0, c.1, c.2), (255, 255, 255));
+            assert!(r >= 4.5, "{c:?} is {r:.2}:1");
+        }
+        // The orange it replaced did not.
+        assert!(contrast((255, 127, 14), (255, 255, 255)) < 4.5);
+    }
+
+    #[test]
+    fn a_chart_opens_with_its_title_and_desc_escaped() {
+        let svg = sweep_chart(
+            "a <b> & c",
+            &[Series {
+                label: "s".into(),
+                points: vec![(1024.0, 1e9), (2048.0, 2e9)],
+            }],
+            &[],
+            "GB/s",
+            None,
+        );
+        let open = svg.find('>').unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(
+            svg[open + 1..].starts_with("<title>sweep: a &lt;b&gt; &amp; c</title><desc>measured: highest 2.000 GB/s at 2 KiB messages</desc>"),
+            "{}",
+            &svg[..open + 120]
+        );
+    }
+
+    #[test]
+    fn the_legend_sits_under_the_plot() {
+        let svg = sweep_chart(
+            "t",
+            &[Series {
+                label: "LEGENDTEXT".into(),
+                points: vec![(1024.0, 1e9), (2048.0, 2e9)],
+            }],
+            &[],
+            "GB/s",
+            None,
+        );
+        let at = svg.find("LEGENDTEXT").unwrap();
+        let text = &svg[svg[..at].rfind("<text").unwrap()..at];
+        let y: f64 = text
+            .split("y=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(y > f64::from(PLOT_H), "{text}");
     }
 }

@@ -82,6 +82,41 @@ pub fn percent(fraction: f64) -> String {
     format!("{:.0}%", fraction * 100.0)
 }
 
+/// An axis tick of bandwidth in GB/s, as many digits as its size needs:
+/// `120`, `0.25`, `5e-3`.
+pub fn gbs_tick(gb_per_s: f64) -> String {
+    if gb_per_s >= 10.0 {
+        format!("{gb_per_s:.0}")
+    } else if gb_per_s >= 0.01 {
+        trim_zeros(format!("{gb_per_s:.3}"))
+    } else {
+        format!("{gb_per_s:.0e}")
+    }
+}
+
+/// An axis tick of time with its own unit, so that a log axis from 1 us to
+/// 6 s reads `1 us`, `1 ms`, `1 s` and not `6000000`.
+pub fn secs_tick(s: f64) -> String {
+    let (v, u) = if s >= 1.0 {
+        (s, "s")
+    } else if s >= 1e-3 {
+        (s * 1e3, "ms")
+    } else if s >= 1e-6 {
+        (s * 1e6, "us")
+    } else {
+        (s * 1e9, "ns")
+    };
+    format!("{} {u}", trim_zeros(format!("{v:.2}")))
+}
+
+fn trim_zeros(s: String) -> String {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +138,11 @@ mod tests {
         assert_eq!(r_squared(0.2849), "0.28");
         assert_eq!(r_squared(0.9971), "0.997");
         assert_eq!(percent(0.874), "87%");
+        assert_eq!(gbs_tick(0.25), "0.25");
+        assert_eq!(gbs_tick(120.0), "120");
+        assert_eq!(secs_tick(1e-5), "10 us");
+        assert_eq!(secs_tick(6.0), "6 s");
+        assert_eq!(secs_tick(2e-3), "2 ms");
+        assert_eq!(secs_tick(5e-8), "50 ns");
     }
 }

@@ -1,14 +1,20 @@
-//! The tier ladder chart: the bands (ILLUSTRATIVE) with this node's
-//! figures on them. Band names sit inside the plot, stacked one line each
-//! inside their band; the points sit in a strip right of them; each
-//! point's label (kind, figure with unit, source file) sits in a column
-//! right of the plot, joined to its point by a leader line, moved up or
-//! down just enough that no two labels touch ([`place_labels`]).
+//! The tier ladder charts, of bandwidth and of latency: one column per
+//! tier from HBM down, each with its band (ILLUSTRATIVE), so the bands
+//! step down (bandwidth) or up (latency) like the seed's table. Each of
+//! this node's figures sits in the column of the path it took, at its
+//! value: a copy within one GPU in HBM even when it runs below the HBM
+//! band, a staged copy in PCIe (drawn as a ring when the topology offers
+//! its pair a faster tier). Each point's label (kind, figure with unit,
+//! source file) sits in a column right of the plot, joined to its point by
+//! a leader line, moved up or down just enough that no two labels touch
+//! ([`place_labels`]).
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::charts::PALETTE;
-use crate::models::ladder::{LABEL, TIERS};
+use super::charts::{PALETTE, log_ticks};
+use super::format::{gbs_tick, secs_tick};
+use crate::models::ladder::TIERS;
 
 /// Width of the SVG; at this width the page shows it unscaled at 800 px.
 const WIDTH: u32 = 720;
@@ -22,9 +28,8 @@ const GAP_PX: f64 = 4.0;
 /// Left of the plot (axis labels), band names, the points' strip, labels.
 /// Margin 10 and the axis labels' area.
 const PLOT_LEFT: f64 = 80.0;
-const BAND_NAME_CHARS: usize = 27;
-const PLOT_RIGHT: f64 = 400.0;
-const COLUMN_LEFT: f64 = 412.0;
+const PLOT_RIGHT: f64 = 470.0;
+const COLUMN_LEFT: f64 = 482.0;
 const TOP: f64 = 40.0;
 const BOTTOM_MARGIN: f64 = 30.0;
 
@@ -149,79 +154,161 @@ pub fn labels_height(labels: &[&str], width: f64) -> f64 {
     .sum()
 }
 
-/// Band names, one entry per band (tiers sharing a band share it), each
-/// as lines that fit the names' column: a name's parenthesis goes on a
-/// line of its own, and a long name is wrapped.
-fn band_names() -> Vec<((f64, f64), Vec<String>)> {
-    let mut out: Vec<((f64, f64), Vec<String>)> = Vec::new();
-    for t in TIERS {
-        let band = (t.bandwidth_low_bytes_per_s, t.bandwidth_high_bytes_per_s);
-        let mut lines = Vec::new();
-        for part in t.name.split(" (") {
-            let part = if lines.is_empty() {
-                part.to_string()
-            } else {
-                format!("({part}")
-            };
-            lines.extend(wrap(&part, BAND_NAME_CHARS));
-        }
-        match out.iter_mut().find(|(b, _)| *b == band) {
-            Some((_, l)) => l.extend(lines),
-            None => out.push((band, lines)),
-        }
-    }
-    out
+/// Short column names under the plot, index for index with [`TIERS`].
+const SHORT: [&str; 8] = [
+    "registers",
+    "cache",
+    "HBM",
+    "scale-up",
+    "PCIe",
+    "scale-out RDMA",
+    "Ethernet TCP",
+    "storage",
+];
+/// The first tier drawn: nothing these tools measure reaches the
+/// registers or the last-level cache, and eight columns would not fit.
+const FIRST: usize = 2;
+
+/// One figure on the ladder, prepared by the caller: the tier of the path
+/// it took (an index into [`TIERS`]), its value (bytes/s or seconds), its
+/// label, and whether its path fell below the tier the topology offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rung {
+    pub tier: usize,
+    pub value: f64,
+    pub label: String,
+    pub fell: bool,
 }
 
-/// The tier ladder as bands (ILLUSTRATIVE), with this node's figures on it
-/// (label, bytes per second).
-pub fn ladder_chart(points: &[(String, f64)]) -> String {
+/// What a ladder's axis shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quantity {
+    Bandwidth,
+    Latency,
+}
+
+impl Quantity {
+    /// A tier's band in drawn units (GB/s or seconds).
+    fn band(self, t: &crate::models::ladder::Tier) -> (f64, f64) {
+        match self {
+            Quantity::Bandwidth => (
+                t.bandwidth_low_bytes_per_s / 1e9,
+                t.bandwidth_high_bytes_per_s / 1e9,
+            ),
+            Quantity::Latency => (t.latency_low_s, t.latency_high_s),
+        }
+    }
+
+    fn drawn(self, v: f64) -> f64 {
+        match self {
+            Quantity::Bandwidth => v / 1e9,
+            Quantity::Latency => v,
+        }
+    }
+
+    fn tick(self, v: f64) -> String {
+        match self {
+            Quantity::Bandwidth => gbs_tick(v),
+            Quantity::Latency => secs_tick(v),
+        }
+    }
+}
+
+/// The tier ladder of bandwidth: one column per tier, its ILLUSTRATIVE
+/// band, and this node's figures each in the column of its path.
+pub fn ladder_chart(points: &[Rung]) -> String {
+    column_ladder(points, Quantity::Bandwidth)
+}
+
+/// The same ladder for latency (the seed's latency column): bands of
+/// latency per tier, this node's smallest-message latencies on them.
+pub fn latency_ladder_chart(points: &[Rung]) -> String {
+    column_ladder(points, Quantity::Latency)
+}
+
+/// The `<desc>` of a ladder: its figures, a few of them.
+fn ladder_desc(points: &[Rung]) -> String {
+    let mut parts: Vec<String> = points
+        .iter()
+        .take(4)
+        .map(|p| format!("{}: {}", SHORT[p.tier.min(7)], p.label))
+        .collect();
+    if points.len() > 4 {
+        parts.push(format!("and {} more", points.len() - 4));
+    }
+    format!("measured, on illustrative bands: {}", parts.join("; "))
+}
+
+fn column_ladder(points: &[Rung], q: Quantity) -> String {
+    if points.is_empty() {
+        return String::new();
+    }
     let column = f64::from(WIDTH) - 8.0 - COLUMN_LEFT;
-    let labels: Vec<&str> = points.iter().map(|(l, _)| l.as_str()).collect();
+    let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
     let need = labels_height(&labels, column) + TOP + BOTTOM_MARGIN;
-    let h = need.max(420.0).ceil() as u32;
-    let n = points.len();
-    let (y_lo, y_hi) = y_range(points);
-    super::charts::draw(WIDTH, h, |root| {
-        let body = root.titled(&format!("Tier ladder: {LABEL}"), ("sans-serif", 16))?;
+    let h = need.max(440.0).ceil() as u32;
+    let (y_lo, y_hi) = y_range(points, q);
+    let ticks = log_ticks(y_lo, y_hi);
+    let cols = (TIERS.len() - FIRST) as f64;
+    let (name, axis) = match q {
+        Quantity::Bandwidth => ("bandwidth", "bandwidth, GB/s (1e9 bytes/s, log)"),
+        Quantity::Latency => ("latency", "latency (log)"),
+    };
+    let title = format!("ladder: {name} of this node's figures by the tier of their path");
+    super::charts::draw(WIDTH, h, &title, &ladder_desc(points), |root| {
+        let body = root.titled(
+            &format!("Tier ladder, {name} (bands ILLUSTRATIVE)"),
+            ("sans-serif", 16),
+        )?;
         let (left, _) = body.split_horizontally(PLOT_RIGHT as u32);
         let mut chart = ChartBuilder::on(&left)
             .margin(10)
-            .x_label_area_size(20)
+            .x_label_area_size(34)
             .y_label_area_size(PLOT_LEFT as u32 - 10)
-            .build_cartesian_2d(0f64..1.0, (y_lo..y_hi).log_scale())?;
+            .build_cartesian_2d(
+                0f64..cols,
+                (y_lo..y_hi).log_scale().with_key_points(ticks.clone()),
+            )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .disable_x_axis()
-            .y_desc("bandwidth, GB/s (1e9 bytes/s, log)")
-            .y_label_formatter(&|v| format!("{}", v / 1e9))
+            .x_labels(0)
+            .y_desc(axis)
+            .y_label_formatter(&|v| q.tick(*v))
             .label_style(("sans-serif", FONT))
             .axis_desc_style(("sans-serif", FONT))
             .draw()?;
-        for (i, ((lo, hi), lines)) in band_names().into_iter().enumerate() {
-            let c = PALETTE[i % PALETTE.len()].mix(0.12);
-            let rect = Rectangle::new([(0.0, lo), (1.0, hi)], c.filled());
+        for (i, t) in TIERS.iter().enumerate().skip(FIRST) {
+            let x = (i - FIRST) as f64;
+            let (lo, hi) = q.band(t);
+            let c = PALETTE[i % PALETTE.len()].mix(0.15);
+            let rect = Rectangle::new([(x + 0.08, lo), (x + 0.92, hi)], c.filled());
             chart.draw_series(std::iter::once(rect))?;
-            let (_, mid) = chart.backend_coord(&(0.0, (lo * hi).sqrt()));
-            let first = f64::from(mid) - lines.len() as f64 * LINE_PX / 2.0;
-            let (left, _) = chart.backend_coord(&(0.0, lo));
-            for (k, l) in lines.iter().enumerate() {
-                let y = (first + k as f64 * LINE_PX) as i32;
-                root.draw(&Text::new(l.clone(), (left + 4, y), ("sans-serif", FONT)))?;
+            let (cx, bottom) = chart.backend_coord(&(x + 0.5, y_lo));
+            for (k, l) in SHORT[i].split(' ').enumerate() {
+                let style = TextStyle::from(("sans-serif", FONT).into_font())
+                    .pos(Pos::new(HPos::Center, VPos::Top));
+                root.draw(&Text::new(
+                    l.to_string(),
+                    (cx, bottom + 4 + 13 * k as i32),
+                    style,
+                ))?;
             }
         }
-        let name_px = text_px(&"x".repeat(BAND_NAME_CHARS), FONT_PX);
-        let (plot_left_px, _) = chart.backend_coord(&(0.0, 1e9));
-        let strip = f64::from(plot_left_px) + 4.0 + name_px + 8.0;
-        let (plot_right_px, plot_bottom) = chart.backend_coord(&(1.0, y_lo));
-        let step = (f64::from(plot_right_px) - 8.0 - strip) / n.max(1) as f64;
+        // Points of one column spread across it, in the order given.
+        let mut in_col = [0usize; 8];
+        let mut seen = [0usize; 8];
+        for p in points {
+            in_col[p.tier.min(7)] += 1;
+        }
         let at: Vec<(i32, i32)> = points
             .iter()
-            .enumerate()
-            .map(|(i, (_, bw))| {
-                let (_, y) = chart.backend_coord(&(0.0, *bw));
-                ((strip + step * (i as f64 + 0.5)) as i32, y)
+            .map(|p| {
+                let t = p.tier.clamp(FIRST, 7);
+                let k = seen[t];
+                seen[t] += 1;
+                let x = (t - FIRST) as f64 + 0.2 + 0.6 * (k as f64 + 0.5) / in_col[t] as f64;
+                chart.backend_coord(&(x, q.drawn(p.value).clamp(y_lo, y_hi)))
             })
             .collect();
         let anchors: Vec<(f64, &str)> = at
@@ -229,13 +316,19 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
             .zip(&labels)
             .map(|((_, y), l)| (f64::from(*y), *l))
             .collect();
+        let (_, plot_bottom) = chart.backend_coord(&(0.0, y_lo));
         let bottom = f64::from(plot_bottom).max(f64::from(h) - BOTTOM_MARGIN);
         let boxes = place_labels(&anchors, COLUMN_LEFT, column, TOP, bottom);
-        for (i, (p, b)) in at.iter().zip(&boxes).enumerate() {
+        for (i, ((pt, b), p)) in at.iter().zip(&boxes).zip(points).enumerate() {
             let c = PALETTE[i % PALETTE.len()];
             let end = (COLUMN_LEFT as i32 - 3, (b.top + b.height / 2.0) as i32);
-            root.draw(&PathElement::new(vec![*p, end], c.stroke_width(1)))?;
-            root.draw(&Circle::new(*p, 5, c.filled()))?;
+            root.draw(&PathElement::new(vec![*pt, end], c.stroke_width(1)))?;
+            if p.fell {
+                // A ring: the figure fell below the tier its pair offers.
+                root.draw(&Circle::new(*pt, 6, c.stroke_width(3)))?;
+            } else {
+                root.draw(&Circle::new(*pt, 5, c.filled()))?;
+            }
             for (k, l) in b.lines.iter().enumerate() {
                 let y = (b.top + k as f64 * LINE_PX) as i32;
                 let style = ("sans-serif", FONT).into_font().color(&c);
@@ -246,21 +339,23 @@ pub fn ladder_chart(points: &[(String, f64)]) -> String {
     })
 }
 
-/// The bandwidth axis: the tiers' decades (0.1 to 100,000 GB/s), widened
-/// to whole decades so that every figure of the node lies on the chart (a
-/// software RDMA run at 3 MB/s sits below the lowest band, not off it).
-fn y_range(points: &[(String, f64)]) -> (f64, f64) {
-    let shown = points
+/// The value axis: the drawn tiers' bands, widened to whole decades so
+/// that every figure of the node lies on the chart (a software RDMA run
+/// at 3 MB/s sits below the lowest band, not off it).
+fn y_range(points: &[Rung], q: Quantity) -> (f64, f64) {
+    let bands = TIERS[FIRST..].iter().map(|t| q.band(t));
+    let (lo, hi) = bands.fold((f64::MAX, f64::MIN), |(a, b), (l, h)| (a.min(l), b.max(h)));
+    points
         .iter()
-        .map(|(_, bw)| *bw)
-        .filter(|bw| bw.is_finite() && *bw > 0.0);
-    shown.fold((1e8f64, 1e14f64), |(lo, hi), bw| {
-        let decade = bw.log10();
-        (
-            lo.min(10f64.powf(decade.floor())),
-            hi.max(10f64.powf(decade.ceil())),
-        )
-    })
+        .map(|p| q.drawn(p.value))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((lo, hi), |(lo, hi), v| {
+            let decade = v.log10();
+            (
+                lo.min(10f64.powf(decade.floor())),
+                hi.max(10f64.powf(decade.ceil())),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -330,7 +425,7 @@ mod tests {
         let sized = place_labels(&anchors, 400.0, 300.0, 40.0, 40.0 + need);
         assert!(sized.iter().all(|b| b.top + b.height <= 40.0 + need));
         // The chart grows to hold them.
-        let pts: Vec<(String, f64)> = labels.iter().map(|l| (l.clone(), 5e10)).collect();
+        let pts: Vec<Rung> = labels.iter().map(|l| rung(4, 5e10, l)).collect();
         let svg = ladder_chart(&pts);
         assert!(svg.contains(&format!(
             "height=\"{}\"",
@@ -338,28 +433,63 @@ mod tests {
         )));
     }
 
-    #[test]
-    fn band_names_fit_their_column_and_keep_every_word() {
-        let names = band_names();
-        let all: Vec<String> = names.iter().flat_map(|(_, l)| l.clone()).collect();
-        assert!(all.iter().all(|l| l.chars().count() <= BAND_NAME_CHARS));
-        assert!(all.contains(&"(InfiniBand, RoCE, EFA)".to_string()));
-        let joined = all.join(" ");
-        for t in TIERS {
-            assert!(joined.contains(t.name), "{}", t.name);
+    fn rung(tier: usize, value: f64, label: &str) -> Rung {
+        Rung {
+            tier,
+            value,
+            label: label.into(),
+            fell: false,
         }
-        // The names' column ends before the points' strip and the plot.
-        assert!(PLOT_LEFT + 4.0 + text_px(&"x".repeat(BAND_NAME_CHARS), FONT_PX) < PLOT_RIGHT);
+    }
+
+    #[test]
+    fn column_names_fit_their_column_and_every_drawn_tier_has_one() {
+        let cols = (TIERS.len() - FIRST) as f64;
+        let width = (PLOT_RIGHT - PLOT_LEFT - 20.0) / cols;
+        for name in &SHORT[FIRST..] {
+            for word in name.split(' ') {
+                assert!(text_px(word, FONT_PX) < width, "{word}");
+            }
+        }
+        assert_eq!(SHORT.len(), TIERS.len());
     }
 
     #[test]
     fn the_axis_widens_to_hold_every_figure() {
-        assert_eq!(y_range(&[]), (1e8, 1e14));
-        assert_eq!(y_range(&[("a".into(), 5e10)]), (1e8, 1e14));
-        let (lo, hi) = y_range(&[("rxe".into(), 3.21e6), ("hbm".into(), 3e14)]);
+        let q = Quantity::Bandwidth;
+        assert_eq!(y_range(&[], q), (0.1, 1e4));
+        assert_eq!(y_range(&[rung(3, 5e10, "a")], q), (0.1, 1e4));
+        let (lo, hi) = y_range(&[rung(5, 3.21e6, "rxe"), rung(2, 3e14, "hbm")], q);
         assert!(
-            (lo - 1e6).abs() < 1e-3 && (hi - 1e15).abs() < 1.0,
+            (lo - 1e-3).abs() < 1e-9 && (hi - 1e6).abs() < 1e-6,
             "{lo} {hi}"
         );
+        // Latency bands: HBM's 100 ns to storage's 10 ms.
+        assert_eq!(y_range(&[], Quantity::Latency), (1e-7, 1e-2));
+    }
+
+    #[test]
+    fn a_point_is_drawn_in_its_paths_column_not_where_its_value_falls() {
+        // A GPU's copy to itself at 700 GB/s: inside the scale-up band, but
+        // its column is HBM (the first), left of the scale-up column.
+        let svg = ladder_chart(&[
+            rung(2, 700e9, "d2d 700 GB/s"),
+            rung(3, 700e9, "p2p 700 GB/s"),
+        ]);
+        let circles: Vec<f64> = svg
+            .match_indices("<circle cx=\"")
+            .map(|(i, m)| {
+                svg[i + m.len()..]
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(circles.len(), 2, "{svg}");
+        let col = (PLOT_RIGHT - PLOT_LEFT) / (TIERS.len() - FIRST) as f64;
+        assert!(circles[1] - circles[0] > col * 0.5, "{circles:?}");
+        assert!(svg.contains("<title>ladder: bandwidth"));
     }
 }

@@ -30,6 +30,7 @@ pub mod format;
 pub mod key_figures;
 pub mod ladder_chart;
 pub mod markdown;
+pub mod model_charts;
 pub mod single;
 pub mod trust;
 pub mod verdicts;

@@ -7,6 +7,7 @@ mod common;
 mod bundle_v1;
 mod bundle_v2;
 mod captures;
+mod charts;
 mod cli;
 mod counters;
 mod cut_captures;

@@ -11,6 +11,7 @@ use crate::facts::{self, LadderScope, NodeFacts};
 use crate::models::fit;
 use crate::render::charts::{self, FitLine, Series};
 use crate::render::format::{gbs, secs, size_short};
+use crate::render::ladder_chart::Rung;
 
 pub struct ValueMatrix {
     pub title: String,
@@ -142,7 +143,40 @@ fn heat(v: f64, max: f64, lower_is_better: bool) -> String {
     let r = (v / max).log10().clamp(-3.0, 0.0) / 3.0 + 1.0;
     let r = if lower_is_better { 1.0 - r * 0.8 } else { r };
     let light = (95.0 - 50.0 * r).round() as u32;
-    format!("background:hsl(210,70%,{light}%)")
+    let bg = hsl_blue(f64::from(light) / 100.0);
+    // Black or white text, whichever reads better: one of them always
+    // reaches 4.5:1 (the old dark grey text fell to 3.6:1 mid-scale).
+    let text = if charts::contrast(bg, (0, 0, 0)) >= charts::contrast(bg, (255, 255, 255)) {
+        "#000"
+    } else {
+        "#fff"
+    };
+    format!("background:hsl(210,70%,{light}%);color:{text}")
+}
+
+/// `hsl(210, 70%, l)` in sRGB, to choose the text colour over it.
+fn hsl_blue(l: f64) -> (u8, u8, u8) {
+    let (h, s) = (210.0 / 360.0, 0.7);
+    let q = if l < 0.5 {
+        l * (1.0 + s)
+    } else {
+        l + s - l * s
+    };
+    let p = 2.0 * l - q;
+    let channel = |t: f64| {
+        let t = t.rem_euclid(1.0);
+        let v = if t < 1.0 / 6.0 {
+            p + (q - p) * 6.0 * t
+        } else if t < 0.5 {
+            q
+        } else if t < 2.0 / 3.0 {
+            p + (q - p) * (2.0 / 3.0 - t) * 6.0
+        } else {
+            p
+        };
+        (v * 255.0).round() as u8
+    };
+    (channel(h + 1.0 / 3.0), channel(h), channel(h - 1.0 / 3.0))
 }
 
 /// The expected ceiling of a sweep's path, and where it comes from in
@@ -423,38 +457,91 @@ fn spread_charts(b: &Bundle, linker: &Linker<'_>) -> Vec<ChartView> {
 }
 
 /// Whether the ladder has a point to draw.
-pub(super) fn has_ladder(b: &Bundle) -> bool {
-    !ladder_points(b).is_empty()
+pub(super) fn has_ladder(b: &Bundle, facts: &NodeFacts) -> bool {
+    !ladder_points(b, facts).is_empty()
 }
 
-/// The ladder chart, or nothing when it has no point.
-pub(super) fn ladder(b: &Bundle) -> String {
-    let points = ladder_points(b);
-    if points.is_empty() {
-        return String::new();
+/// The bandwidth ladder chart, or nothing when it has no point.
+pub(super) fn ladder(b: &Bundle, facts: &NodeFacts) -> String {
+    charts::ladder_chart(&ladder_points(b, facts))
+}
+
+/// The latency ladder chart, or nothing when no latency is measured.
+pub(super) fn latency_ladder(b: &Bundle, facts: &NodeFacts) -> String {
+    charts::latency_ladder_chart(&latency_points(b, facts))
+}
+
+/// ` fell a tier: expected scale-up`, where it did.
+fn fell(p: facts::ladder::Placement) -> String {
+    match p.fell_from {
+        Some(t) => format!(
+            " fell a tier: expected {}",
+            crate::models::ladder::TIERS[t]
+                .name
+                .split(" (")
+                .next()
+                .unwrap_or("")
+        ),
+        None => String::new(),
     }
-    charts::ladder_chart(&points)
 }
 
-/// This node's best figure per kind and transcript, on the ladder: one
-/// direction on one node ([`facts::ladder_points`] halves bidirectional
-/// sums and keeps multi-node figures off).
-fn ladder_points(b: &Bundle) -> Vec<(String, f64)> {
-    facts::ladder_points(b)
+/// This node's best figure per kind, transcript and path, in the tier of
+/// its path ([`facts::placement`]): one direction on one node
+/// ([`facts::ladder_points`] halves bidirectional sums and keeps
+/// multi-node figures off).
+pub(super) fn ladder_points(b: &Bundle, facts: &NodeFacts) -> Vec<Rung> {
+    facts::ladder_points(b, facts)
         .into_iter()
         .filter(|p| p.scope != LadderScope::MultiNode)
         .map(|p| {
             let f: String = p.file.chars().take(18).collect();
             let label = match p.scope {
                 LadderScope::BothDirectionsHalved => format!(
-                    "{} {} per direction (sum {}) ({f})",
+                    "{} {} per direction (sum {}) ({f}){}",
                     p.kind,
                     gbs(p.per_direction_bytes_per_s),
-                    gbs(p.measured_bytes_per_s)
+                    gbs(p.measured_bytes_per_s),
+                    fell(p.placement)
                 ),
-                _ => format!("{} {} ({f})", p.kind, gbs(p.per_direction_bytes_per_s)),
+                _ => format!(
+                    "{} {} ({f}){}",
+                    p.kind,
+                    gbs(p.per_direction_bytes_per_s),
+                    fell(p.placement)
+                ),
             };
-            (label, p.per_direction_bytes_per_s)
+            Rung {
+                tier: p.placement.tier,
+                value: p.per_direction_bytes_per_s,
+                label,
+                fell: p.placement.fell_from.is_some(),
+            }
+        })
+        .collect()
+}
+
+/// This node's lowest latency per kind, transcript and path.
+fn latency_points(b: &Bundle, facts: &NodeFacts) -> Vec<Rung> {
+    facts::ladder::latency_points(b, facts)
+        .into_iter()
+        .map(|p| {
+            let f: String = p.file.chars().take(18).collect();
+            let at = p
+                .size_bytes
+                .map(|s| format!(" at {}", size_short(s as f64)))
+                .unwrap_or_default();
+            Rung {
+                tier: p.placement.tier,
+                value: p.latency_s,
+                label: format!(
+                    "{} {}{at} ({f}){}",
+                    p.kind,
+                    secs(p.latency_s),
+                    fell(p.placement)
+                ),
+                fell: p.placement.fell_from.is_some(),
+            }
         })
         .collect()
 }

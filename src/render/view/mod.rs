@@ -18,6 +18,7 @@ pub mod holdings;
 pub mod index;
 mod interpretation;
 mod links;
+mod model_figures;
 mod models;
 mod topology;
 pub mod topomap;
@@ -99,9 +100,13 @@ pub struct NodeView {
     pub sweep_charts: Vec<ChartView>,
     /// Empty when no figure can be placed on it.
     pub ladder_svg: String,
+    /// The latency ladder beside it; empty when no latency is measured.
+    pub latency_ladder_svg: String,
     /// Views not drawn, each with what it needs: said once, under Evidence.
     pub not_shown: Vec<String>,
     pub cliff: Option<ChartView>,
+    /// Staged vs direct: GPU to GPU, and GPU to another node.
+    pub staged: Vec<ChartView>,
     pub models: Vec<ModelView>,
     pub interpretation: Vec<SeriesView>,
     /// What the trust grades A, B and C mean, in one line.
@@ -154,12 +159,14 @@ pub fn node_view(node: &Analysed<'_>, slugs: &NodeSlugs, mode: Mode) -> NodeView
         tables: holdings::tables(b, &linker),
         value_matrices: figures::value_matrices(b, &linker),
         sweep_charts: figures::sweep_charts(b, facts, &linker),
-        ladder_svg: figures::ladder(b),
-        cliff: models::cliff(facts),
+        ladder_svg: figures::ladder(b, facts),
+        latency_ladder_svg: figures::latency_ladder(b, facts),
+        cliff: model_figures::cliff(b, facts),
+        staged: model_figures::staged(b, facts),
         models: models::models(b, facts).0,
         not_shown: {
             let mut n = models::models(b, facts).1;
-            if !figures::has_ladder(b) {
+            if !figures::has_ladder(b, facts) {
                 n.push(
                     "the ladder needs a bandwidth figure (a copy, RDMA or collective test)".into(),
                 );

@@ -1,12 +1,13 @@
-//! The models section: the injection cliff chart and the analytic models
-//! (injection ceiling, staged vs direct, PCIe ceilings) fed from the
-//! bundle's link facts, or why one could not be computed.
+//! The models section in words: the injection ceiling, staged vs direct at
+//! two sizes, and the PCIe ceilings, fed from `facts::model_inputs` (the
+//! bundle's link facts, else the product tables, named as such), or why
+//! one could not be computed. The charts are in [`super::model_figures`].
 
-use super::ChartView;
+use super::model_figures::short_from;
 use crate::bundle::Bundle;
-use crate::facts::{Fabric, NodeFacts, ScaleUp};
+use crate::facts::NodeFacts;
+use crate::facts::model_inputs;
 use crate::models::{ceiling, injection, staging};
-use crate::render::charts;
 use crate::render::format::{bytes, gbs, secs};
 
 pub struct ModelView {
@@ -14,33 +15,13 @@ pub struct ModelView {
     pub lines: Vec<String>,
 }
 
-/// Where the scale-up figure came from, in words.
-fn scaleup_from(s: &ScaleUp) -> String {
-    match s.fabric {
-        Fabric::Nvlink => format!(
-            "{} active NVLinks x {} ({})",
-            s.active_links,
-            gbs(s.per_link_bytes_per_s),
-            s.gpu
-        ),
-        Fabric::Xgmi => format!(
-            "{} direct xGMI peers at the driver's maximum of {} each on average ({})",
-            s.active_links,
-            gbs(s.per_link_bytes_per_s),
-            s.gpu
-        ),
-    }
-}
-
 /// Staged against direct at 1 GB (bandwidth decides) and at 4 KiB (the
 /// per-step latency decides: five steps staged, three direct).
-fn staging_view(p: &ceiling::Ceiling, r: f64) -> Option<ModelView> {
+fn staging_view(pcie: f64, pcie_from: &str, r: f64, r_from: &str) -> Option<ModelView> {
     let hop = staging::ASSUMED_HOP_LATENCY_S;
-    let pcie = p.per_direction_bytes_per_s;
     let mut lines = vec![format!(
-        "PCIe {} ({}), network {}, {} per store-and-forward step (assumed; `wire-report model staging --hop-latency-us` takes your node's): 5 steps staged, 3 direct.",
+        "PCIe {} ({pcie_from}), network {} ({r_from}), {} per store-and-forward step (assumed; `wire-report model staging --hop-latency-us` takes your node's): 5 steps staged, 3 direct.",
         gbs(pcie),
-        p.link,
         gbs(r),
         secs(hop)
     )];
@@ -64,29 +45,6 @@ fn staging_view(p: &ceiling::Ceiling, r: f64) -> Option<ModelView> {
     })
 }
 
-pub(super) fn cliff(facts: &NodeFacts) -> Option<ChartView> {
-    let gpus = facts.gpus.len() as u32;
-    // The compute adapters, each at its own rate (facts::NodeInjection).
-    let inj = facts.injection.as_ref()?;
-    let nics = inj.adapters as u32;
-    let rate = inj.node_bytes_per_s / f64::from(nics.max(1));
-    let scaleup = facts.scaleup.as_ref()?;
-    let (up, up_from) = (scaleup.bytes_per_s, scaleup_from(scaleup));
-    if gpus == 0 || nics == 0 {
-        return None;
-    }
-    Some(ChartView {
-        title: "Injection cliff (MODEL)".into(),
-        svg: charts::cliff_chart(gpus, rate, up, nics),
-        note: format!(
-            "Adapter rate {} from the RDMA ports; scale-up {} from {up_from}.",
-            gbs(rate),
-            gbs(up)
-        ),
-        source: None,
-    })
-}
-
 /// The title of a model that could not be computed: its line says what it
 /// needs, and the page lists it once with the missing evidence.
 pub(super) const NOT_SHOWN: &str = "not computed";
@@ -101,55 +59,57 @@ pub(super) fn models(b: &Bundle, facts: &NodeFacts) -> (Vec<ModelView>, Vec<Stri
 
 fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
     let mut out = Vec::new();
-    let gpus = facts.gpus.len() as u32;
-    let inj = facts.injection.as_ref();
-    let nics = inj.map_or(facts.nics.len(), |i| i.adapters) as u32;
-    // The mean of the compute adapters' own rates: count x mean = their sum.
-    let rate = inj.map(|i| i.node_bytes_per_s / f64::from(nics.max(1)));
-    let scaleup = facts.scaleup.as_ref();
-    // Injection: needs GPU and adapter counts and an adapter rate.
-    match (gpus, nics, rate) {
-        (g, n, Some(r)) if g > 0 && n > 0 => {
-            if let Ok(i) = injection::injection(g, n, r, scaleup.map_or(1.0, |s| s.bytes_per_s)) {
-                let mut lines = vec![
-                    format!("{g} GPUs, {n} compute adapters at {} each on average, their data rates summed (from the RDMA ports).", gbs(r)),
-                    format!("Node injection {}; per-GPU share {}.", gbs(i.node_injection_bytes_per_s), gbs(i.per_gpu_bytes_per_s)),
-                ];
-                if let Some(s) = scaleup {
-                    lines.push(format!("Ratio to scale-up ({} from {}): {:.4}.", gbs(s.bytes_per_s), scaleup_from(s), i.ratio_to_scaleup));
-                }
-                out.push(ModelView { title: "Injection ceiling".into(), lines });
+    let g = model_inputs::gpu_side(b, facts);
+    let a = model_inputs::adapter_side(b, facts);
+    // Injection and staging: GPUs and adapters, their rates from the bundle
+    // or the product tables (model_inputs says which).
+    match (&g, &a) {
+        (Some(g), Some(a)) => {
+            if let Ok(i) = injection::injection(
+                g.gpus,
+                a.adapters,
+                a.rate.bytes_per_s,
+                g.scaleup.bytes_per_s,
+            ) {
+                out.push(ModelView {
+                    title: "Injection ceiling".into(),
+                    lines: vec![
+                        format!(
+                            "{} GPUs, {} adapters at {} each ({}).",
+                            g.gpus,
+                            a.adapters,
+                            gbs(a.rate.bytes_per_s),
+                            short_from(&a.rate)
+                        ),
+                        format!(
+                            "Node injection {}; per-GPU share {}.",
+                            gbs(i.node_injection_bytes_per_s),
+                            gbs(i.per_gpu_bytes_per_s)
+                        ),
+                        format!(
+                            "Ratio to scale-up ({} from {}): {:.4}.",
+                            gbs(g.scaleup.bytes_per_s),
+                            short_from(&g.scaleup),
+                            i.ratio_to_scaleup
+                        ),
+                    ],
+                });
+            }
+            if let Some(v) = staging_view(
+                g.pcie.bytes_per_s,
+                short_from(&g.pcie),
+                a.rate.bytes_per_s,
+                short_from(&a.rate),
+            ) {
+                out.push(v);
             }
         }
         _ => out.push(ModelView {
             title: NOT_SHOWN.into(),
             lines: vec![format!(
-                "the injection ceiling needs GPU and adapter counts ({gpus} GPUs in the topology, {nics} adapters) and an adapter rate (RDMA ports: {})",
-                if facts.fastest_port_bytes_per_s.is_some() { "present" } else { "absent" }
-            )],
-        }),
-    }
-    // Staging: needs a PCIe ceiling and a network rate.
-    let pcie = b.pcie.iter().find_map(|p| {
-        let lanes = p.current_width_lanes?;
-        let generation = p.current_generation.or_else(|| {
-            p.current_speed_gt_per_s
-                .and_then(ceiling::pcie_generation_of)
-        })?;
-        ceiling::pcie(generation, lanes).ok()
-    });
-    match (pcie, facts.fastest_port_bytes_per_s) {
-        (Some(p), Some(r)) => {
-            if let Some(v) = staging_view(&p, r) {
-                out.push(v);
-            }
-        }
-        (p, r) => out.push(ModelView {
-            title: NOT_SHOWN.into(),
-            lines: vec![format!(
-                "staged vs direct needs a PCIe link state (lspci or nvidia-smi -q: {}) and an adapter rate (RDMA ports: {})",
-                if p.is_some() { "present" } else { "absent" },
-                if r.is_some() { "present" } else { "absent" }
+                "the injection ceiling and staged vs direct need GPUs and network adapters ({} GPUs, {} adapters in the evidence)",
+                facts.gpu_count(),
+                a.as_ref().map_or(0, |a| a.adapters)
             )],
         }),
     }
@@ -189,6 +149,7 @@ fn model_views(b: &Bundle, facts: &NodeFacts) -> Vec<ModelView> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::facts::Fabric;
 
     #[test]
     fn an_amd_node_with_adapters_gets_its_cliff_from_xgmi() {
@@ -230,8 +191,9 @@ mod tests {
         let facts = NodeFacts::of(&b);
         let up = facts.scaleup.as_ref().expect("scale-up from xGMI");
         assert_eq!((up.fabric, up.bytes_per_s), (Fabric::Xgmi, 350e9));
-        let c = cliff(&facts).expect("a cliff for an AMD node");
+        let c = super::super::model_figures::cliff(&b, &facts).expect("a cliff for an AMD node");
         assert!(c.note.contains("7 direct xGMI peers"), "{}", c.note);
+        assert!(!c.note.contains("product table"), "{}", c.note);
         let (views, _) = models(&b, &facts);
         let inj = views
             .iter()
@@ -240,7 +202,7 @@ mod tests {
         assert!(
             inj.lines
                 .iter()
-                .any(|l| l.contains("Ratio to scale-up (350.0 GB/s from 7 direct xGMI peers")),
+                .any(|l| l.contains("Ratio to scale-up (350.0 GB/s from xGMI bandwidth)")),
             "{:?}",
             inj.lines
         );
@@ -249,7 +211,13 @@ mod tests {
     #[test]
     fn the_staging_panel_shows_the_step_latency_at_4_kib() {
         let p = ceiling::pcie(4, 16).unwrap();
-        let v = staging_view(&p, 25e9).unwrap();
+        let v = staging_view(
+            p.per_direction_bytes_per_s,
+            "PCIe link state",
+            25e9,
+            "RDMA ports",
+        )
+        .unwrap();
         assert!(
             v.lines[0].contains("2.000 us per store-and-forward step (assumed"),
             "{}",

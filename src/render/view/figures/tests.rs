@@ -61,3 +61,31 @@ fn a_fit_with_a_negative_alpha_is_not_drawn() {
     assert!(lines.is_empty(), "{judged:?}");
     assert!(note.contains("are negative"), "{note}");
 }
+
+#[test]
+fn matrix_cell_text_reads_at_4_5_to_1_on_every_heat() {
+    assert_eq!(hsl_blue(0.5), (38, 127, 217));
+    for lower in [false, true] {
+        for i in 0..=300 {
+            let v = 10f64.powf(-3.0 + f64::from(i) / 100.0);
+            let style = heat(v, 1.0, lower);
+            let light: f64 = style
+                .split(',')
+                .nth(2)
+                .unwrap()
+                .split('%')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let bg = hsl_blue(light / 100.0);
+            let text = if style.ends_with("#000") {
+                (0, 0, 0)
+            } else {
+                (255, 255, 255)
+            };
+            let c = charts::contrast(bg, text);
+            assert!(c >= 4.5, "{style}: {c:.2}:1");
+        }
+    }
+}

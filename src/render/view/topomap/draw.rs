@@ -69,12 +69,14 @@ fn width(links: u32) -> f64 {
 
 const EXCEPTION: &str = "#b91c1c";
 
-/// The `<svg>` open tag and its title.
-fn open(s: &mut String, w: f64, h: f64, title: &str) {
+/// The `<svg>` open tag, its title and its description (what a screen
+/// reader says of the map, as every chart of the site has).
+fn open(s: &mut String, w: f64, h: f64, title: &str, desc: &str) {
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="topomap" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12" role="img"><title>{}</title>"#,
-        esc(title)
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="topomap" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif" font-size="12" role="img"><title>{}</title><desc>{}</desc>"#,
+        esc(title),
+        esc(desc)
     );
 }
 
@@ -91,9 +93,13 @@ fn pcie(m: &TopoMap, href: &dyn Fn(&Source) -> String) -> String {
         w,
         h,
         &format!(
-            "topology map, PCIe: {} devices in {} NUMA boxes",
+            "topology map: PCIe tree of {} devices in {} NUMA boxes",
             m.devices.len(),
             m.numa.len()
+        ),
+        &format!(
+            "ingested: {} PCIe edges drawn beside the switch boxes; every device and edge links to its transcript line",
+            m.pcie_edges.len()
         ),
     );
     for (b, r) in &p.boxes {
@@ -124,7 +130,12 @@ fn scaleup(m: &TopoMap, href: &dyn Fn(&Source) -> String) -> String {
         &mut s,
         w,
         h,
-        &format!("topology map, scale-up links between {gpus} GPUs"),
+        &format!("topology map: scale-up links between {gpus} GPUs"),
+        &format!(
+            "ingested: {} mesh(es) summarised by one label each, {} link(s) drawn edge by edge",
+            m.scaleup.meshes.len(),
+            m.scaleup.edges.len()
+        ),
     );
     let mut labels = Vec::new();
     for ((mesh, bar), text) in p.bars.iter().zip(&captions) {
