@@ -33,4 +33,8 @@ pub enum Command {
     Placement(commands::placement::Args),
     Model(commands::model::Args),
     Schema(commands::schema::Args),
+    /// Print a shell completion script.
+    Completions(commands::shell::CompletionsArgs),
+    /// Print the man page.
+    Man(commands::shell::ManArgs),
 }

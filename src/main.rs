@@ -16,6 +16,8 @@ fn main() -> ExitCode {
         Command::Placement(args) => commands::placement::run(args),
         Command::Model(args) => commands::model::run(args),
         Command::Schema(args) => commands::schema::run(args),
+        Command::Completions(args) => commands::shell::completions(args),
+        Command::Man(args) => commands::shell::man(args),
     };
     match result {
         Ok(code) => code,

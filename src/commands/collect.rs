@@ -9,10 +9,10 @@ use crate::inputs;
 /// Collect evidence on this machine, or ingest transcripts captured elsewhere (`--from`).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
-wire-report collect                                     # this node, into captures/<hostname>/\n  \
+wire-report collect                                     # this node, into ./wire-report-<hostname>/\n  \
 wire-report collect --out /shared/wire/{host} --redact\n  \
 wire-report collect --sysfs-root saved-tree/ --no-sweep --out tree-bundle/\n  \
-wire-report collect --from captures/dgx1-p100/ --out bundle.json\n  \
+wire-report collect --from captures/dgx1-p100-8gpu-4nic/ --out bundle.json\n  \
 srun -N2 --ntasks-per-node=1 wire-report collect --benchmarks --out /shared/wire/{host}   # pair check\n  \
 wire-report collect --peer listen    # and on the other node: wire-report collect --peer node1\n  \
 wire-report collect --from captures/ --out bundles/     # one bundle per node directory\n\n\
@@ -28,7 +28,7 @@ pub struct Args {
     /// Transcript files or directories to ingest instead of probing this machine.
     #[arg(long = "from", num_args = 1.., value_name = "PATH")]
     pub from: Vec<PathBuf>,
-    /// Where to write. Live: a directory (default `captures/<hostname>/`).
+    /// Where to write. Live: a directory (default `./wire-report-<hostname>/`).
     /// Ingest: a `.json` file, `-` for stdout (one node only), or a directory.
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
@@ -265,9 +265,20 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let host = live::hostname(&root);
+    // A redacted collection is named by the host's placeholder, in the
+    // default folder and in `{host}` alike: the real name never reaches
+    // a path.
+    let named = if a.redact {
+        crate::bundle::redact::host_name(&host)
+    } else {
+        host.clone()
+    };
+    // Without --out: `./wire-report-<host>/` in the working directory,
+    // never the project's own `captures/` (whose every folder is a test
+    // fixture).
     let out = match &a.out {
-        Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &host)),
-        None => PathBuf::from("captures").join(safe_component(&host)),
+        Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &named)),
+        None => PathBuf::from(format!("wire-report-{}", safe_component(&named))),
     };
     let to_stdout = out.as_os_str() == "-";
     // Before anything runs: the output must be writable.

@@ -13,6 +13,7 @@ pub mod model;
 pub mod placement;
 pub mod render;
 pub mod schema;
+pub mod shell;
 
 pub use collect::{expand_out, parse_sizes};
 

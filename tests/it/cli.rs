@@ -392,3 +392,38 @@ fn render_writes_a_site_and_a_single_file() {
             "error: `no/such/place` does not exist",
         ));
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_same_flags_as_help() {
+    let out = wr().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let bash = String::from_utf8(out.stdout).unwrap();
+    // Every subcommand is completed, `check` and its --fail-on values too.
+    for word in [
+        "collect",
+        "render",
+        "check",
+        "diff",
+        "--fail-on",
+        "critical",
+    ] {
+        assert!(bash.contains(word), "bash completion lacks {word}");
+    }
+    let out = wr().arg("man").output().unwrap();
+    assert!(out.status.success());
+    let man = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        man.contains(".TH wire-report 1"),
+        "{}",
+        &man[..200.min(man.len())]
+    );
+    assert!(man.contains("check"));
+    assert_eq!(
+        wr().args(["completions", "tcsh"])
+            .output()
+            .unwrap()
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -715,3 +715,46 @@ fn a_bmc_display_controller_is_not_a_gpu() {
     assert_eq!(gpu.role.as_deref(), Some("gpu"));
     assert_eq!(b.topology.gpus().count(), 1, "{:?}", b.topology.devices);
 }
+
+#[test]
+fn collect_without_out_writes_a_folder_named_for_the_host_in_the_working_directory() {
+    // Synthetic sysfs tree; no --out: `./wire-report-<host>/`, never a
+    // `captures/` folder (the project's test fixtures, when run there).
+    let sys = tempfile::tempdir().unwrap();
+    synthetic_tree(sys.path());
+    let cwd = tempfile::tempdir().unwrap();
+    wr().current_dir(cwd.path())
+        .args(["collect", "--quiet", "--no-sweep", "--sysfs-root"])
+        .arg(sys.path())
+        .assert()
+        .success();
+    let made: Vec<String> = std::fs::read_dir(cwd.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert!(made[0].starts_with("wire-report-"), "{made:?}");
+    assert!(cwd.path().join(&made[0]).join("bundle.json").is_file());
+    // Redacted: the folder is named by the placeholder, not the host.
+    let cwd2 = tempfile::tempdir().unwrap();
+    wr().current_dir(cwd2.path())
+        .args([
+            "collect",
+            "--quiet",
+            "--no-sweep",
+            "--redact",
+            "--sysfs-root",
+        ])
+        .arg(sys.path())
+        .assert()
+        .success();
+    let redacted: Vec<String> = std::fs::read_dir(cwd2.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(redacted.len(), 1);
+    assert_ne!(
+        redacted[0], made[0],
+        "the real host name in a redacted path"
+    );
+}

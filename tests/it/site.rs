@@ -38,13 +38,13 @@ fn golden_site_matches_a_fresh_render() {
     let missing: Vec<_> = rendered.difference(&on_disk).collect();
     assert!(
         orphans.is_empty() && missing.is_empty(),
-        "site/ is stale (run UPDATE_SITE=1 cargo test --test site): orphans {orphans:?}, missing {missing:?}"
+        "site/ is stale (run UPDATE_SITE=1 cargo test --test it site::golden): orphans {orphans:?}, missing {missing:?}"
     );
     for (rel, bytes) in &files {
         let old = std::fs::read(root.join(rel)).unwrap();
         assert!(
             old == *bytes,
-            "site/{rel} differs from a fresh render (run UPDATE_SITE=1 cargo test --test site)"
+            "site/{rel} differs from a fresh render (run UPDATE_SITE=1 cargo test --test it site::golden)"
         );
     }
 }
