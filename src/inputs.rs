@@ -336,7 +336,11 @@ pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_file() {
-            out.push(load_source(p)?);
+            // A single-file report: every node it carries.
+            match embedded_bundles(p, &read_input(p, crate::fs::MAX_READ_BYTES)?)? {
+                Some(bundles) => out.extend(bundles),
+                None => out.push(load_source(p)?),
+            }
             continue;
         }
         if !p.exists() {
@@ -423,6 +427,17 @@ impl NodeSource {
 pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
     let mut out = Vec::new();
     for p in paths {
+        // A single-file report: each node it carries.
+        if p.is_file()
+            && let Some(bundles) = embedded_bundles(p, &read_input(p, crate::fs::MAX_READ_BYTES)?)?
+            && bundles.len() > 1
+        {
+            out.extend(bundles.into_iter().map(|b| NodeSource {
+                name: b.host.name.clone(),
+                what: What::Loaded(Box::new(b), None),
+            }));
+            continue;
+        }
         if p.is_file() {
             let b = load_source(p)?;
             let raw = crate::fs::read(p)
@@ -495,6 +510,25 @@ fn host_name(path: &Path) -> anyhow::Result<String> {
     }
 }
 
+/// The bundles a `render --single-file` report carries, or `None` when
+/// `bytes` is not such a report.
+fn embedded_bundles(path: &Path, bytes: &[u8]) -> anyhow::Result<Option<Vec<Bundle>>> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Ok(None);
+    };
+    let found = crate::render::single::embedded_bundles(text);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    found
+        .into_iter()
+        // `<\/` (how the report keeps `</` from ending its script) is
+        // JSON's own escape of `/`: read as it is.
+        .map(|json| Bundle::from_json(json, path))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map(Some)
+}
+
 /// Reads a bundle, a node directory, or a single transcript as a one-file
 /// bundle (named after its directory). Fails when the file is none of
 /// these, naming the line.
@@ -520,6 +554,15 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
         && is_bundle(text)
     {
         return Bundle::from_json(text, path);
+    }
+    if let Some(mut embedded) = embedded_bundles(path, &bytes)? {
+        return match embedded.len() {
+            1 => Ok(embedded.remove(0)),
+            n => anyhow::bail!(
+                "`{}` is a report of {n} nodes; render or diff it whole, or name one node's bundle",
+                path.display()
+            ),
+        };
     }
     let name = node_names(std::iter::once(
         &path.parent().map(Path::to_path_buf).unwrap_or_default(),

@@ -15,15 +15,24 @@ use crate::render::{analyse, explain};
 /// Rows of the key figure table per node, so a summary stays short.
 const MAX_FIGURES: usize = 16;
 
-/// Escapes what markdown (and HTML inside markdown) would interpret.
+/// Escapes what markdown (and HTML inside markdown) would interpret. An
+/// underscore inside a word (`mlx5_0`, `nvidia_peermem`) is left as it
+/// is: no markdown reads it as emphasis, and a ticket shows the name as
+/// typed; one at a word's edge (`_x_`) is escaped.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let chars: Vec<char> = s.chars().collect();
+    let word = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    for (i, &c) in chars.iter().enumerate() {
         match c {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '\n' | '\r' => out.push(' '),
+            '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push(c),
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
                 out.push('\\');
                 out.push(c);
@@ -32,6 +41,52 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// The topology matrix as a table: each GPU's row, the code the tool
+/// printed for every GPU and adapter (the class where it printed none).
+fn topology_table(b: &Bundle) -> Option<String> {
+    let t = &b.topology;
+    let gpus: Vec<&str> = t.gpus().map(|d| d.id.as_str()).collect();
+    if gpus.is_empty() || t.links.is_empty() {
+        return None;
+    }
+    let columns: Vec<&crate::evidence::topology::Device> = t.devices.iter().collect();
+    let mut s = String::from("| |");
+    for d in &columns {
+        let name = d
+            .name
+            .as_deref()
+            .filter(|_| d.kind == crate::evidence::topology::DeviceKind::Nic);
+        s.push_str(&format!(
+            " {}{} |",
+            escape(&d.id),
+            name.map(|n| format!(" ({})", escape(n)))
+                .unwrap_or_default()
+        ));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(columns.len()));
+    s.push('\n');
+    for g in &gpus {
+        s.push_str(&format!("| {} |", escape(g)));
+        for d in &columns {
+            let cell = if *g == d.id {
+                "X".to_string()
+            } else {
+                t.link(g, &d.id)
+                    .map(|l| {
+                        l.code
+                            .clone()
+                            .unwrap_or_else(|| l.class.as_str().to_string())
+                    })
+                    .unwrap_or_default()
+            };
+            s.push_str(&format!(" {} |", escape(&cell)));
+        }
+        s.push('\n');
+    }
+    Some(s)
 }
 
 /// `s` as an inline code span that nothing can leave: a backtick becomes
@@ -196,6 +251,11 @@ pub fn node_markdown(node: &crate::render::Analysed<'_>) -> String {
         }
         s.push('\n');
     }
+    if let Some(table) = topology_table(b) {
+        s.push_str("**Topology** (the code each tool printed for a pair: NV# NVLinks, PIX/PXB a PCIe switch, PHB/NODE a host bridge, SYS the socket link):\n\n");
+        s.push_str(&table);
+        s.push('\n');
+    }
     let rows = key_figures(b);
     if !rows.is_empty() {
         s.push_str("**Key figures** (best and worst of each kind, host and GPU buffers apart: bandwidth at the largest message measured, latency at the smallest; source is transcript:line):\n\n");
@@ -257,7 +317,8 @@ mod tests {
     #[test]
     fn transcript_text_cannot_become_markup() {
         assert_eq!(escape("<b>|x|</b>"), "&lt;b&gt;\\|x\\|&lt;/b&gt;");
-        assert_eq!(escape("a_b*c`d"), "a\\_b\\*c\\`d");
+        assert_eq!(escape("a_b*c`d"), "a_b\\*c\\`d");
+        assert_eq!(escape("_x_ mlx5_0"), "\\_x\\_ mlx5_0");
         assert_eq!(escape("[l](http://x)"), "\\[l\\](http://x)");
     }
 

@@ -42,12 +42,41 @@ pub struct SingleNode {
     pub fleet: Option<fleet::FleetNode>,
 }
 
+/// The class of the `<script>` element that carries a node's bundle in
+/// the single file: `render` and `diff` read the file back through it.
+pub const BUNDLE_SCRIPT: &str = "wire-report-bundle";
+
+/// The node's bundle, embedded in its section as JSON a `<script>` cannot
+/// end early (`</` is written `<\/`, which JSON reads as `</`), with a
+/// button that saves it as `bundle.json`: a ticket's single file can be
+/// re-rendered, diffed or checked.
+fn embedded_bundle(b: &Bundle, slug: &str) -> String {
+    let json = b.to_json().replace('<', "\\u003c");
+    let id = format!("bundle-{slug}");
+    format!(
+        "<p class=\"download\"><button type=\"button\" onclick=\"var t=document.getElementById('{id}').textContent,a=document.createElement('a');a.href=URL.createObjectURL(new Blob([t],{{type:'application/json'}}));a.download='bundle.json';a.click()\">Save this node's bundle.json</button> <span class=\"muted\">(the evidence behind this section: <code>wire-report render</code>, <code>diff</code> and <code>check</code> read this file back too)</span></p>\n<script type=\"application/json\" class=\"{BUNDLE_SCRIPT}\" id=\"{id}\">{json}</script>\n"
+    )
+}
+
+/// The bundles a single file carries, in its order.
+pub fn embedded_bundles(html: &str) -> Vec<&str> {
+    let open = format!("class=\"{BUNDLE_SCRIPT}\"");
+    html.match_indices(&open)
+        .filter_map(|(at, _)| {
+            let start = at + html[at..].find('>')? + 1;
+            let end = start + html[start..].find("</script>")?;
+            Some(&html[start..end])
+        })
+        .collect()
+}
+
 /// Renders one node whose slug (its anchor) was decided beforehand.
 pub fn node(b: &Bundle, node_slug: String, with_fleet: bool) -> anyhow::Result<SingleNode> {
     let slugs = NodeSlugs::of(node_slug, b);
     let n = Analysed::of(b);
     let v = view::node_view(&n, &slugs, Mode::SingleFile);
-    let html = Section { node: &v }.render()?;
+    let mut html = Section { node: &v }.render()?;
+    html.push_str(&embedded_bundle(b, &v.slug));
     Ok(SingleNode {
         html,
         summary: summary(&v, format!("#{}", v.slug)),

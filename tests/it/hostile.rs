@@ -147,7 +147,7 @@ fn a_hostname_or_slurm_name_never_writes_outside_out() {
 }
 
 #[test]
-fn an_absolute_hostname_without_out_stays_under_captures() {
+fn an_absolute_hostname_without_out_stays_in_the_working_directory() {
     let cwd = tempfile::tempdir().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let target = elsewhere.path().join("x");
@@ -157,7 +157,7 @@ fn an_absolute_hostname_without_out_stays_under_captures() {
     let files = files_under(cwd.path());
     assert!(
         files.len() == 1
-            && files[0].starts_with("captures/_")
+            && files[0].starts_with("wire-report-_")
             && files[0].ends_with("_x/bundle.json"),
         "{files:?}"
     );

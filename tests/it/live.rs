@@ -404,7 +404,9 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
         .assert()
         .success()
         .stderr(predicate::str::contains("wrote"));
-    let dir = out.path().join(format!("{host}-4242"));
+    // Redacted: `{host}` is the host's placeholder, never its name.
+    let placeholder = wire_report::bundle::redact::host_name(&host);
+    let dir = out.path().join(format!("{placeholder}-4242"));
     let text = std::fs::read_to_string(dir.join("bundle.json")).unwrap();
     let b: Bundle = serde_json::from_str(&text).unwrap();
     assert!(b.system.as_ref().unwrap().redacted);

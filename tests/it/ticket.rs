@@ -144,5 +144,81 @@ fn redact_removes_the_host_name_and_out_writes_a_file() {
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(!text.contains("cx3-qdr-graph500"), "{text}");
     assert!(text.starts_with("### wire-report: host-"));
-    assert!(text.contains("mlx4\\_0 port 2: Down"), "{text}");
+    assert!(text.contains("mlx4_0 port 2: Down"), "{text}");
+}
+
+#[test]
+fn a_single_file_carries_its_bundles_and_reads_back_as_them() {
+    use std::path::PathBuf;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ticket.html");
+    let nodes = ["captures/dgx1v-v100-8gpu-1nic", "captures/rtx3090-4gpu"];
+    let out = crate::common::wr()
+        .arg("render")
+        .args(nodes)
+        .arg("--single-file")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Read back: the same bundles, node for node.
+    let want = wire_report::inputs::load_nodes(&nodes.map(PathBuf::from)).unwrap();
+    let got = wire_report::inputs::load_nodes(std::slice::from_ref(&file)).unwrap();
+    assert_eq!(got.len(), 2);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w);
+    }
+    // check and diff take it as they take bundles.
+    let check = crate::common::wr()
+        .arg("check")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).lines().count(), 2);
+    let diff = crate::common::wr()
+        .args(["diff", "captures/rtx3090-4gpu"])
+        .arg({
+            // One node's report against its captures.
+            let one = dir.path().join("one.html");
+            crate::common::wr()
+                .args(["render", "captures/rtx3090-4gpu", "--single-file"])
+                .arg(&one)
+                .assert()
+                .success();
+            one
+        })
+        .output()
+        .unwrap();
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
+}
+
+#[test]
+fn an_embedded_bundle_cannot_end_its_script() {
+    // Synthetic: a transcript whose text would close the <script> early.
+    let mut b =
+        wire_report::inputs::load_nodes(&[std::path::PathBuf::from("captures/rtx3090-4gpu")])
+            .unwrap()
+            .remove(0);
+    b.transcripts[0]
+        .text
+        .push_str("\n</script><script>alert(1)</script>\n");
+    let html = wire_report::render::render_single_file(std::slice::from_ref(&b)).unwrap();
+    assert!(
+        !html.contains("</script><script>alert(1)"),
+        "the transcript ended the script"
+    );
+    let embedded = wire_report::render::single::embedded_bundles(&html);
+    assert_eq!(embedded.len(), 1);
+    let back = wire_report::bundle::Bundle::from_json(embedded[0], std::path::Path::new("t.html"))
+        .unwrap();
+    assert_eq!(back, b);
 }
