@@ -175,9 +175,28 @@ pub fn args(plan: &Plan, address: Option<&str>) -> Vec<String> {
     a
 }
 
+/// Whether a failed client run may succeed if tried again: perftest fails
+/// at once when its server is not listening yet (`Couldn't connect to
+/// node1:18515`, `Unable to init the socket connection`). Anything else
+/// (`Did not detect devices`, `No IB devices found`, a device or option
+/// it refuses) fails the same way every time.
+fn worth_retrying(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    [
+        "couldn't connect",
+        "could not connect",
+        "unable to init the socket connection",
+        "connection refused",
+        "failed to exchange data",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
+}
+
 /// Runs this side within `budget`. The server waits for its client; the
 /// client retries while the server is not yet listening (perftest fails
-/// at once when nobody answers) until the budget is spent.
+/// at once when nobody answers) until the budget is spent, and stops at
+/// once, with the tool's words, on an error no retry mends.
 pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Duration) -> Output {
     let start = Instant::now();
     let args = args(plan, address);
@@ -191,6 +210,7 @@ pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Dura
         tries += 1;
         let retry = plan.role == Role::Client
             && out.status == ProbeStatus::Failed
+            && worth_retrying(&out.message)
             && start.elapsed() + Duration::from_millis(500) < budget;
         if !retry {
             if tries > 1 {
@@ -208,6 +228,18 @@ pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Dura
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_server_not_yet_listening_is_worth_another_try() {
+        assert!(worth_retrying(
+            " Couldn't connect to node1:18515\n Unable to init the socket connection"
+        ));
+        assert!(!worth_retrying(
+            " Did not detect devices \n If device exists, check if driver is up"
+        ));
+        assert!(!worth_retrying("No IB devices found"));
+        assert!(!worth_retrying("IB device mlx5_9 not found"));
+    }
 
     #[test]
     fn slurm_host_lists_expand_like_scontrol() {
