@@ -59,10 +59,15 @@ impl Recorder {
         }
     }
 
-    /// Advances the progress bar, saying what runs now.
+    /// Advances the progress bar, saying what runs now. The plan's count
+    /// is an estimate (a tool found late adds steps): a step past it
+    /// raises the total, so the bar never reads 14/13.
     pub fn step(&self, msg: &str) {
         if let Some(b) = &self.bar {
             b.set_message(msg.to_string());
+            if b.length().is_some_and(|len| b.position() >= len) {
+                b.inc_length(1);
+            }
             b.inc(1);
         }
     }
