@@ -33,6 +33,8 @@ pub struct Reading {
     pub interfaces: Vec<crate::evidence::ethtool::InterfaceStats>,
     /// Kernel module listings (`lsmod`).
     pub modules: Vec<crate::evidence::lsmod::ModuleListing>,
+    /// NCCL/RCCL initialisations (`NCCL_DEBUG=INFO` logs).
+    pub nccl: Vec<crate::evidence::nccl::NcclInit>,
     /// Why the file, or lines of it, could not be read.
     pub problems: Vec<Problem>,
 }
@@ -213,7 +215,8 @@ impl Blocks<'_> {
         // Lines the parser noted and passed over are skipped, unless a
         // fact cites them (a note may sit on a row that was read).
         let mut cited = Vec::new();
-        if !p.notes.is_empty() || !loose.is_empty() {
+        let passed = !p.skipped_lines.is_empty() || !p.unread_lines.is_empty();
+        if !p.notes.is_empty() || !loose.is_empty() || passed {
             cited = vec![false; self.uses.len()];
             p.for_each_source(|s| {
                 if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
@@ -231,6 +234,21 @@ impl Blocks<'_> {
             let i = note.line.wrapping_sub(1);
             if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
                 self.uses[i] = Use::Skipped("passed over by the parser (see notes)");
+            }
+        }
+        // Lines the parser named as its tool's own with nothing read, or
+        // as not its tool's at all: skipped or not understood, unless a
+        // fact cites them.
+        for &(n, why) in &p.skipped_lines {
+            let i = n.wrapping_sub(1);
+            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
+                self.uses[i] = Use::Skipped(why);
+            }
+        }
+        for &n in &p.unread_lines {
+            let i = n.wrapping_sub(1);
+            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
+                self.uses[i] = Use::NotUnderstood;
             }
         }
         // Text before the tool's title (or between its runs) is read only
@@ -544,6 +562,7 @@ fn merge_parsed(
         evidence::ethtool::settle(&mut into.interfaces, None);
     }
     into.modules.extend(p.modules);
+    into.nccl.extend(p.nccl);
     into.notes.extend(p.notes);
     into.issues.extend(p.issues);
 }
@@ -588,6 +607,7 @@ fn read_parsed(
         pcie: parsed.pcie,
         interfaces: parsed.interfaces,
         modules: parsed.modules,
+        nccl: parsed.nccl,
         problems,
     }
 }

@@ -38,6 +38,7 @@ impl Bundle {
         self.pcie.extend(r.pcie);
         self.interfaces.extend(r.interfaces);
         self.modules.extend(r.modules);
+        self.nccl.extend(r.nccl);
         let transcript = r.transcript.is_some();
         self.transcripts.extend(r.transcript);
         Absorbed {

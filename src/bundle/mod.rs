@@ -71,6 +71,7 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::Measurement;
+use crate::evidence::nccl::NcclInit;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::topology::Topology;
@@ -132,6 +133,17 @@ pub struct Bundle {
     /// "size_bytes": 16384, "used": 0, "source": [2, 4] }], "source": [2, 2] }`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<ModuleListing>,
+    /// NCCL and RCCL initialisations read from their `NCCL_DEBUG=INFO`
+    /// logs (`evidence::nccl`): the ranks' GPUs, the adapters and network
+    /// NCCL chose, whether GPUDirect RDMA was on, and each channel's path.
+    /// Example: `{ "version": "2.18.3", "ranks": 2, "devices": [{ "rank":
+    /// 0, "host": "node1", "cuda_dev": 0, "bus_id": "0000:1b:00.0",
+    /// "source": [4, 9] }], "adapters": [], "net": null, "gpu_direct": [],
+    /// "paths": [{ "channel": 0, "src_rank": 0, "dst_rank": 1, "transport":
+    /// "SHM", "via": "SHM/direct/direct", "source": [4, 7] }], "source": [4, 1] }`.
+    /// Optional: older bundles have none, and older readers ignore it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nccl: Vec<NcclInit>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// What was probed on a live node and what happened to each probe
@@ -363,6 +375,7 @@ impl Bundle {
             pcie: Vec::new(),
             interfaces: Vec::new(),
             modules: Vec::new(),
+            nccl: Vec::new(),
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,

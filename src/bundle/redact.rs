@@ -79,6 +79,18 @@ fn secrets(b: &Bundle) -> Vec<(String, String)> {
             }
         }
     }
+    // The hosts an NCCL log names (every rank's, other nodes' too).
+    let hosts = b.nccl.iter().flat_map(|n| {
+        let devices = n.devices.iter().filter_map(|d| d.host.as_ref());
+        let adapters = n.adapters.iter().filter_map(|a| a.host.as_ref());
+        let paths = n.paths.iter().filter_map(|p| p.host.as_ref());
+        devices.chain(adapters).chain(paths)
+    });
+    for h in hosts {
+        if h.len() >= 2 {
+            map.insert(h.clone(), placeholder("host", h));
+        }
+    }
     for d in &b.topology.devices {
         if let Some(u) = &d.uuid {
             map.insert(u.clone(), placeholder("uuid", u));
@@ -240,6 +252,27 @@ mod tests {
         assert!(!saved.contains("gpu-node-17") && saved.contains("uuid-"));
         // Stable: the same value gives the same placeholder.
         assert_eq!(placeholder("host", "gpu-node-17"), b.host.name);
+    }
+
+    #[test]
+    fn hosts_named_by_an_nccl_log_are_redacted() {
+        let mut b = Bundle::new(Host {
+            name: "login".into(),
+            origin: Origin::Ingested,
+        });
+        let text = b"gpu-a7:12:34 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via SHM/direct/direct\n";
+        b.absorb(crate::ingest::read_transcript("nccl.txt", text));
+        assert_eq!(b.nccl[0].paths[0].host.as_deref(), Some("gpu-a7"));
+        redact(&mut b, &mut []).unwrap();
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(!json.contains("gpu-a7"), "{json}");
+        assert!(
+            b.nccl[0].paths[0]
+                .host
+                .as_deref()
+                .unwrap()
+                .starts_with("host-")
+        );
     }
 
     #[test]

@@ -45,6 +45,7 @@ use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
+use crate::evidence::nccl::NcclInit;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
@@ -170,6 +171,11 @@ fn file_table(b: &Bundle) -> Table {
         t.add(&m.source.file);
         for r in &m.rows {
             t.add(&r.source.file);
+        }
+    }
+    for n in &b.nccl {
+        for s in n.sources() {
+            t.add(&s.file);
         }
     }
     t
@@ -448,6 +454,8 @@ struct Out<'a> {
     interfaces: &'a [InterfaceStats],
     #[serde(skip_serializing_if = "<[ModuleListing]>::is_empty")]
     modules: &'a [ModuleListing],
+    #[serde(skip_serializing_if = "<[NcclInit]>::is_empty")]
+    nccl: &'a [NcclInit],
     transcripts: &'a [Transcript],
     #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
     probes: &'a [Probe],
@@ -477,6 +485,8 @@ struct In {
     interfaces: Vec<InterfaceStats>,
     #[serde(default)]
     modules: Vec<ModuleListing>,
+    #[serde(default)]
+    nccl: Vec<NcclInit>,
     transcripts: Vec<Transcript>,
     #[serde(default)]
     probes: Vec<Probe>,
@@ -500,6 +510,7 @@ impl Bundle {
             pcie,
             interfaces,
             modules,
+            nccl,
             transcripts,
             probes,
             system,
@@ -517,6 +528,7 @@ impl Bundle {
             pcie,
             interfaces,
             modules,
+            nccl,
             transcripts,
             probes,
             system,
@@ -541,6 +553,7 @@ impl Out<'_> {
             pcie,
             interfaces,
             modules,
+            nccl,
             transcripts,
             probes,
             system,
@@ -563,6 +576,9 @@ impl Out<'_> {
         }
         if !modules.is_empty() {
             o.field("modules", modules)?;
+        }
+        if !nccl.is_empty() {
+            o.field("nccl", nccl)?;
         }
         o.key("transcripts");
         transcript::write(transcripts, o.out())?;
@@ -611,6 +627,7 @@ impl<'de> Deserialize<'de> for Bundle {
             pcie: i.pcie,
             interfaces: i.interfaces,
             modules: i.modules,
+            nccl: i.nccl,
             transcripts: i.transcripts,
             probes: i.probes,
             system: i.system,

@@ -191,6 +191,10 @@ struct Scan<'a> {
 pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let scan = scan_nccl_tests(text)?;
+    // NCCL's own lines in the run say which paths it took.
+    if has!(text, "NCCL INFO") {
+        super::nccl::read_into(text, &mut out, false);
+    }
     let Some((header_line, _)) = scan.cols else {
         return Err(ParseError::new(
             scan.last_line,

@@ -28,6 +28,7 @@ mod grams;
 pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
+pub mod nccl;
 pub mod pcie;
 pub mod qp;
 mod rank;
@@ -154,6 +155,8 @@ pub enum Tool {
     PpuSmiTopo,
     /// `lsmod`, whole or through `grep`
     Lsmod,
+    /// NCCL's or RCCL's own log, `NCCL_DEBUG=INFO` (see `nccl`)
+    NcclInfo,
     /// `ibv_display_local_infiniband_device_statistics`: sysfs RDMA
     /// counters every 10 s (see `rdma::statistics`)
     IbvDeviceStatistics,
@@ -215,12 +218,21 @@ pub struct Parsed {
     pub interfaces: Vec<ethtool::InterfaceStats>,
     /// Kernel module listings (`lsmod`).
     pub modules: Vec<lsmod::ModuleListing>,
+    /// NCCL/RCCL initialisations (`NCCL_DEBUG=INFO` logs).
+    pub nccl: Vec<nccl::NcclInit>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
     /// Lines a parser read context from that no single fact cites (a
     /// perftest run's GPU, its buffer registration, its server side):
     /// they count as read.
     pub context_lines: Vec<usize>,
+    /// Lines of the tool's own that the parser passed over, with why:
+    /// skipped unless a fact cites them (an NCCL log's many lines that
+    /// are no fact of ours).
+    pub skipped_lines: Vec<(usize, &'static str)>,
+    /// Lines in the block that are not the tool's at all (an
+    /// application's output between NCCL's lines): not understood.
+    pub unread_lines: Vec<usize>,
 }
 
 impl Parsed {
@@ -273,6 +285,9 @@ impl Parsed {
             f(&mut m.source);
             m.rows.iter_mut().for_each(|r| f(&mut r.source));
         }
+        for n in &mut self.nccl {
+            n.for_each_source(&mut f);
+        }
     }
 
     /// Renumbers every line this reading names (facts, notes, issues)
@@ -282,6 +297,12 @@ impl Parsed {
     pub fn map_lines(&mut self, map: impl Fn(usize) -> usize) {
         self.for_each_source(|s| s.line = map(s.line));
         for l in &mut self.context_lines {
+            *l = map(*l);
+        }
+        for (l, _) in &mut self.skipped_lines {
+            *l = map(*l);
+        }
+        for l in &mut self.unread_lines {
             *l = map(*l);
         }
         // A text that names no line stays as it is (no copy).

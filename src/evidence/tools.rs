@@ -11,7 +11,7 @@
 //! is `collect::live`'s business.
 
 use super::{
-    ParseError, Parsed, Tool, collective, copy, ethtool, lsmod, mpi, pcie, rdma, topology,
+    ParseError, Parsed, Tool, collective, copy, ethtool, lsmod, mpi, nccl, pcie, rdma, topology,
 };
 
 /// Recognises a tool's transcript from the whole text and its lines (each
@@ -175,6 +175,15 @@ pub static TOOLS: &[ToolSpec] = &[
             &["-b", "8", "-e", "256M", "-f", "2", "-g", "1"],
             "all_reduce_perf.txt",
         )],
+    },
+    // After nccl-tests (whose runs interleave NCCL's lines and read them
+    // too): a log of NCCL's own, its lines anywhere in an application's.
+    ToolSpec {
+        tool: Tool::NcclInfo,
+        name: "nccl-info",
+        detect: nccl::looks_like_nccl_info,
+        parse: nccl::parse_nccl_info,
+        live: &[],
     },
     ToolSpec {
         tool: Tool::Osu,

@@ -162,6 +162,30 @@ fn topology_snapshots() {
     }
 }
 
+/// Every NCCL/RCCL INFO log's facts (the bundle's `nccl` section) and
+/// how its lines were accounted, one snapshot per node.
+#[test]
+fn nccl_snapshots() {
+    let all = wire_report::inputs::ingest(&[PathBuf::from("captures")]).unwrap();
+    let mut seen = 0;
+    for n in all.iter().filter(|n| !n.bundle.nccl.is_empty()) {
+        seen += 1;
+        let lines: Vec<_> = n
+            .bundle
+            .transcripts
+            .iter()
+            .map(|t| (t.path.as_str(), t.tool.as_str(), &t.lines))
+            .collect();
+        crate::common::in_snapshots(|| {
+            insta::assert_json_snapshot!(
+                format!("nccl__{}", n.bundle.host.name),
+                serde_json::json!({ "nccl": n.bundle.nccl, "lines": lines, "problems": n.bundle.problems })
+            );
+        });
+    }
+    assert!(seen >= 17, "{seen} nodes with an NCCL log");
+}
+
 // ---- Hand-checked against the transcript text --------------------------
 
 #[test]

@@ -10,6 +10,61 @@ use wire_report::ingest::read_transcript;
 /// problem at a line, its message's start. Values checked by eye against
 /// each capture's last (or first) lines.
 const CUT: &[(&str, usize, &str)] = &[
+    // NCCL logs cut inside their last line: its prefix without a
+    // message, or a channel line before its `via`.
+    (
+        "nccl-info-001-p2p-ipc-read",
+        18,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-002-init-complete",
+        10,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-004-python-logging",
+        13,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-006-p2p-direct-pointer",
+        13,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-010-nccl-2.4.7",
+        17,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-012-h800",
+        17,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-013-p2p-direct-pointer",
+        16,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-014-mpirun",
+        16,
+        "the log stops inside an NCCL line",
+    ),
+    ("nccl-info-015-efa", 19, "the log stops inside an NCCL line"),
+    (
+        "nccl-info-016-rccl",
+        15,
+        "the log stops inside an NCCL line",
+    ),
+    (
+        "nccl-info-008-2.29.2",
+        17,
+        "the log stops inside an NCCL line",
+    ),
+    // nccl-tests run cut above its rows (NCCL's lines read too).
+    ("nccl-info-005-h20", 13, "the results table has no rows"),
     // NCCL #814 as the search index kept it: the three unidirectional
     // matrices whole, then only the bidirectional staged matrix's header.
     (
@@ -152,6 +207,27 @@ const CUT: &[(&str, usize, &str)] = &[
 
 /// Cut captures no parser can tell are cut, and why.
 const CUT_NOT_DETECTABLE: &[(&str, &str)] = &[
+    // NCCL logs whose last line, cut, still reads as a line: a bare
+    // word (`sh9-machine-...-64df4c`, `localRa`), an Init line without
+    // its end (not read: no `Init COMPLETE`), a `via` cut to
+    // `SHM/direct/d` (read: its transport is whole).
+    (
+        "nccl-info-003-nvls",
+        "the last Init line is cut before its end",
+    ),
+    ("nccl-info-007-shm", "cut inside the host name: a bare word"),
+    (
+        "nccl-info-011-shm",
+        "cut inside the via, after its transport",
+    ),
+    (
+        "nccl-info-017-bare",
+        "bare lines: the last is a word of one",
+    ),
+    (
+        "nccl-info-018-ib-disabled",
+        "cut after `comm`: a message of its own",
+    ),
     // A `grep prio` paste cut after a whole row: nothing in the rows says
     // more followed (the Before reading, longer, is not a rule).
     (

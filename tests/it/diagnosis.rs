@@ -306,7 +306,13 @@ const TRUTH: &[Row] = &[
         // bounds values ... FAILED` lines of gh200-2node-slingshot-allreduce
         // and v100-8gpu-allgather-4g-oob are the corruption wrong-results
         // already says: said once, there.
-        fires: &["h200-gke-a3ultra-dmabuf", "rtx5090-2gpu-nccl-failure"],
+        // aws-efa-horovod-ring: its NCCL log's own `NCCL WARN NET/OFI
+        // Couldn't open AV` (read since NCCL INFO logs are).
+        fires: &[
+            "aws-efa-horovod-ring",
+            "h200-gke-a3ultra-dmabuf",
+            "rtx5090-2gpu-nccl-failure",
+        ],
         silent: (
             "hgx-h100-8gpu",
             "its p2pBandwidthLatencyTest ran to the end and printed no error",
@@ -316,23 +322,36 @@ const TRUTH: &[Row] = &[
         kind: "truncated",
         severity: "info",
         fires: &[
+            // Among them the NCCL INFO logs (nccl-info-* captures) cut
+            // inside their last line: the search index's excerpts
+            // (cut_captures lists them).
             "amd-4gpu-pcie-two-socket",
+            "aws-efa-horovod-ring",
+            "aws-p5en-efa-ofi",
             "cx4lx-ethq-mlx5",
             "dgx1-v100-32gb",
+            "easydistill-8gpu-p2p-ipc",
             "gb200-nvl",
             "gb200-oke-mnnvl",
             "h100-4gpu-nv6-4nic",
             "h100-8gpu-nvbandwidth-sm",
+            "h20-2node-nccl-tests-info",
             "h20-8gpu-bf3-roce-deepep17",
+            "h800-4gpu-shm",
             "hgx-h100-8gpu",
             "k80-8gpu",
+            "machine-2node-ib-gdrdma",
+            "master-node-nccl247-ib",
             "maxwell-gpu",
             "mi250x-8gcd",
+            "mi250x-rccl-socket",
             "mi300x-8gpu-amdsmi-blog",
             "mi350x-8gpu",
             "mi355x-pollara-2node",
-            "nvlink-4gpu-latency",
+            "nccl-1412-swat-16rank",
+            "nccl-952-16rank-socket",
             "nv18-8gpu-6nic-peermem-nccl1737",
+            "nvlink-4gpu-latency",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
             "pcie-6gpu-p2p-slower-than-staged",
@@ -341,7 +360,9 @@ const TRUTH: &[Row] = &[
             "rtx4090-8gpu",
             "rtx5060ti-5gpu-epyc",
             "rtx5090-2gpu-nccl-failure",
+            "sh9-8gpu-p2p-vs-shm",
             "transferbench-scaling-preset",
+            "vm-2gpu-no-ib-socket",
             "vmd-nvme-asus-b1400ceae",
         ],
         silent: ("cx3-qdr-graph500", "every transcript is whole"),

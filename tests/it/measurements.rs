@@ -545,6 +545,8 @@ fn pcie_links_by_hand() {
 fn only_the_known_problems() {
     let expected: &[(&str, usize, ProblemKind)] = &[
         ("ibstat-004-a100", 137, ProblemKind::ToolError),
+        // NCCL WARN NET/OFI Couldn't open AV (aws-ofi-nccl #24).
+        ("nccl-info-014-mpirun", 15, ProblemKind::ToolError),
         // Out of bounds values, then #wrong out-of-place and in-place.
         ("allreduce-2x-gh200", 37, ProblemKind::ToolError),
         ("allreduce-2x-gh200", 29, ProblemKind::ToolError),
