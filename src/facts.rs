@@ -82,6 +82,9 @@ pub struct NodeFacts {
     pub measured_gpus: BTreeSet<String>,
     /// GPUs `nvidia-smi -q` says are attached, when it says.
     pub attached_gpus: Option<usize>,
+    /// GPUs an NCCL log names on one host (the most on any host it
+    /// names: a log holds every rank's lines).
+    pub nccl_gpus: usize,
     /// RDMA adapters that RDMA measurements ran on (perftest's `Device`).
     pub measured_adapters: BTreeSet<String>,
     /// PCIe switches the live sysfs tree shows ([`switches`]).
@@ -253,6 +256,7 @@ impl NodeFacts {
             named_gpus: names::named_gpus(&b.transcripts),
             measured_gpus: measured_gpus(b),
             attached_gpus: names::attached_gpus(&b.transcripts),
+            nccl_gpus: nccl_gpus(b),
             switches: switches::switches(b),
             gpu_pcie: host_path::gpu_pcie_ceilings(b),
             trust: trust::grades(b),
@@ -301,6 +305,7 @@ impl NodeFacts {
             self.named_gpus.len(),
             self.measured_gpus.len(),
             self.attached_gpus.unwrap_or(0),
+            self.nccl_gpus,
         ]
         .into_iter()
         .max()
@@ -386,6 +391,18 @@ fn joined<'a>(gpus: &[String], links: impl Iterator<Item = &'a Link>) -> bool {
         }
     }
     gpus.len() > 1 && gpus.iter().all(|g| seen.contains(g.as_str()))
+}
+
+/// The most GPUs (CUDA devices) an NCCL log names on one host.
+fn nccl_gpus(b: &Bundle) -> usize {
+    let mut per_host: BTreeMap<Option<&str>, BTreeSet<u32>> = BTreeMap::new();
+    for d in b.nccl.iter().flat_map(|i| &i.devices) {
+        per_host
+            .entry(d.host.as_deref())
+            .or_default()
+            .insert(d.cuda_dev);
+    }
+    per_host.values().map(BTreeSet::len).max().unwrap_or(0)
 }
 
 /// GPU ids that measurements name at either end.

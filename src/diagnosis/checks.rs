@@ -220,7 +220,10 @@ impl Step {
             Finding::HostHopInGroup { .. } | Finding::NvlinksInactive { .. } => Step::GpuLinks,
             Finding::SilentStaging { .. }
             | Finding::PeerSlowerThanStaged { .. }
-            | Finding::NoPeerPath { .. } => Step::PeerPath,
+            | Finding::NoPeerPath { .. }
+            | Finding::NcclStagedPath { .. } => Step::PeerPath,
+            Finding::NcclNoGpuDirect { .. } => Step::Gpudirect,
+            Finding::NcclSocketFallback { .. } => Step::RdmaPorts,
             Finding::NicOnOtherSocket { .. }
             | Finding::NicAcrossHostBridge { .. }
             | Finding::InjectionShare { .. } => Step::NicPlacement,
@@ -439,11 +442,19 @@ fn gpus(b: &Bundle, facts: &NodeFacts) -> Known {
 
 fn adapters(b: &Bundle, facts: &NodeFacts) -> Known {
     let on_bus = b.pcie.iter().filter(|p| rdma_adapter_on_bus(p)).count();
+    let named_by_nccl = b
+        .nccl
+        .iter()
+        .flat_map(|i| &i.adapters)
+        .map(|a| a.name.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let n = [
         facts.nics.len(),
         b.rdma.len(),
         facts.measured_adapters.len(),
         on_bus,
+        named_by_nccl,
     ]
     .into_iter()
     .max()
@@ -627,7 +638,14 @@ fn peer_path_seen(b: &Bundle) -> bool {
             m.bandwidth_bytes_per_s
                 .is_some_and(|x| x > FASTER_THAN_ANY_HOST_PATH)
         });
-    !b.topology.p2p.is_empty() || (p2p(P2p::Enabled) && p2p(P2p::Disabled)) || all_fast
+    // NCCL's log names each channel's transport between GPUs of a node.
+    let nccl = b.nccl.iter().flat_map(|i| &i.paths).any(|p| {
+        matches!(
+            p.transport,
+            crate::evidence::nccl::NcclTransport::P2p | crate::evidence::nccl::NcclTransport::Shm
+        )
+    });
+    !b.topology.p2p.is_empty() || (p2p(P2p::Enabled) && p2p(P2p::Disabled)) || all_fast || nccl
 }
 
 /// Whether the peer-memory question has an answer: a live collection's
@@ -635,7 +653,15 @@ fn peer_path_seen(b: &Bundle) -> bool {
 /// NVIDIA's two, or perftest run with GPU buffers.
 fn peer_memory_seen(b: &Bundle) -> bool {
     let listed = |m: &str| lsmod::state(&b.modules, m);
-    b.system.is_some()
+    // NCCL says per adapter whether GPU Direct RDMA is on, and marks its
+    // NET channels `/GDRDMA` when it is.
+    let nccl = b.nccl.iter().any(|i| {
+        !i.gpu_direct.is_empty()
+            || i.paths.iter().any(|p| {
+                p.transport == crate::evidence::nccl::NcclTransport::Net && p.via.contains("NET/IB")
+            })
+    });
+    nccl || b.system.is_some()
         || gpudirect::PEER_MEMORY_MODULES
             .iter()
             .any(|m| matches!(listed(m), Some(Said::Loaded(_))))

@@ -105,6 +105,25 @@ pub enum Finding {
         size_bytes: Option<u64>,
         pairs: usize,
     },
+    /// NCCL joined GPU ranks of one node through host shared memory (SHM):
+    /// every byte between them is staged. The pair named is the first;
+    /// `pairs` (unordered rank pairs) in all.
+    NcclStagedPath {
+        src_rank: u32,
+        dst_rank: u32,
+        /// As NCCL printed it (`SHM/direct/direct`).
+        via: String,
+        pairs: usize,
+    },
+    /// NCCL's network traffic reaches GPU memory through the host: it
+    /// says GPU Direct RDMA is disabled for these adapters, or its IB
+    /// channels lack `/GDRDMA`.
+    NcclNoGpuDirect {
+        adapters: Vec<String>,
+        staged_paths: usize,
+    },
+    /// NCCL runs on TCP sockets while the node has RDMA adapters.
+    NcclSocketFallback { adapters: Vec<String> },
     /// A tool says a GPU pair has no peer path (`nvidia-smi topo -p2p`
     /// CNS/NS/GNS/TNS, amd-smi DISABLED): every copy between them is
     /// staged through host memory, though no copy figure shows it here.
@@ -371,11 +390,14 @@ pub struct Diagnosed {
 impl Finding {
     /// Every kind's name, in the order the rules run: the README's list
     /// and the truth table test read it.
-    pub const KINDS: [&'static str; 27] = [
+    pub const KINDS: [&'static str; 30] = [
         "host-hop-in-group",
         "silent-staging",
         "peer-slower-than-staged",
         "no-peer-path",
+        "nccl-staged-path",
+        "nccl-no-gpudirect",
+        "nccl-socket-fallback",
         "nic-on-other-socket",
         "nic-across-host-bridge",
         "no-peer-memory-module",
@@ -428,7 +450,12 @@ impl Finding {
                 d.push(nic_name.clone().unwrap_or_else(|| nic.clone()));
                 d
             }
-            Finding::NoPeerMemoryModule { adapters, .. } => adapters.clone(),
+            Finding::NoPeerMemoryModule { adapters, .. }
+            | Finding::NcclNoGpuDirect { adapters, .. }
+            | Finding::NcclSocketFallback { adapters } => adapters.clone(),
+            Finding::NcclStagedPath {
+                src_rank, dst_rank, ..
+            } => vec![format!("rank {src_rank}"), format!("rank {dst_rank}")],
             Finding::GpuBuffersBelowHost { device, .. } => device.iter().cloned().collect(),
             Finding::ProcessFarFromGpu { gpus, nics, .. } => {
                 gpus.iter().chain(nics).cloned().collect()
@@ -466,6 +493,9 @@ impl Finding {
             Finding::NoPeerPath { .. } => "no-peer-path",
             Finding::PeerSlowerThanStaged { .. } => "peer-slower-than-staged",
             Finding::PauseWithoutEcn { .. } => "pause-without-ecn",
+            Finding::NcclStagedPath { .. } => "nccl-staged-path",
+            Finding::NcclNoGpuDirect { .. } => "nccl-no-gpudirect",
+            Finding::NcclSocketFallback { .. } => "nccl-socket-fallback",
             Finding::FarBelowCeiling { .. } => "far-below-ceiling",
             Finding::NicOnOtherSocket { .. } => "nic-on-other-socket",
             Finding::NicAcrossHostBridge { .. } => "nic-across-host-bridge",

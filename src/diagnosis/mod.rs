@@ -24,6 +24,7 @@ mod finding;
 pub(crate) mod gpudirect;
 mod links;
 mod measurements;
+mod nccl;
 pub mod severity;
 mod topology;
 
@@ -82,6 +83,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     links::nvlinks_in_matrix(b, facts, &mut out);
     links::rdma_ports(b, facts, &mut out);
     links::port_counters(b, &mut out);
+    nccl::nccl_paths(b, facts, &mut out);
     measurements::wrong_results(b, &mut out);
     measurements::tool_failures(b, &mut out);
     measurements::far_below_ceiling(b, facts, &mut out);

@@ -55,6 +55,10 @@ pub enum Why {
     PeerHalfOfStaged,
     NoPeerPathByDesign,
     NoPeerPathPlatform,
+    NcclShmBetweenGpus,
+    NcclShmByDesign,
+    NcclNetWithoutGdrdma,
+    NcclSocketWithRdma,
     NicOnOtherSocket,
     NicAcrossHostBridge,
     NoPeerMemoryModule,
@@ -90,7 +94,7 @@ pub enum Why {
 
 impl Why {
     /// Every row, in table order (the README's table and its test).
-    pub const ALL: [Why; 43] = [
+    pub const ALL: [Why; 47] = [
         Why::HostHopSplitsGroups,
         Why::HostHopRoutable,
         Why::HostHopNoDirectLinks,
@@ -103,6 +107,10 @@ impl Why {
         Why::PeerHalfOfStaged,
         Why::NoPeerPathByDesign,
         Why::NoPeerPathPlatform,
+        Why::NcclShmBetweenGpus,
+        Why::NcclShmByDesign,
+        Why::NcclNetWithoutGdrdma,
+        Why::NcclSocketWithRdma,
         Why::NicOnOtherSocket,
         Why::NicAcrossHostBridge,
         Why::NoPeerMemoryModule,
@@ -227,6 +235,34 @@ impl Why {
                 "any other part without a peer path (chipset, topology or unknown cause)",
                 Warning,
                 "the part could copy peer to peer; the platform (chipset, PCIe topology, a VM) keeps it from doing so",
+                Hardware,
+            ),
+            Why::NcclShmBetweenGpus => (
+                "nccl-staged-path",
+                "NCCL's log joins GPU ranks of one node through shared memory (SHM)",
+                Warning,
+                "NCCL stages through host memory only where peer copies are off (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL) or impossible (ACS, IOMMU, a VM): every collective of those ranks runs a tier down",
+                Hardware,
+            ),
+            Why::NcclShmByDesign => (
+                "nccl-staged-path",
+                "the same, on GeForce RTX parts",
+                Info,
+                "GeForce RTX parts have no peer path over PCIe: NCCL staging through host memory is their design",
+                Hardware,
+            ),
+            Why::NcclNetWithoutGdrdma => (
+                "nccl-no-gpudirect",
+                "NCCL says GPU Direct RDMA is disabled for an adapter, or its IB channels lack /GDRDMA",
+                Warning,
+                "inter-node traffic is staged through host memory on both ends: latency, host memory bandwidth and a CPU core, and half the throughput where PCIe is the narrow link",
+                Hardware,
+            ),
+            Why::NcclSocketWithRdma => (
+                "nccl-socket-fallback",
+                "NCCL uses TCP sockets on a node with RDMA adapters",
+                Warning,
+                "the RDMA fabric is there and unused: sockets cost an order of magnitude in latency and most of the bandwidth",
                 Hardware,
             ),
             Why::NicOnOtherSocket => (

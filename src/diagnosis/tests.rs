@@ -844,3 +844,33 @@ fn host_hops_are_judged_by_how_the_node_is_built() {
         Finding::NvlinksInactive { gpu, inactive: 6, total: Some(18), .. } if gpu == "GPU0"
     ));
 }
+
+#[test]
+fn nccl_on_sockets_beside_rdma_adapters_is_a_fallback() {
+    use crate::evidence::nccl::NcclInit;
+    // Synthetic: NCCL's `Using network Socket` on a node whose ibstat
+    // shows an active ConnectX port.
+    let mut b = bundle();
+    b.rdma
+        .push(device("mlx5_0", vec![port(1, true, "LinkUp", Some(200.0))]));
+    b.nccl.push(NcclInit {
+        net: Some("Socket".into()),
+        net_source: Some(Source::line(12)),
+        ..NcclInit::default()
+    });
+    let d = diagnose(&b);
+    let f: Vec<_> = d
+        .iter()
+        .filter(|d| d.finding.name() == "nccl-socket-fallback")
+        .collect();
+    assert_eq!(f.len(), 1, "{d:?}");
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(f[0].evidence[0].line, 12);
+    // No adapter anywhere: sockets are all there is.
+    b.rdma.clear();
+    assert!(
+        diagnose(&b)
+            .iter()
+            .all(|d| d.finding.name() != "nccl-socket-fallback")
+    );
+}

@@ -442,6 +442,9 @@ pub fn kind_title(kind: &str) -> &'static str {
         "silent-staging" => "peer copies staged through host memory",
         "peer-slower-than-staged" => "peer path slower than staging",
         "no-peer-path" => "GPU pairs with no peer path",
+        "nccl-staged-path" => "NCCL staging GPU pairs through host memory",
+        "nccl-no-gpudirect" => "NCCL without GPUDirect RDMA",
+        "nccl-socket-fallback" => "NCCL on sockets beside RDMA adapters",
         "nic-on-other-socket" => "adapter on the other socket",
         "nic-across-host-bridge" => "adapter across a host bridge",
         "no-peer-memory-module" => "no peer-memory module for GPUDirect RDMA",
@@ -523,6 +526,41 @@ pub fn summary(f: &Finding) -> String {
             status,
             pairs,
         } => peer::no_peer_path((a, b), status, *pairs),
+        Finding::NcclStagedPath {
+            src_rank,
+            dst_rank,
+            via,
+            pairs,
+        } => format!(
+            "NCCL joins rank {src_rank} and rank {dst_rank} of one node through host shared memory (`via {via}`): every byte between them is staged.{}",
+            if *pairs > 1 {
+                format!(" {pairs} rank pairs in all go this way.")
+            } else {
+                String::new()
+            }
+        ),
+        Finding::NcclNoGpuDirect {
+            adapters,
+            staged_paths,
+        } => {
+            let who = if adapters.is_empty() {
+                "its InfiniBand channels".to_string()
+            } else {
+                format!("adapter(s) {}", adapters.join(", "))
+            };
+            format!(
+                "NCCL does not use GPUDirect RDMA for {who}{}: network traffic is staged through host memory on both ends.",
+                if *staged_paths > 0 {
+                    format!(" ({staged_paths} NET channel(s) without /GDRDMA)")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        Finding::NcclSocketFallback { adapters } => format!(
+            "NCCL runs its network traffic over TCP sockets although the node has RDMA adapter(s) {}: the fabric is there and unused.",
+            adapters.join(", ")
+        ),
         Finding::FarBelowCeiling {
             test,
             src,
@@ -620,6 +658,15 @@ pub fn explanation(f: &Finding) -> &'static str {
         Finding::NoPeerPath { .. } => include_str!("../../templates/explain/no-peer-path.md"),
         Finding::PeerSlowerThanStaged { .. } => {
             include_str!("../../templates/explain/peer-slower-than-staged.md")
+        }
+        Finding::NcclStagedPath { .. } => {
+            include_str!("../../templates/explain/nccl-staged-path.md")
+        }
+        Finding::NcclNoGpuDirect { .. } => {
+            include_str!("../../templates/explain/nccl-no-gpudirect.md")
+        }
+        Finding::NcclSocketFallback { .. } => {
+            include_str!("../../templates/explain/nccl-socket-fallback.md")
         }
         Finding::PauseWithoutEcn { .. } => {
             include_str!("../../templates/explain/pause-without-ecn.md")

@@ -70,6 +70,32 @@ const TRUTH: &[Row] = &[
         ),
     },
     Row {
+        kind: "nccl-staged-path",
+        severity: "warning",
+        // NCCL's own logs: channels `via SHM/direct/direct` between GPU
+        // ranks of one node (an H800 forced onto SHM, nccl#1817's SHM run,
+        // a 16-rank Ubuntu run).
+        fires: &[
+            "h800-4gpu-shm",
+            "sh9-8gpu-p2p-vs-shm",
+            "ubuntu-16rank-socket-shm",
+        ],
+        silent: (
+            "nccl-952-16rank-socket",
+            "its GPU pairs go via P2P/IPC/read",
+        ),
+    },
+    Row {
+        kind: "nccl-no-gpudirect",
+        severity: "warning",
+        // `GPU Direct RDMA Disabled for HCA 0 'mlx5_0'` (and 1) on RoCE.
+        fires: &["roce-2hca-gdr-disabled"],
+        silent: (
+            "nccl-952-16rank-socket",
+            "sockets have no GPUDirect to lose (their own rule)",
+        ),
+    },
+    Row {
         kind: "no-peer-path",
         severity: "warning",
         fires: &["l4-2gpu-p2p-cns"],
@@ -434,6 +460,10 @@ const NO_REAL_CAPTURE: &[(&str, &str)] = &[
     ),
     // Pause frames with the RoCE ECN/CNP counters read twice and flat: a
     // live collection reads both; no shipped capture holds both.
+    (
+        "nccl-socket-fallback",
+        "diagnosis::tests::nccl_on_sockets_beside_rdma_adapters_is_a_fallback",
+    ),
     (
         "pause-without-ecn",
         "diagnosis::tests::pause_frames_growing_while_cnps_stay_flat_is_pfc_doing_dcqcns_work",
