@@ -116,7 +116,10 @@ fn collect_from(
     quiet: bool,
     fsync: bool,
 ) -> anyhow::Result<ExitCode> {
-    let to_file = out.as_os_str() == "-" || out.extension().is_some_and(|e| e == "json");
+    // An existing file, device or FIFO (`/dev/null`) is one output, whatever its name.
+    let to_file = out.as_os_str() == "-"
+        || out.extension().is_some_and(|e| e == "json")
+        || std::fs::metadata(out).is_ok_and(|m| !m.is_dir());
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }

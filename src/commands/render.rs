@@ -51,9 +51,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if md && single_file.is_some() {
         anyhow::bail!("--single-file writes HTML; with --format md use --out FILE or stdout");
     }
-    let md_out = a.out.as_deref().filter(|o| o.as_os_str() != "-");
+    let md_out = a.out.as_deref();
     let out = a.out.as_deref().unwrap_or(Path::new("site"));
     if single_file.is_none() && !md {
+        if out.as_os_str() == "-" {
+            anyhow::bail!(
+                "a site is a folder of pages; for one file on standard output use --single-file -"
+            );
+        }
         crate::fs::check_writable_dir(out)?;
     }
     if single_file.is_none() && !md {
@@ -156,27 +161,16 @@ fn load(
 /// `--format md`: one node's summary at a time, to `out` (atomically) or
 /// standard output.
 fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let mut file = out.map(crate::fs::AtomicWriter::create).transpose()?;
-    let mut stdout = std::io::stdout().lock();
+    let mut file = crate::fs::AtomicWriter::create(out.unwrap_or(Path::new("-")))?;
     sources.each(
         |b, _, _| {
             Ok(crate::render::markdown::node_markdown(
                 &crate::render::Analysed::of(&b),
             ))
         },
-        |text| match file.as_mut() {
-            Some(f) => f.write(text.as_bytes()),
-            None => {
-                use std::io::Write;
-                stdout
-                    .write_all(text.as_bytes())
-                    .map_err(|e| anyhow::anyhow!("failed to write to standard output: {e}"))
-            }
-        },
+        |text| file.write(text.as_bytes()),
     )?;
-    if let Some(f) = file {
-        f.commit()?;
-    }
+    file.commit()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -185,18 +179,16 @@ fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitC
 /// fleet facts; then the head (with the index), the sections and the foot
 /// go into `file`, atomically.
 fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
-    let dir = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("failed to create directory `{}`: {e}", dir.display()))?;
-    let scratch = tempfile::tempfile_in(dir).map_err(|e| {
+    // Opened first: a path that cannot be written fails before the work,
+    // and a device or FIFO is known to be one (its scratch goes elsewhere).
+    let mut out = crate::fs::AtomicWriter::create(file)?;
+    let scratch = out.scratch()?;
+    let scratch_err = |e: std::io::Error| {
         anyhow::anyhow!(
-            "failed to create a scratch file in `{}`: {e}",
-            dir.display()
+            "failed to write a scratch file for `{}`: {e}",
+            file.display()
         )
-    })?;
+    };
     let mut body = std::io::BufWriter::new(scratch);
     let with_fleet = sources.nodes.len() > 1;
     let (mut summaries, mut fleet, mut slugs) = (Vec::new(), Vec::new(), Vec::new());
@@ -209,27 +201,22 @@ fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode>
         },
         |(n, slug)| {
             use std::io::Write;
-            body.write_all(n.html.as_bytes()).map_err(|e| {
-                anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
-            })?;
+            body.write_all(n.html.as_bytes()).map_err(scratch_err)?;
             summaries.push(n.summary);
             fleet.extend(n.fleet);
             slugs.push(slug);
             Ok(())
         },
     )?;
-    let mut body = body.into_inner().map_err(|e| {
-        anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
-    })?;
+    let mut body = body.into_inner().map_err(|e| scratch_err(e.into_error()))?;
     let nodes = summaries.len();
     let title = crate::render::single::title(&summaries);
     let head = crate::render::single::head(title, summaries, fleet, &slugs)?;
-    let mut out = crate::fs::AtomicWriter::create(file)?;
     out.write(head.as_bytes())?;
     out.copy_from(&mut body)?;
     out.write(crate::render::single::foot()?.as_bytes())?;
+    let bytes = out.bytes();
     out.commit()?;
-    let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     eprintln!("wrote {} ({nodes} nodes, {bytes} bytes)", file.display());
     Ok(ExitCode::SUCCESS)
 }

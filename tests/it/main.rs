@@ -16,6 +16,7 @@ mod fleet;
 mod fragments;
 mod gpu_buffers;
 mod hostile;
+mod hostile3;
 mod live;
 mod measurements;
 mod metamorphic;

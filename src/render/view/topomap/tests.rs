@@ -246,8 +246,14 @@ fn a_matrix_cut_after_three_rows_still_shows_its_mesh_and_how_much_is_described(
         "captures/nv18-8gpu-6nic-peermem-nccl1737/nvidia-topo-021-8x-nv18-6nic-gh-3714u15-rows-gpu0-2-truncated.txt",
     );
     let mesh = &m.scaleup.meshes[0];
-    assert_eq!((mesh.common_pairs, mesh.described, mesh.pairs()), (18, 18, 28));
+    assert_eq!(
+        (mesh.common_pairs, mesh.described, mesh.pairs()),
+        (18, 18, 28)
+    );
     assert!(m.scaleup.edges.is_empty());
     let svg = svgs(&m, &|_| String::new()).scaleup;
-    assert!(svg.contains(">NVSwitch (inferred): NV18 in the 18 of 28 pairs described<"), "{svg}");
+    assert!(
+        svg.contains(">NVSwitch (inferred): NV18 in the 18 of 28 pairs described<"),
+        "{svg}"
+    );
 }
