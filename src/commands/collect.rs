@@ -132,10 +132,14 @@ fn collect_from(
         written: 0,
         parsed: 0,
         buf: Vec::new(),
+        folders: std::collections::HashSet::new(),
     };
     let nodes = inputs::ingest_each(from, |n| w.node(n))?;
     if nodes == 0 {
-        eprintln!("warning: no files found under {}", super::show_paths(from));
+        crate::say::line(format_args!(
+            "warning: no files found under {}",
+            super::show_paths(from)
+        ));
         return Ok(ExitCode::from(1));
     }
     w.finish()?;
@@ -159,6 +163,9 @@ struct Writer<'a> {
     parsed: usize,
     /// One serialisation buffer for every bundle written.
     buf: Vec<u8>,
+    /// The node folders this run has written, lowercased (a folder on a
+    /// case-insensitive disk is one folder).
+    folders: std::collections::HashSet<String>,
 }
 
 impl Writer<'_> {
@@ -196,6 +203,27 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// A folder for node `name` that no earlier node of this run has:
+    /// [`safe_component`] maps `node 1`, `node_1`, `node:1` (and names
+    /// that differ past 100 bytes, or in bytes that are not UTF-8) to one
+    /// folder, and each would overwrite the last. A collision gets `-2`,
+    /// `-3`, ... and a warning.
+    fn folder(&mut self, name: &str) -> String {
+        let base = safe_component(name);
+        let mut folder = base.clone();
+        let mut k = 1;
+        while !self.folders.insert(folder.to_lowercase()) {
+            k += 1;
+            folder = format!("{base}-{k}");
+        }
+        if k > 1 && !self.quiet {
+            crate::say::warn(format_args!(
+                "node `{name}` maps to the folder `{base}` of an earlier node; written to `{folder}` instead"
+            ));
+        }
+        folder
+    }
+
     fn write(&mut self, n: &inputs::NodeBundle, single: bool) -> anyhow::Result<()> {
         if !self.quiet {
             for t in &n.bundle.transcripts {
@@ -203,15 +231,15 @@ impl Writer<'_> {
                     [] => vec![t.tool.as_str()],
                     b => b.iter().map(|b| b.tool.as_str()).collect(),
                 };
-                eprintln!(
+                crate::say::line(format_args!(
                     "read {}: {}; {}",
                     t.path,
                     tools.join(" + "),
                     t.lines.summary()
-                );
+                ));
             }
             for p in &n.bundle.problems {
-                eprintln!("warning: {}", p.one_line());
+                crate::say::line(format_args!("warning: {}", p.one_line()));
             }
         }
         let path = if self.to_file {
@@ -220,7 +248,7 @@ impl Writer<'_> {
             self.out.join("bundle.json")
         } else {
             self.out
-                .join(safe_component(&n.bundle.host.name))
+                .join(self.folder(&n.bundle.host.name))
                 .join("bundle.json")
         };
         n.bundle.write_json(&mut self.buf);
@@ -232,7 +260,7 @@ impl Writer<'_> {
         self.written += 1;
         self.parsed += n.parsed();
         if !self.quiet && path.as_os_str() != "-" {
-            eprintln!(
+            crate::say::line(format_args!(
                 "wrote {} ({}: {} transcripts, {} devices, {} links, {} problems)",
                 path.display(),
                 n.bundle.host.name,
@@ -240,7 +268,7 @@ impl Writer<'_> {
                 n.bundle.topology.devices.len(),
                 n.bundle.topology.links.len(),
                 n.bundle.problems.len()
-            );
+            ));
         }
         Ok(())
     }
@@ -308,10 +336,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     publish(&out, &c.raw, &c.bundle.to_json_bytes(), a.fsync)?;
     if !a.quiet {
         for p in &c.bundle.problems {
-            eprintln!("warning: {}", p.one_line());
+            crate::say::line(format_args!("warning: {}", p.one_line()));
         }
         let b = &c.bundle;
-        eprintln!(
+        crate::say::line(format_args!(
             "wrote {} in {:.1} s: {} GPU(s), {} NIC(s), {} PCIe entries, {} RDMA device(s), {} measurements, {} probes ({} ok)",
             out.join("bundle.json").display(),
             started.elapsed().as_secs_f64(),
@@ -329,7 +357,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter(|p| p.status == crate::bundle::ProbeStatus::Ok)
                 .count()
-        );
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -217,7 +217,10 @@ fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode>
     out.write(crate::render::single::foot()?.as_bytes())?;
     let bytes = out.bytes();
     out.commit()?;
-    eprintln!("wrote {} ({nodes} nodes, {bytes} bytes)", file.display());
+    crate::say::line(format_args!(
+        "wrote {} ({nodes} nodes, {bytes} bytes)",
+        file.display()
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -291,10 +294,10 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
         written.insert(rel.to_string());
     }
     crate::fs::finish_site(out, &written)?;
-    eprintln!(
+    crate::say::line(format_args!(
         "wrote {} files ({total} bytes, {nodes} nodes) under {}",
         written.len(),
         out.display()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }

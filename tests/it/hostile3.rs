@@ -165,3 +165,159 @@ fn a_folder_link_planted_in_the_site_is_never_written_through() {
         "precious"
     );
 }
+
+/// Copies every file of capture `name` into `dir` (created).
+fn copy_capture(name: &str, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for e in std::fs::read_dir(Path::new("captures").join(name)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+}
+
+fn bundles_under(dir: &Path) -> usize {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            n += bundles_under(&p);
+        } else if p.file_name().is_some_and(|f| f == "bundle.json") {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Node folders whose names map to one safe folder name (`node 1`,
+/// `node_1`, `node:1`, `node*1`; names differing only in bytes that are
+/// not UTF-8; names sharing their first 100 bytes) each get their own
+/// bundle: a collision gets a suffix and a warning. Before: each
+/// overwrote the last, exit 0.
+#[test]
+fn node_folders_whose_names_collide_each_keep_their_bundle() {
+    use std::os::unix::ffi::OsStrExt;
+    let long = "x".repeat(100);
+    let names: [&[u8]; 8] = [
+        b"node 1",
+        b"node_1",
+        b"node:1",
+        b"node*1",
+        b"a\xff",
+        b"a\xfe",
+        format!("{long}-a").leak().as_bytes(),
+        format!("{long}-b").leak().as_bytes(),
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let caps = ["rtx3090-4gpu", "dgx1v-v100-8gpu-1nic"];
+    for (i, n) in names.iter().enumerate() {
+        let dir = d.path().join("in").join(std::ffi::OsStr::from_bytes(n));
+        copy_capture(caps[i % 2], &dir);
+    }
+    let out = d.path().join("out");
+    let run = wr()
+        .args(["collect", "--from"])
+        .arg(d.path().join("in"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert_eq!(bundles_under(&out), 8, "{err}");
+    assert_eq!(
+        err.matches("of an earlier node; written to").count(),
+        5,
+        "{err}"
+    );
+}
+
+/// Runs `args` with stderr `err`, returning the exit code.
+fn run_with_stderr(args: &[&str], dir: &Path, err: std::process::Stdio) -> Option<i32> {
+    let bin = assert_cmd::cargo::cargo_bin("wire-report");
+    let mut child = std::process::Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap();
+    child.wait().unwrap().code()
+}
+
+/// A closed or full stderr (`2>&1 | true`, `2>/dev/full`) loses the
+/// messages, never the work: the bundle and the site are written and the
+/// exit code is 0. Before: `collect --from` panicked at its first progress
+/// line (exit 101) and wrote no bundle; render panicked after writing.
+#[test]
+fn a_closed_or_full_stderr_never_stops_the_work() {
+    let d = tempfile::tempdir().unwrap();
+    let cap = format!("{}/captures/rtx3090-4gpu", env!("CARGO_MANIFEST_DIR"));
+    let full = || {
+        std::process::Stdio::from(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    };
+    let closed = || {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills two descriptors; the read end is closed at
+        // once, so every write to the other fails with EPIPE.
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            libc::close(fds[0]);
+            <std::process::Stdio as std::os::fd::FromRawFd>::from_raw_fd(fds[1])
+        }
+    };
+    for (i, err) in [full(), closed()].into_iter().enumerate() {
+        let b = format!("b{i}.json");
+        let code = run_with_stderr(&["collect", "--from", &cap, "--out", &b], d.path(), err);
+        assert_eq!(code, Some(0), "collect, stderr {i}");
+        assert!(d.path().join(&b).is_file(), "collect, stderr {i}");
+    }
+    let code = run_with_stderr(&["render", &cap, "--out", "site"], d.path(), full());
+    assert_eq!(code, Some(0));
+    assert!(d.path().join("site/index.html").is_file());
+}
+
+/// Escape sequences, BEL, CR and newlines in folder, file and transcript
+/// names reach neither the terminal nor the markdown as they are: they are
+/// shown as `\u{1b}`, and a newline in a file name cannot forge a `wrote`
+/// line. Before: the window title was set, the screen cleared, a line forged.
+#[test]
+fn control_characters_from_names_never_reach_the_terminal_or_the_markdown() {
+    let d = tempfile::tempdir().unwrap();
+    let node = d.path().join("node\u{1b}]2;PWNED\u{7}\u{1b}[31mRED");
+    copy_capture("dgx1v-v100-8gpu-1nic", &node);
+    std::fs::write(
+        node.join("a\nwrote ok.json (n: 9 transcripts)\nb\u{1b}[2J.txt"),
+        "GPU0\tGPU1\nzz \u{1b}]8;;http:evil\u{7}click\n",
+    )
+    .unwrap();
+    let b = d.path().join("b.json");
+    let run = wr()
+        .args(["collect", "--from"])
+        .arg(&node)
+        .arg("--out")
+        .arg(&b)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err}");
+    assert!(
+        !err.lines().any(|l| l.starts_with("wrote ok.json")),
+        "{err}"
+    );
+    assert!(err.contains("\\u{1b}]2;PWNED"), "{err}");
+    let md = wr()
+        .args(["render", "--format", "md"])
+        .arg(&b)
+        .assert()
+        .success();
+    let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+    assert!(
+        !md.chars()
+            .any(|c| c == '\u{1b}' || c == '\u{7}' || c == '\0'),
+        "{md}"
+    );
+}
