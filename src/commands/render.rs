@@ -77,6 +77,8 @@ struct Sources {
     nodes: Vec<inputs::NodeSource>,
     slugs: Vec<String>,
     redact: bool,
+    /// Nodes that could not be loaded (see [`load`]).
+    failed: std::sync::atomic::AtomicUsize,
 }
 
 impl Sources {
@@ -101,6 +103,7 @@ impl Sources {
             nodes,
             slugs,
             redact,
+            failed: Default::default(),
         })
     }
 
@@ -109,13 +112,16 @@ impl Sources {
     /// and its slug; `each` gets `f`'s results in order. Memory holds one
     /// chunk of nodes, not the fleet.
     fn each<T: Send>(
-        self,
+        &mut self,
         f: impl Fn(crate::bundle::Bundle, Option<Vec<u8>>, String) -> anyhow::Result<T> + Sync,
         mut each: impl FnMut(T) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         use rayon::prelude::*;
         let redact = self.redact;
-        let mut it = self.nodes.into_iter().zip(self.slugs);
+        let failed = &self.failed;
+        let nodes = std::mem::take(&mut self.nodes);
+        let slugs = std::mem::take(&mut self.slugs);
+        let mut it = nodes.into_iter().zip(slugs);
         loop {
             let chunk: Vec<_> = it.by_ref().take(CHUNK).collect();
             if chunk.is_empty() {
@@ -124,7 +130,7 @@ impl Sources {
             let done: Vec<anyhow::Result<Option<T>>> = chunk
                 .into_par_iter()
                 .map(|(src, slug)| {
-                    let Some((bundle, raw)) = load(src, redact)? else {
+                    let Some((bundle, raw)) = load(src, redact, failed)? else {
                         return Ok(None);
                     };
                     f(bundle, raw, slug).map(Some)
@@ -143,12 +149,23 @@ impl Sources {
 const CHUNK: usize = 16;
 
 /// A node's bundle and its input bytes; redacted (and the bytes dropped,
-/// since they hold what was redacted) when asked.
+/// since they hold what was redacted) when asked. A node that cannot be
+/// loaded is rendered as a stand-in naming what failed
+/// ([`inputs::NodeSource::load_or_stand_in`]), with a warning, and counted
+/// in `failed`: one bad bundle in a fleet never sinks the good ones.
 fn load(
     src: inputs::NodeSource,
     redact: bool,
+    failed: &std::sync::atomic::AtomicUsize,
 ) -> anyhow::Result<Option<(crate::bundle::Bundle, Option<Vec<u8>>)>> {
-    let Some((mut bundle, raw)) = src.load()? else {
+    let (loaded, error) = src.load_or_stand_in();
+    if let Some(e) = error {
+        crate::say::warn(format_args!(
+            "{e}; shown as a node that could not be loaded"
+        ));
+        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let Some((mut bundle, raw)) = loaded else {
         return Ok(None);
     };
     if !redact {
@@ -158,9 +175,18 @@ fn load(
     Ok(Some((bundle, None)))
 }
 
+/// Exit 0 when every node was loaded, 1 when some could not be (and were
+/// rendered as stand-ins).
+fn exit_code(failed: &std::sync::atomic::AtomicUsize) -> ExitCode {
+    match failed.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
+}
+
 /// `--format md`: one node's summary at a time, to `out` (atomically) or
 /// standard output.
-fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn stream_markdown(mut sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
     let mut file = crate::fs::AtomicWriter::create(out.unwrap_or(Path::new("-")))?;
     sources.each(
         |b, _, _| {
@@ -171,14 +197,14 @@ fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitC
         |text| file.write(text.as_bytes()),
     )?;
     file.commit()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&sources.failed))
 }
 
 /// `--single-file`: each node's section is rendered and appended to a
 /// scratch file beside `file` as it is done, keeping its index row and
 /// fleet facts; then the head (with the index), the sections and the foot
 /// go into `file`, atomically.
-fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
+fn stream_single_file(mut sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
     // Opened first: a path that cannot be written fails before the work,
     // and a device or FIFO is known to be one (its scratch goes elsewhere).
     let mut out = crate::fs::AtomicWriter::create(file)?;
@@ -221,7 +247,7 @@ fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode>
         "wrote {} ({nodes} nodes, {bytes} bytes)",
         file.display()
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&sources.failed))
 }
 
 /// What a node of [`stream_site`] leaves behind once written.
@@ -245,13 +271,14 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
         nodes: sources,
         slugs,
         redact,
+        failed,
     } = Sources::find(inputs, redact)?;
     let with_fleet = sources.len() > 1;
     let done: Vec<anyhow::Result<Option<Done>>> = sources
         .into_par_iter()
         .zip(slugs)
         .map(|(src, slug)| {
-            let Some((bundle, raw)) = load(src, redact)? else {
+            let Some((bundle, raw)) = load(src, redact, &failed)? else {
                 return Ok(None);
             };
             let r = crate::render::render_node(&bundle, slug.clone(), raw, with_fleet)?;
@@ -299,5 +326,5 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
         written.len(),
         out.display()
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(exit_code(&failed))
 }

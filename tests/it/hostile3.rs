@@ -321,3 +321,152 @@ fn control_characters_from_names_never_reach_the_terminal_or_the_markdown() {
         "{md}"
     );
 }
+
+/// `collect --from capture --out file` (quiet).
+fn collect_to(capture: &str, out: &Path) {
+    wr().args(["collect", "--quiet", "--from"])
+        .arg(Path::new("captures").join(capture))
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// A fleet of good bundles and one cut short (then one of a newer
+/// schema): the site, the single file, the markdown and the diff render
+/// the good nodes, name the bad one with what failed, and exit 1. Before:
+/// exit 2 and nothing for the good nodes (a site without its index).
+#[test]
+fn one_bad_bundle_in_a_fleet_is_named_and_the_rest_rendered() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    for n in ["rtx3090-4gpu", "a100-pcie-2gpu-no-nvlink"] {
+        collect_to(n, &f.join(n).join("bundle.json"));
+    }
+    let full = d.path().join("full.json");
+    collect_to("dgx1v-v100-8gpu-1nic", &full);
+    let full = std::fs::read_to_string(&full).unwrap();
+    std::fs::create_dir_all(f.join("broken")).unwrap();
+    let cut = full[..3000].to_string();
+    let newer = full.replacen("\"schema_version\":3", "\"schema_version\":4", 1);
+    assert_ne!(newer, full);
+    // A cut bundle is named by its folder; a newer one still by its host.
+    for (what, text, name) in [
+        ("cut", cut, "broken"),
+        ("newer", newer, "dgx1v-v100-8gpu-1nic"),
+    ] {
+        std::fs::write(f.join("broken/bundle.json"), text).unwrap();
+        let site = d.path().join(format!("site-{what}"));
+        let run = wr()
+            .arg("render")
+            .arg(&f)
+            .arg("--out")
+            .arg(&site)
+            .assert()
+            .code(1);
+        let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+        assert!(err.contains("broken/bundle.json"), "{what}: {err}");
+        let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+        for n in ["rtx3090-4gpu", "a100-pcie-2gpu-no-nvlink", name] {
+            assert!(index.contains(n), "{what}: {n} not on the index");
+        }
+        let single = d.path().join(format!("{what}.html"));
+        wr().arg("render")
+            .arg(&f)
+            .arg("--single-file")
+            .arg(&single)
+            .assert()
+            .code(1);
+        assert!(
+            std::fs::read_to_string(&single)
+                .unwrap()
+                .contains("rtx3090-4gpu")
+        );
+        let md = wr()
+            .arg("render")
+            .arg(&f)
+            .args(["--format", "md"])
+            .assert()
+            .code(1);
+        let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+        assert_eq!(md.matches("### wire-report: ").count(), 3, "{what}: {md}");
+        assert!(md.contains("this node could not be loaded"), "{what}: {md}");
+        let diff = wr().arg("diff").arg(&f).arg(&f).assert().code(1);
+        let text = String::from_utf8_lossy(&diff.get_output().stdout).into_owned();
+        assert!(text.contains("0 change(s) for the worse"), "{what}: {text}");
+    }
+}
+
+/// Node folders that are links into a shared store of bundles are
+/// rendered (the walk follows links, as `diff` and `collect` do). Before:
+/// `render` said `0 nodes`, exit 0.
+#[test]
+fn node_folders_linked_to_a_store_of_bundles_are_rendered() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("store");
+    collect_to("rtx3090-4gpu", &store.join("a/bundle.json"));
+    collect_to("dgx1v-v100-8gpu-1nic", &store.join("b/bundle.json"));
+    let fleet = d.path().join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    std::os::unix::fs::symlink(store.join("a"), fleet.join("nodeA")).unwrap();
+    std::os::unix::fs::symlink(store.join("b"), fleet.join("nodeB")).unwrap();
+    let md = wr()
+        .arg("render")
+        .arg(&fleet)
+        .args(["--format", "md"])
+        .assert()
+        .success();
+    let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+    assert_eq!(md.matches("### wire-report: ").count(), 2, "{md}");
+}
+
+/// A folder past PATH_MAX under a fleet (3000 levels of `x/`): the good
+/// node is rendered and the deep entry is a node of its own whose problem
+/// names it. Before: `render` exited 2 (`failed to walk`) with nothing
+/// written, and `collect --from` filed the problem under the parent.
+#[test]
+fn an_entry_the_walk_cannot_enter_is_named_and_the_rest_rendered() {
+    let d = tempfile::tempdir().unwrap();
+    let fleet = d.path().join("fleet");
+    copy_capture("rtx3090-4gpu", &fleet.join("good"));
+    // Made relative to an open folder, one level at a time: no path past
+    // PATH_MAX is ever given to the kernel here.
+    let c = |s: &str| std::ffi::CString::new(s).unwrap();
+    let p = c(fleet.to_str().unwrap());
+    // SAFETY: plain POSIX calls on valid NUL-terminated names; each
+    // descriptor is closed once its child is open.
+    unsafe {
+        let mut fd = libc::open(p.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+        assert!(fd >= 0);
+        let x = c("x");
+        for _ in 0..3000 {
+            assert_eq!(libc::mkdirat(fd, x.as_ptr(), 0o755), 0);
+            let n = libc::openat(fd, x.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY);
+            libc::close(fd);
+            assert!(n >= 0);
+            fd = n;
+        }
+        libc::close(fd);
+    }
+    let md = wr()
+        .arg("render")
+        .arg(&fleet)
+        .args(["--format", "md"])
+        .assert()
+        .success();
+    let md = String::from_utf8_lossy(&md.get_output().stdout).into_owned();
+    assert!(
+        md.contains("### wire-report: good"),
+        "{}",
+        &md[..md.len().min(2000)]
+    );
+    assert!(md.contains("skipped"), "{}", &md[..md.len().min(2000)]);
+    let site = d.path().join("site");
+    wr().arg("render")
+        .arg(&fleet)
+        .arg("--out")
+        .arg(&site)
+        .assert()
+        .success();
+    assert!(site.join("nodes/good/index.html").is_file());
+}
