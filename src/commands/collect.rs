@@ -102,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return collect_live(&a);
     }
     match &a.out {
-        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync),
+        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync, a.redact),
         None => super::usage("collect --from needs --out (a .json file, `-`, or a directory)"),
     }
 }
@@ -115,6 +115,7 @@ fn collect_from(
     out: &Path,
     quiet: bool,
     fsync: bool,
+    redact: bool,
 ) -> anyhow::Result<ExitCode> {
     // An existing file, device or FIFO (`/dev/null`) is one output, whatever its name.
     let to_file = out.as_os_str() == "-"
@@ -128,6 +129,7 @@ fn collect_from(
         to_file,
         quiet,
         fsync,
+        redact,
         first: None,
         written: 0,
         parsed: 0,
@@ -156,6 +158,8 @@ struct Writer<'a> {
     to_file: bool,
     quiet: bool,
     fsync: bool,
+    /// Each bundle is redacted before anything of it is printed or written.
+    redact: bool,
     /// The first node, held until a second shows whether `out` holds one
     /// bundle (`out/bundle.json`) or one per node (`out/<node>/bundle.json`).
     first: Option<inputs::NodeBundle>,
@@ -169,7 +173,10 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn node(&mut self, n: inputs::NodeBundle) -> anyhow::Result<()> {
+    fn node(&mut self, mut n: inputs::NodeBundle) -> anyhow::Result<()> {
+        if self.redact {
+            crate::bundle::redact::redact(&mut n.bundle, &mut [])?;
+        }
         if let Some(first) = self.first.take() {
             if self.to_file {
                 anyhow::bail!(
@@ -274,6 +281,22 @@ impl Writer<'_> {
     }
 }
 
+/// The most seconds a duration flag takes: a week. Far beyond any tool
+/// or sweep, and far below what `Duration` and `Instant` can add without
+/// overflowing (`--tool-timeout 1e19` panicked in `Instant + Duration`).
+const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+
+/// `value` seconds of flag `flag` as a duration: a number from 0 to
+/// [`MAX_SECONDS`], else a usage error naming the flag.
+fn seconds(flag: &str, value: f64) -> anyhow::Result<std::time::Duration> {
+    if !(0.0..=MAX_SECONDS).contains(&value) {
+        anyhow::bail!(
+            "{flag} must be a number of seconds from 0 to {MAX_SECONDS} (a week), got {value}"
+        );
+    }
+    Ok(std::time::Duration::from_secs_f64(value))
+}
+
 /// `collect` on this machine.
 fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     use crate::collect::live;
@@ -284,17 +307,20 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
             a.sysfs_root.display()
         );
     }
-    if !(a.tool_timeout.is_finite() && a.tool_timeout > 0.0) {
+    let tool_timeout = seconds("--tool-timeout", a.tool_timeout)?;
+    if tool_timeout.is_zero() {
         anyhow::bail!("--tool-timeout must be a positive number of seconds");
     }
     // Absent or 0: no budget.
-    let budget = match a.budget.map(std::time::Duration::try_from_secs_f64) {
-        None => None,
-        Some(Ok(d)) => (!d.is_zero()).then_some(d),
-        Some(Err(_)) => {
-            anyhow::bail!("--budget must be a number of seconds, 0 (no budget) or more")
-        }
+    let budget = match a.budget.map(|b| seconds("--budget", b)).transpose()? {
+        Some(d) if !d.is_zero() => Some(d),
+        _ => None,
     };
+    let benchmarks = a
+        .benchmarks_budget_s()
+        .map(|s| seconds("--benchmark-budget", s))
+        .transpose()?
+        .map(|d| d.max(std::time::Duration::from_secs(1)));
     let host = live::hostname(&root);
     let out = match &a.out {
         Some(o) => PathBuf::from(expand_out(&o.to_string_lossy(), &host)),
@@ -319,12 +345,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         root: a.sysfs_root.clone(),
         redact: a.redact,
         progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        tool_timeout: std::time::Duration::from_secs_f64(a.tool_timeout),
+        tool_timeout,
         sweep: (!a.no_sweep).then_some(settings),
         announce_plans: !a.quiet,
-        benchmarks: a
-            .benchmarks_budget_s()
-            .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),
+        benchmarks,
         pair,
     };
     let c = live::finish(live::collect(&opts), opts.redact)?;

@@ -470,3 +470,72 @@ fn an_entry_the_walk_cannot_enter_is_named_and_the_rest_rendered() {
         .success();
     assert!(site.join("nodes/good/index.html").is_file());
 }
+
+/// `collect --from --redact` redacts: no host name, no port GUID in the
+/// bundle. Before: the flag was ignored (byte-identical output).
+#[test]
+fn collect_from_honours_redact() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r.json");
+    wr().args([
+        "collect",
+        "--quiet",
+        "--redact",
+        "--from",
+        "captures/h100-8nic-ndr400",
+        "--out",
+    ])
+    .arg(&out)
+    .assert()
+    .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("h100-8nic-ndr400"));
+    assert!(!text.contains("0x58a2e10300a7820e"));
+    assert!(text.contains("\"name\":\"host-"));
+}
+
+/// Numbers from the command line are range-checked before they reach a
+/// `Duration`, a loop or a formula: exit 2 with the flag named, at once.
+/// Before: `--tool-timeout 1e19` panicked, `--gpus 0-4294967295` never
+/// ended, `--ib-rate 1e308` printed `inf GB/s` with exit 0.
+#[test]
+fn numbers_from_the_command_line_are_range_checked() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["collect", "--no-sweep", "--tool-timeout", "1e19"][..],
+            "--tool-timeout must be",
+        ),
+        (
+            &[
+                "collect",
+                "--no-sweep",
+                "--benchmarks",
+                "--benchmark-budget",
+                "1e300",
+            ],
+            "--benchmark-budget must be",
+        ),
+        (&["collect", "--budget", "1e300"], "--budget must be"),
+        (
+            &[
+                "placement",
+                "captures/dgx1v-v100-8gpu-1nic",
+                "--gpus",
+                "0-4294967295",
+            ],
+            "no node has GPU4294967295",
+        ),
+        (&["model", "ceiling", "--ib-rate", "1e308"], "too large"),
+    ] {
+        let mut cmd = wr();
+        cmd.args(args);
+        if args[0] == "collect" {
+            cmd.arg("--out").arg(d.path().join("o"));
+        }
+        cmd.timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
+}
