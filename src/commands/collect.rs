@@ -403,6 +403,20 @@ fn pair_plan(a: &Args) -> anyhow::Result<Option<crate::collect::pair::Plan>> {
             p.port = port;
         }
         p.device = a.rdma_device.clone();
+        // Each becomes an argument of ib_write_bw (and scontrol): a name
+        // from a Slurm node list or a flag that starts with `-` would be
+        // read as an option there.
+        for v in [p.peer.as_deref(), p.device.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            if v.starts_with('-') {
+                anyhow::bail!(
+                    "`{v}` (from {}) starts with `-`: no host or device name does, and it would reach ib_write_bw as an option; refused",
+                    p.via
+                );
+            }
+        }
     }
     Ok(plan)
 }

@@ -539,3 +539,89 @@ fn numbers_from_the_command_line_are_range_checked() {
             .stderr(predicates::str::contains(says));
     }
 }
+
+/// A saved sysfs tree whose `numa_node` is past u32 (4294967296): no NUMA
+/// node is recorded. Before: it wrapped to NUMA 0.
+#[test]
+fn a_numa_node_past_u32_is_no_node() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path();
+    std::fs::create_dir_all(t.join("proc/sys/kernel")).unwrap();
+    std::fs::write(t.join("proc/sys/kernel/hostname"), "numatest\n").unwrap();
+    std::fs::create_dir_all(t.join("sys/bus/pci/devices")).unwrap();
+    for (a, numa) in [
+        ("0000:01:00.0", "4294967296"),
+        ("0000:02:00.0", "4294967297"),
+    ] {
+        let dev = t.join("sys/devices/pci0000:00/0000:00:01.0").join(a);
+        std::fs::create_dir_all(&dev).unwrap();
+        for (f, v) in [
+            ("class", "0x030200"),
+            ("vendor", "0x10de"),
+            ("device", "0x20b0"),
+        ] {
+            std::fs::write(dev.join(f), format!("{v}\n")).unwrap();
+        }
+        std::fs::write(dev.join("numa_node"), format!("{numa}\n")).unwrap();
+        std::os::unix::fs::symlink(
+            format!("../../../devices/pci0000:00/0000:00:01.0/{a}"),
+            t.join("sys/bus/pci/devices").join(a),
+        )
+        .unwrap();
+    }
+    let out = d.path().join("o");
+    wr().args(["collect", "--no-sweep", "--quiet", "--sysfs-root"])
+        .arg(t)
+        .arg("--out")
+        .arg(&out)
+        .env("PATH", "/nonexistent")
+        .assert()
+        .success();
+    let b: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("bundle.json")).unwrap()).unwrap();
+    let devices = b["topology"]["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2, "{devices:?}");
+    for dev in devices {
+        assert!(dev.get("numa_node").is_none_or(|n| n.is_null()), "{dev}");
+    }
+}
+
+/// A Slurm node list whose first name starts with `-` never reaches
+/// ib_write_bw as an option: the pair is refused before anything runs.
+/// Before: `ib_write_bw ... --out_json_file=/tmp/x`.
+#[test]
+fn a_slurm_node_name_starting_with_a_dash_never_reaches_a_tool_as_an_option() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = d.path().join("argv.log");
+    let tool = bin.join("ib_write_bw");
+    std::fs::write(
+        &tool,
+        format!("#!/bin/sh\necho \"$@\" >> {}\nexit 1\n", log.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = wr()
+        .args([
+            "collect",
+            "--no-sweep",
+            "--benchmarks",
+            "--tool-timeout",
+            "2",
+        ])
+        .args(["--benchmark-budget", "3", "--quiet", "--out"])
+        .arg(d.path().join("o"))
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("SLURM_NTASKS", "2")
+        .env("SLURM_PROCID", "1")
+        .env("SLURM_JOB_NODELIST", "--out_json_file=/tmp/x,n2")
+        .env("SLURM_JOB_ID", "7")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(err.contains("starts with `-`"), "{err}");
+    assert!(!log.exists(), "ib_write_bw ran");
+}
