@@ -585,6 +585,17 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
     {
         return Bundle::from_json(text, path);
     }
+    // A bundle may be large (collect wrote it); a transcript given as a
+    // file is held to the cap a node folder's transcripts have, so
+    // `placement`, `model fit` and `render` of one file read what
+    // `collect --from` would.
+    if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
+        anyhow::bail!(
+            "`{}` is larger than {} MB; not read as a transcript (the cap `collect` uses)",
+            path.display(),
+            MAX_TRANSCRIPT_BYTES / 1_000_000
+        );
+    }
     let name = node_names(std::iter::once(
         &path.parent().map(Path::to_path_buf).unwrap_or_default(),
     ))

@@ -625,3 +625,30 @@ fn a_slurm_node_name_starting_with_a_dash_never_reaches_a_tool_as_an_option() {
     assert!(err.contains("starts with `-`"), "{err}");
     assert!(!log.exists(), "ib_write_bw ran");
 }
+
+/// A transcript over 128 MB given as a FILE to `placement`, `model fit` or
+/// `render` is refused at the cap `collect --from` uses for a node
+/// folder's transcripts. Before: read up to 1 GiB and parsed (a 1 GB nccl
+/// log asked for 19 GB). Sparse: nothing big is written to disk.
+#[test]
+fn a_transcript_file_over_the_cap_is_refused_by_every_command() {
+    let d = tempfile::tempdir().unwrap();
+    let big = d.path().join("log.txt");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(129_000_000)
+        .unwrap();
+    let single = d.path().join("r.html");
+    for args in [
+        &["placement", "--gpus", "0,1"][..],
+        &["model", "fit"],
+        &["render", "--single-file", single.to_str().unwrap()],
+    ] {
+        wr().args(args)
+            .arg(&big)
+            .timeout(std::time::Duration::from_secs(120))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("larger than 128 MB"));
+    }
+}
