@@ -111,64 +111,223 @@ pub fn sync_dirs(dirs: &[&Path]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A file written piece by piece and moved into place only when done
-/// ([`AtomicWriter::commit`]): a reader never sees half of it, and a failed
-/// run leaves the old file as it was. For outputs too large to build in
-/// memory first (`render --single-file` of a fleet).
+/// Where one output goes, decided by looking at the path before a byte is
+/// written. A device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe)
+/// is written into and never replaced: as root, renaming a temporary file
+/// over `/dev/null` destroys the device node for the whole machine. A link
+/// to a regular file is followed, so the link stays and its target gets the
+/// new bytes; only a regular file (or nothing) is ever renamed over.
+enum Target {
+    /// `-`.
+    Stdout,
+    /// An existing device, FIFO or socket, opened for writing (no create,
+    /// no truncate).
+    Stream(std::fs::File),
+    /// A regular file or nothing yet: a temporary file beside `dest` is
+    /// renamed onto it.
+    Replace { dest: PathBuf },
+}
+
+impl Target {
+    fn of(path: &Path) -> anyhow::Result<Target> {
+        if path.as_os_str() == "-" {
+            return Ok(Target::Stdout);
+        }
+        let fail = || format!("failed to write `{}`", path.display());
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(path).is_ok() {
+                    anyhow::bail!(
+                        "`{}` is a link to nothing; not written (remove the link or name its target)",
+                        path.display()
+                    );
+                }
+                return Ok(Target::Replace {
+                    dest: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(e).with_context(fail),
+        };
+        if meta.is_dir() {
+            anyhow::bail!("`{}` is a directory; give a file to write", path.display());
+        }
+        if meta.is_file() {
+            let is_link = std::fs::symlink_metadata(path)
+                .with_context(fail)?
+                .file_type()
+                .is_symlink();
+            let dest = match is_link {
+                true => std::fs::canonicalize(path).with_context(fail)?,
+                false => path.to_path_buf(),
+            };
+            return Ok(Target::Replace { dest });
+        }
+        Ok(Target::Stream(open_stream(path)?))
+    }
+}
+
+/// Opens an existing device or FIFO for writing. Non-blocking first, so a
+/// FIFO nobody reads is refused at once instead of hanging the run; then
+/// blocking again, so a slow reader is waited for rather than lost.
+fn open_stream(path: &Path) -> anyhow::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match opts.open(path) {
+        Ok(f) => f,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => anyhow::bail!(
+            "`{}` is a FIFO with no reader (or a device without its driver); not written",
+            path.display()
+        ),
+        Err(e) => {
+            return Err(e).with_context(|| format!("failed to write `{}`", path.display()));
+        }
+    };
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own, reading then setting flags.
+        let ok = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+        };
+        if !ok {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("failed to write `{}`", path.display()));
+        }
+    }
+    Ok(file)
+}
+
+/// An output written piece by piece ([`AtomicWriter::write`]) and finished
+/// by [`AtomicWriter::commit`]. A regular file is built as a temporary file
+/// and moved into place only then: a reader never sees half of it, and a
+/// failed run leaves the old file as it was. A device or FIFO is written
+/// into as the pieces come, and `-` is standard output. For outputs too
+/// large to build in memory first (`render --single-file` of a fleet).
 pub struct AtomicWriter {
     path: PathBuf,
-    tmp: std::io::BufWriter<tempfile::NamedTempFile>,
+    sink: Sink,
+    bytes: u64,
+}
+
+enum Sink {
+    Temp {
+        tmp: std::io::BufWriter<tempfile::NamedTempFile>,
+        dest: PathBuf,
+    },
+    Stream(std::io::BufWriter<std::fs::File>),
+    Stdout(std::io::Stdout),
 }
 
 impl AtomicWriter {
-    /// A temporary file beside `path` (creating its directory).
+    /// Looks at `path` (see [`Target`]) and opens the output: a temporary
+    /// file beside a regular file (creating its directory), the device or
+    /// FIFO itself, or standard output for `-`.
     pub fn create(path: &Path) -> anyhow::Result<AtomicWriter> {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+        let sink = match Target::of(path)? {
+            Target::Stdout => Sink::Stdout(std::io::stdout()),
+            Target::Stream(f) => Sink::Stream(std::io::BufWriter::new(f)),
+            Target::Replace { dest } => {
+                let dir = parent_dir(&dest);
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
+                let tmp = temp_builder().tempfile_in(dir).with_context(|| {
+                    format!("failed to create a temporary file in `{}`", dir.display())
+                })?;
+                Sink::Temp {
+                    tmp: std::io::BufWriter::new(tmp),
+                    dest,
+                }
+            }
         };
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
-        let tmp = temp_builder()
-            .tempfile_in(dir)
-            .with_context(|| format!("failed to create a temporary file in `{}`", dir.display()))?;
         Ok(AtomicWriter {
             path: path.to_path_buf(),
-            tmp: std::io::BufWriter::new(tmp),
+            sink,
+            bytes: 0,
         })
     }
 
+    /// An unnamed scratch file for work that ends up in this output: beside
+    /// it when it is a regular file (same disk), else in the temp folder
+    /// (never in `/dev`).
+    pub fn scratch(&self) -> anyhow::Result<std::fs::File> {
+        match &self.sink {
+            Sink::Temp { dest, .. } => {
+                let dir = parent_dir(dest);
+                tempfile::tempfile_in(dir).with_context(|| {
+                    format!("failed to create a scratch file in `{}`", dir.display())
+                })
+            }
+            _ => tempfile::tempfile().context("failed to create a scratch file in the temp folder"),
+        }
+    }
+
     pub fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        self.tmp
-            .write_all(bytes)
-            .with_context(|| format!("failed to write `{}`", self.path.display()))
+        let r = match &mut self.sink {
+            Sink::Temp { tmp, .. } => tmp.write_all(bytes),
+            Sink::Stream(f) => f.write_all(bytes),
+            Sink::Stdout(s) => s.lock().write_all(bytes),
+        };
+        self.bytes += bytes.len() as u64;
+        r.with_context(|| format!("failed to write `{}`", self.path.display()))
     }
 
     /// Everything `from` holds, from its start.
     pub fn copy_from(&mut self, from: &mut std::fs::File) -> anyhow::Result<()> {
         use std::io::Seek;
-        from.rewind()
-            .and_then(|_| std::io::copy(from, &mut self.tmp))
-            .with_context(|| format!("failed to write `{}`", self.path.display()))?;
+        let r = from.rewind().and_then(|_| match &mut self.sink {
+            Sink::Temp { tmp, .. } => std::io::copy(from, tmp),
+            Sink::Stream(f) => std::io::copy(from, f),
+            Sink::Stdout(s) => std::io::copy(from, &mut s.lock()),
+        });
+        let n = r.with_context(|| format!("failed to write `{}`", self.path.display()))?;
+        self.bytes += n;
         Ok(())
     }
 
-    /// Flushes the file to disk and moves it into place.
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Flushes the output; a temporary file is synced to disk and moved
+    /// into place.
     pub fn commit(self) -> anyhow::Result<()> {
         let path = self.path;
-        let tmp = self
-            .tmp
+        let fail = || format!("failed to write `{}`", path.display());
+        let (tmp, dest) = match self.sink {
+            Sink::Stdout(s) => return s.lock().flush().with_context(fail),
+            Sink::Stream(mut f) => return f.flush().with_context(fail),
+            Sink::Temp { tmp, dest } => (tmp, dest),
+        };
+        let tmp = tmp
             .into_inner()
             .map_err(|e| e.into_error())
             .and_then(|t| t.as_file().sync_all().map(|_| t))
-            .with_context(|| format!("failed to write `{}`", path.display()))?;
-        tmp.persist(&path).map_err(|e| e.error).with_context(|| {
+            .with_context(fail)?;
+        tmp.persist(&dest).map_err(|e| e.error).with_context(|| {
             format!(
                 "failed to move the new file into place at `{}`",
-                path.display()
+                dest.display()
             )
         })?;
         Ok(())
+    }
+}
+
+/// The folder a file goes in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     }
 }
 
@@ -187,20 +346,29 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
     b
 }
 
-/// A rendered site is thousands of small files that can be rendered again:
-/// each is still replaced atomically, but not flushed one by one.
+/// One whole output: into standard output, a device or a FIFO as it is,
+/// else atomically onto a regular file (see [`Target`]).
 fn write_file(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes)
-            .and_then(|_| out.flush())
-            .context("failed to write to standard output")?;
-        return Ok(());
+    match Target::of(path)? {
+        Target::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|_| out.flush())
+                .context("failed to write to standard output")
+        }
+        Target::Stream(mut f) => f
+            .write_all(bytes)
+            .and_then(|_| f.flush())
+            .with_context(|| format!("failed to write `{}`", path.display())),
+        Target::Replace { dest } => replace(&dest, bytes, sync),
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+}
+
+/// A temporary file beside `path`, then a rename onto it. A rendered site
+/// is thousands of small files that can be rendered again: each is still
+/// replaced atomically, but not flushed one by one unless `sync`.
+fn replace(path: &Path, bytes: &[u8], sync: bool) -> anyhow::Result<()> {
+    let dir = parent_dir(path);
     std::fs::create_dir_all(dir)
         .with_context(|| format!("failed to create directory `{}`", dir.display()))?;
     let mut tmp = temp_builder()
@@ -261,12 +429,41 @@ pub fn write_site(
 
 /// Writes one file of a site under `dir` (atomically, not flushed), unless
 /// it already holds these bytes: keeps timestamps and makes re-renders cheap.
+///
+/// Writing never follows a link inside `dir`: in a shared site folder a
+/// planted `nodes/<slug> -> elsewhere` would otherwise let another user
+/// choose where a root render writes. A folder on the way that is a link,
+/// or a page path holding a device or FIFO, is refused; a page that is a
+/// link is replaced by the page (the rename replaces the link itself).
+/// `dir` itself may be a link: the user named it.
 pub fn write_site_file(dir: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let path = dir.join(rel);
-    if read(&path).is_ok_and(|old| old == *bytes) {
-        return Ok(());
+    let mut at = dir.to_path_buf();
+    let parts: Vec<_> = Path::new(rel).components().collect();
+    for c in &parts[..parts.len().saturating_sub(1)] {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => anyhow::bail!(
+                "`{}` is a link inside the site folder; a render never writes through one (remove it)",
+                at.display()
+            ),
+            _ => {}
+        }
     }
-    write_file(&path, bytes, false)
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() => {
+            if read(&path).is_ok_and(|old| old == *bytes) {
+                return Ok(());
+            }
+        }
+        Ok(m) if m.file_type().is_symlink() => {}
+        Ok(_) => anyhow::bail!(
+            "`{}` is not a regular file (a folder, FIFO or device); not replaced",
+            path.display()
+        ),
+        Err(_) => {}
+    }
+    replace(&path, bytes, false)
 }
 
 /// Ends a render that wrote `written` (paths relative to `dir`): removes
@@ -287,7 +484,7 @@ pub fn finish_site(dir: &Path, written: &std::collections::BTreeSet<String>) -> 
         text.push_str(rel);
         text.push('\n');
     }
-    write_file(&manifest, text.as_bytes(), false)
+    write_site_file(dir, SITE_MANIFEST, text.as_bytes())
 }
 
 /// The paths a manifest lists that are plain relative paths inside the

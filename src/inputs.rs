@@ -117,6 +117,9 @@ fn hidden_part(given: &Path) -> PathBuf {
 /// nothing is read yet. Fails only when a given path does not exist.
 fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan>> {
     let mut files: Vec<(PathBuf, Option<String>)> = Vec::new();
+    // Entries the walk could not enter: each is a node of its own, named
+    // by its path (not a problem of its parent, which may be the fleet).
+    let mut unwalkable: Vec<(PathBuf, String)> = Vec::new();
     for p in paths {
         if !p.exists() {
             anyhow::bail!("`{}` does not exist", p.display());
@@ -131,7 +134,12 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
                 Ok(e) => e,
                 Err(e) => {
                     let at = e.path().unwrap_or(p).to_path_buf();
-                    files.push((at, Some(format!("skipped: {e}"))));
+                    // A link loop belongs to the folder holding the link;
+                    // a folder that cannot be entered is a node of its own.
+                    match e.loop_ancestor() {
+                        Some(_) => files.push((at, Some(format!("skipped: {e}")))),
+                        None => unwalkable.push((at, format!("skipped: {e}"))),
+                    }
                     continue;
                 }
             };
@@ -184,6 +192,9 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
     }
     if let Some(done) = run {
         keep(done);
+    }
+    for (at, why) in unwalkable {
+        keep((at.clone(), vec![(at, Some(why))]));
     }
     let by_dir: Vec<(PathBuf, Files)> = by_dir.into_values().collect();
     let names = node_names(by_dir.iter().map(|(d, _)| d));
@@ -379,6 +390,10 @@ pub fn load_nodes(paths: &[PathBuf]) -> anyhow::Result<Vec<Bundle>> {
     Ok(out)
 }
 
+/// A loaded node: its bundle, and the bytes of the bundle file it was read
+/// from (none for transcripts).
+pub type Loaded = (Bundle, Option<Vec<u8>>);
+
 /// One node to load, named before it is loaded: what [`load_nodes`] would
 /// return, one bundle at a time ([`NodeSource::load`]), so a render can
 /// hold one node at a time.
@@ -401,7 +416,7 @@ impl NodeSource {
     /// The node's bundle, and the bytes of the bundle file it was read
     /// from (none for transcripts). `None` when a directory turned out to
     /// hold nothing but bundles.
-    pub fn load(self) -> anyhow::Result<Option<(Bundle, Option<Vec<u8>>)>> {
+    pub fn load(self) -> anyhow::Result<Option<Loaded>> {
         match self.what {
             What::BundleFile(p) => {
                 let bytes = crate::fs::read(&p)?;
@@ -417,6 +432,38 @@ impl NodeSource {
             }
             What::Dir(plan) => Ok(read_node(plan).map(|n| (n.bundle, None))),
             What::Loaded(b, raw) => Ok(Some((*b, raw))),
+        }
+    }
+
+    /// [`NodeSource::load`], where a node that cannot be loaded (a bundle
+    /// cut short or from a newer schema, an entry the walk cannot enter)
+    /// becomes a stand-in: a bundle of its name holding one `unreadable`
+    /// problem that says what failed. A site, a markdown summary and a
+    /// diff show it among the others instead of stopping at it; the error
+    /// comes back too, for the warning and the exit code.
+    pub fn load_or_stand_in(self) -> (Option<Loaded>, Option<String>) {
+        let name = self.name.clone();
+        let file = match &self.what {
+            What::BundleFile(p) => p.display().to_string(),
+            What::Dir(plan) => plan.dir.display().to_string(),
+            What::Loaded(..) => name.clone(),
+        };
+        match self.load() {
+            Ok(loaded) => (loaded, None),
+            Err(e) => {
+                let error = format!("{e:#}");
+                let mut b = Bundle::new(Host {
+                    name,
+                    origin: Origin::Ingested,
+                });
+                b.problems.push(Problem {
+                    file,
+                    line: None,
+                    kind: ProblemKind::Unreadable,
+                    message: format!("this node could not be loaded: {error}"),
+                });
+                (Some((b, None)), Some(error))
+            }
         }
     }
 }
@@ -439,6 +486,9 @@ pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
             continue;
         }
         if p.is_file() {
+            // A file named on the command line that does not load is the
+            // user's mistake to hear about at once (exit 2), unlike one bad
+            // bundle found in a fleet folder.
             let b = load_source(p)?;
             let raw = crate::fs::read(p)
                 .ok()
@@ -453,8 +503,18 @@ pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
             anyhow::bail!("`{}` does not exist", p.display());
         }
         let mut bundle_files = Vec::new();
-        for e in walkdir::WalkDir::new(p).sort_by_file_name() {
-            let e = e.map_err(|e| anyhow::anyhow!("failed to walk `{}`: {e}", p.display()))?;
+        // Links are followed, as the transcript walk does: a node folder
+        // may be a link into a shared store. An entry the walk cannot
+        // enter (unreadable, past PATH_MAX, a loop) is that entry's
+        // problem, named by its path; the rest is rendered.
+        for e in walkdir::WalkDir::new(p)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            // (The transcript walk below makes it a node of its own.)
+            let Ok(e) = e else {
+                continue;
+            };
             if e.file_type().is_file() && e.file_name() == "bundle.json" {
                 bundle_files.push(e.into_path());
             }
@@ -462,12 +522,7 @@ pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
         for f in &bundle_files {
             // A bundle whose name cannot be read is named by its folder:
             // loading it gives the error, for that node alone.
-            let name = host_name(f).unwrap_or_else(|_| {
-                f.parent()
-                    .and_then(Path::file_name)
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "bundle".into())
-            });
+            let name = host_name(f).unwrap_or_else(|_| folder_name(f));
             out.push(NodeSource {
                 name,
                 what: What::BundleFile(f.clone()),
@@ -488,6 +543,15 @@ pub fn node_sources(paths: &[PathBuf]) -> anyhow::Result<Vec<NodeSource>> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// The name of the folder holding `file`: what names a node whose bundle
+/// cannot be read.
+fn folder_name(file: &Path) -> String {
+    file.parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bundle".into())
 }
 
 /// A bundle file's `host.name`, read without building the bundle; when it
@@ -563,6 +627,17 @@ pub fn load_source(path: &Path) -> anyhow::Result<Bundle> {
                 path.display()
             ),
         };
+    }
+    // A bundle may be large (collect wrote it); a transcript given as a
+    // file is held to the cap a node folder's transcripts have, so
+    // `placement`, `model fit` and `render` of one file read what
+    // `collect --from` would.
+    if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
+        anyhow::bail!(
+            "`{}` is larger than {} MB; not read as a transcript (the cap `collect` uses)",
+            path.display(),
+            MAX_TRANSCRIPT_BYTES / 1_000_000
+        );
     }
     let name = node_names(std::iter::once(
         &path.parent().map(Path::to_path_buf).unwrap_or_default(),

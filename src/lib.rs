@@ -58,3 +58,4 @@ pub mod inputs;
 pub mod models;
 pub mod placement;
 pub mod render;
+pub mod say;

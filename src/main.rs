@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
-            eprintln!("error: {}", chain.join(": "));
+            wire_report::say::line(format_args!("error: {}", chain.join(": ")));
             ExitCode::from(2)
         }
     }

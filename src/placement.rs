@@ -20,9 +20,15 @@ pub fn load_topology(path: &Path) -> anyhow::Result<Topology> {
     Ok(b.topology)
 }
 
+/// GPU numbers `--gpus` accepts are below this: far above any node (the
+/// largest have 8 to 16), and it bounds the list a range expands to
+/// (`0-4294967295` would otherwise be four billion ids, checked one by one).
+pub const MAX_GPU_ID: u32 = 4096;
+
 /// Parses `0,1,2,3`, `0-3`, `GPU0,GPU2` or a mix into device ids.
 pub fn parse_gpu_list(s: &str) -> anyhow::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let p = part.strip_prefix("GPU").unwrap_or(part);
         let bad =
@@ -40,10 +46,14 @@ pub fn parse_gpu_list(s: &str) -> anyhow::Result<Vec<String>> {
         if b < a {
             return Err(bad());
         }
+        if b >= MAX_GPU_ID {
+            anyhow::bail!(
+                "`{part}` in --gpus: no node has GPU{b}; GPU numbers go below {MAX_GPU_ID}"
+            );
+        }
         for i in a..=b {
-            let id = format!("GPU{i}");
-            if !out.contains(&id) {
-                out.push(id);
+            if seen.insert(i) {
+                out.push(format!("GPU{i}"));
             }
         }
     }

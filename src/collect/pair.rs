@@ -151,7 +151,8 @@ pub fn node_addr(scontrol_output: &str) -> Option<String> {
     scontrol_output
         .split_whitespace()
         .find_map(|w| w.strip_prefix("NodeAddr="))
-        .filter(|a| !a.is_empty() && *a != "(null)")
+        // (An address is never an option of the ib_write_bw it is given to.)
+        .filter(|a| !a.is_empty() && *a != "(null)" && !a.starts_with('-'))
         .map(str::to_string)
 }
 

@@ -119,10 +119,9 @@ pub fn pci_functions(root: &Root) -> Vec<PciFunction> {
         let class = get("class")
             .and_then(|c| u32::from_str_radix(c.trim_start_matches("0x"), 16).ok())
             .unwrap_or(0);
-        let numa_node = get("numa_node")
-            .and_then(|n| n.parse::<i64>().ok())
-            .filter(|n| *n >= 0)
-            .map(|n| n as u32);
+        // -1 means none; a number past u32 is no node (it wrapped to a
+        // real one: 4294967296 read as NUMA 0).
+        let numa_node = get("numa_node").and_then(|n| n.parse::<u32>().ok());
         let mut device_names = Vec::new();
         // RDMA names first (what nvidia-smi's NIC legend shows), then
         // network interfaces, also those under a virtio child.

@@ -102,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return collect_live(&a);
     }
     match &a.out {
-        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync),
+        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync, a.redact),
         None => super::usage("collect --from needs --out (a .json file, `-`, or a directory)"),
     }
 }
@@ -115,8 +115,12 @@ fn collect_from(
     out: &Path,
     quiet: bool,
     fsync: bool,
+    redact: bool,
 ) -> anyhow::Result<ExitCode> {
-    let to_file = out.as_os_str() == "-" || out.extension().is_some_and(|e| e == "json");
+    // An existing file, device or FIFO (`/dev/null`) is one output, whatever its name.
+    let to_file = out.as_os_str() == "-"
+        || out.extension().is_some_and(|e| e == "json")
+        || std::fs::metadata(out).is_ok_and(|m| !m.is_dir());
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
@@ -125,14 +129,19 @@ fn collect_from(
         to_file,
         quiet,
         fsync,
+        redact,
         first: None,
         written: 0,
         parsed: 0,
         buf: Vec::new(),
+        folders: std::collections::HashSet::new(),
     };
     let nodes = inputs::ingest_each(from, |n| w.node(n))?;
     if nodes == 0 {
-        eprintln!("warning: no files found under {}", super::show_paths(from));
+        crate::say::line(format_args!(
+            "warning: no files found under {}",
+            super::show_paths(from)
+        ));
         return Ok(ExitCode::from(1));
     }
     w.finish()?;
@@ -149,6 +158,8 @@ struct Writer<'a> {
     to_file: bool,
     quiet: bool,
     fsync: bool,
+    /// Each bundle is redacted before anything of it is printed or written.
+    redact: bool,
     /// The first node, held until a second shows whether `out` holds one
     /// bundle (`out/bundle.json`) or one per node (`out/<node>/bundle.json`).
     first: Option<inputs::NodeBundle>,
@@ -156,10 +167,16 @@ struct Writer<'a> {
     parsed: usize,
     /// One serialisation buffer for every bundle written.
     buf: Vec<u8>,
+    /// The node folders this run has written, lowercased (a folder on a
+    /// case-insensitive disk is one folder).
+    folders: std::collections::HashSet<String>,
 }
 
 impl Writer<'_> {
-    fn node(&mut self, n: inputs::NodeBundle) -> anyhow::Result<()> {
+    fn node(&mut self, mut n: inputs::NodeBundle) -> anyhow::Result<()> {
+        if self.redact {
+            crate::bundle::redact::redact(&mut n.bundle, &mut [])?;
+        }
         if let Some(first) = self.first.take() {
             if self.to_file {
                 anyhow::bail!(
@@ -193,6 +210,27 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// A folder for node `name` that no earlier node of this run has:
+    /// [`safe_component`] maps `node 1`, `node_1`, `node:1` (and names
+    /// that differ past 100 bytes, or in bytes that are not UTF-8) to one
+    /// folder, and each would overwrite the last. A collision gets `-2`,
+    /// `-3`, ... and a warning.
+    fn folder(&mut self, name: &str) -> String {
+        let base = safe_component(name);
+        let mut folder = base.clone();
+        let mut k = 1;
+        while !self.folders.insert(folder.to_lowercase()) {
+            k += 1;
+            folder = format!("{base}-{k}");
+        }
+        if k > 1 && !self.quiet {
+            crate::say::warn(format_args!(
+                "node `{name}` maps to the folder `{base}` of an earlier node; written to `{folder}` instead"
+            ));
+        }
+        folder
+    }
+
     fn write(&mut self, n: &inputs::NodeBundle, single: bool) -> anyhow::Result<()> {
         if !self.quiet {
             for t in &n.bundle.transcripts {
@@ -200,15 +238,15 @@ impl Writer<'_> {
                     [] => vec![t.tool.as_str()],
                     b => b.iter().map(|b| b.tool.as_str()).collect(),
                 };
-                eprintln!(
+                crate::say::line(format_args!(
                     "read {}: {}; {}",
                     t.path,
                     tools.join(" + "),
                     t.lines.summary()
-                );
+                ));
             }
             for p in &n.bundle.problems {
-                eprintln!("warning: {}", p.one_line());
+                crate::say::line(format_args!("warning: {}", p.one_line()));
             }
         }
         let path = if self.to_file {
@@ -217,7 +255,7 @@ impl Writer<'_> {
             self.out.join("bundle.json")
         } else {
             self.out
-                .join(safe_component(&n.bundle.host.name))
+                .join(self.folder(&n.bundle.host.name))
                 .join("bundle.json")
         };
         n.bundle.write_json(&mut self.buf);
@@ -229,7 +267,7 @@ impl Writer<'_> {
         self.written += 1;
         self.parsed += n.parsed();
         if !self.quiet && path.as_os_str() != "-" {
-            eprintln!(
+            crate::say::line(format_args!(
                 "wrote {} ({}: {} transcripts, {} devices, {} links, {} problems)",
                 path.display(),
                 n.bundle.host.name,
@@ -237,10 +275,26 @@ impl Writer<'_> {
                 n.bundle.topology.devices.len(),
                 n.bundle.topology.links.len(),
                 n.bundle.problems.len()
-            );
+            ));
         }
         Ok(())
     }
+}
+
+/// The most seconds a duration flag takes: a week. Far beyond any tool
+/// or sweep, and far below what `Duration` and `Instant` can add without
+/// overflowing (`--tool-timeout 1e19` panicked in `Instant + Duration`).
+const MAX_SECONDS: f64 = 7.0 * 86_400.0;
+
+/// `value` seconds of flag `flag` as a duration: a number from 0 to
+/// [`MAX_SECONDS`], else a usage error naming the flag.
+fn seconds(flag: &str, value: f64) -> anyhow::Result<std::time::Duration> {
+    if !(0.0..=MAX_SECONDS).contains(&value) {
+        anyhow::bail!(
+            "{flag} must be a number of seconds from 0 to {MAX_SECONDS} (a week), got {value}"
+        );
+    }
+    Ok(std::time::Duration::from_secs_f64(value))
 }
 
 /// `collect` on this machine.
@@ -253,17 +307,20 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
             a.sysfs_root.display()
         );
     }
-    if !(a.tool_timeout.is_finite() && a.tool_timeout > 0.0) {
+    let tool_timeout = seconds("--tool-timeout", a.tool_timeout)?;
+    if tool_timeout.is_zero() {
         anyhow::bail!("--tool-timeout must be a positive number of seconds");
     }
     // Absent or 0: no budget.
-    let budget = match a.budget.map(std::time::Duration::try_from_secs_f64) {
-        None => None,
-        Some(Ok(d)) => (!d.is_zero()).then_some(d),
-        Some(Err(_)) => {
-            anyhow::bail!("--budget must be a number of seconds, 0 (no budget) or more")
-        }
+    let budget = match a.budget.map(|b| seconds("--budget", b)).transpose()? {
+        Some(d) if !d.is_zero() => Some(d),
+        _ => None,
     };
+    let benchmarks = a
+        .benchmarks_budget_s()
+        .map(|s| seconds("--benchmark-budget", s))
+        .transpose()?
+        .map(|d| d.max(std::time::Duration::from_secs(1)));
     let host = live::hostname(&root);
     // A redacted collection is named by the host's placeholder, in the
     // default folder and in `{host}` alike: the real name never reaches
@@ -299,12 +356,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         root: a.sysfs_root.clone(),
         redact: a.redact,
         progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        tool_timeout: std::time::Duration::from_secs_f64(a.tool_timeout),
+        tool_timeout,
         sweep: (!a.no_sweep).then_some(settings),
         announce_plans: !a.quiet,
-        benchmarks: a
-            .benchmarks_budget_s()
-            .map(|s| std::time::Duration::from_secs_f64(s.max(1.0))),
+        benchmarks,
         pair,
     };
     let c = live::finish(live::collect(&opts), opts.redact)?;
@@ -316,10 +371,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     publish(&out, &c.raw, &c.bundle.to_json_bytes(), a.fsync)?;
     if !a.quiet {
         for p in &c.bundle.problems {
-            eprintln!("warning: {}", p.one_line());
+            crate::say::line(format_args!("warning: {}", p.one_line()));
         }
         let b = &c.bundle;
-        eprintln!(
+        crate::say::line(format_args!(
             "wrote {} in {:.1} s: {} GPU(s), {} NIC(s), {} PCIe entries, {} RDMA device(s), {} measurements, {} probes ({} ok)",
             out.join("bundle.json").display(),
             started.elapsed().as_secs_f64(),
@@ -337,7 +392,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter(|p| p.status == crate::bundle::ProbeStatus::Ok)
                 .count()
-        );
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -359,6 +414,20 @@ fn pair_plan(a: &Args) -> anyhow::Result<Option<crate::collect::pair::Plan>> {
             p.port = port;
         }
         p.device = a.rdma_device.clone();
+        // Each becomes an argument of ib_write_bw (and scontrol): a name
+        // from a Slurm node list or a flag that starts with `-` would be
+        // read as an option there.
+        for v in [p.peer.as_deref(), p.device.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            if v.starts_with('-') {
+                anyhow::bail!(
+                    "`{v}` (from {}) starts with `-`: no host or device name does, and it would reach ib_write_bw as an option; refused",
+                    p.via
+                );
+            }
+        }
     }
     Ok(plan)
 }

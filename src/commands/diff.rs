@@ -16,7 +16,7 @@ Nodes are matched by name. Reported: topology class changes per pair, PCIe width
 device, RDMA port state and rate, error counters that grew, and bandwidth figures (same tool, \
 test, pair, direction and size) that moved beyond the spread the repetitions showed, or 10% \
 when the tool reports none.\n\
-Exit: 0 when nothing got worse (improvements are listed as better), 1 when something did, 2 on bad input.")]
+Exit: 0 when nothing got worse (improvements are listed as better), 1 when something did or a node could not be loaded, 2 on bad input.")]
 pub struct Args {
     /// Bundles, node directories or folders of them, before.
     pub old: PathBuf,
@@ -33,8 +33,8 @@ pub struct Args {
 /// `diff`: exit 1 when something got worse.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (old, new) = (a.old.as_path(), a.new.as_path());
-    let before = inputs::load_nodes(&[old.to_path_buf()])?;
-    let after = inputs::load_nodes(&[new.to_path_buf()])?;
+    let (before, bad_before) = load(old)?;
+    let (after, bad_after) = load(new)?;
     for (p, b) in [(old, &before), (new, &after)] {
         if b.is_empty() {
             anyhow::bail!("no bundles or transcripts under `{}`", p.display());
@@ -50,9 +50,32 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", d.to_text());
     }
-    Ok(if d.significant() > 0 {
+    Ok(if d.significant() > 0 || bad_before + bad_after > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Every node under `path`, loaded in parallel; a node that cannot be
+/// loaded is a stand-in that names what failed (with a warning), so one
+/// bad bundle never hides what changed on the others. Also how many were.
+fn load(path: &std::path::Path) -> anyhow::Result<(Vec<crate::bundle::Bundle>, usize)> {
+    use rayon::prelude::*;
+    let loaded: Vec<_> = inputs::node_sources(&[path.to_path_buf()])?
+        .into_par_iter()
+        .map(inputs::NodeSource::load_or_stand_in)
+        .collect();
+    let mut bad = 0;
+    let mut out = Vec::new();
+    for (b, error) in loaded {
+        if let Some(e) = error {
+            crate::say::warn(format_args!(
+                "{e}; shown as a node that could not be loaded"
+            ));
+            bad += 1;
+        }
+        out.extend(b.map(|(b, _)| b));
+    }
+    Ok((out, bad))
 }

@@ -51,9 +51,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if md && single_file.is_some() {
         anyhow::bail!("--single-file writes HTML; with --format md use --out FILE or stdout");
     }
-    let md_out = a.out.as_deref().filter(|o| o.as_os_str() != "-");
+    let md_out = a.out.as_deref();
     let out = a.out.as_deref().unwrap_or(Path::new("site"));
     if single_file.is_none() && !md {
+        if out.as_os_str() == "-" {
+            anyhow::bail!(
+                "a site is a folder of pages; for one file on standard output use --single-file -"
+            );
+        }
         crate::fs::check_writable_dir(out)?;
     }
     if single_file.is_none() && !md {
@@ -72,6 +77,8 @@ struct Sources {
     nodes: Vec<inputs::NodeSource>,
     slugs: Vec<String>,
     redact: bool,
+    /// Nodes that could not be loaded (see [`load`]).
+    failed: std::sync::atomic::AtomicUsize,
 }
 
 impl Sources {
@@ -96,6 +103,7 @@ impl Sources {
             nodes,
             slugs,
             redact,
+            failed: Default::default(),
         })
     }
 
@@ -104,13 +112,16 @@ impl Sources {
     /// and its slug; `each` gets `f`'s results in order. Memory holds one
     /// chunk of nodes, not the fleet.
     fn each<T: Send>(
-        self,
+        &mut self,
         f: impl Fn(crate::bundle::Bundle, Option<Vec<u8>>, String) -> anyhow::Result<T> + Sync,
         mut each: impl FnMut(T) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
         use rayon::prelude::*;
         let redact = self.redact;
-        let mut it = self.nodes.into_iter().zip(self.slugs);
+        let failed = &self.failed;
+        let nodes = std::mem::take(&mut self.nodes);
+        let slugs = std::mem::take(&mut self.slugs);
+        let mut it = nodes.into_iter().zip(slugs);
         loop {
             let chunk: Vec<_> = it.by_ref().take(CHUNK).collect();
             if chunk.is_empty() {
@@ -119,7 +130,7 @@ impl Sources {
             let done: Vec<anyhow::Result<Option<T>>> = chunk
                 .into_par_iter()
                 .map(|(src, slug)| {
-                    let Some((bundle, raw)) = load(src, redact)? else {
+                    let Some((bundle, raw)) = load(src, redact, failed)? else {
                         return Ok(None);
                     };
                     f(bundle, raw, slug).map(Some)
@@ -138,12 +149,23 @@ impl Sources {
 const CHUNK: usize = 16;
 
 /// A node's bundle and its input bytes; redacted (and the bytes dropped,
-/// since they hold what was redacted) when asked.
+/// since they hold what was redacted) when asked. A node that cannot be
+/// loaded is rendered as a stand-in naming what failed
+/// ([`inputs::NodeSource::load_or_stand_in`]), with a warning, and counted
+/// in `failed`: one bad bundle in a fleet never sinks the good ones.
 fn load(
     src: inputs::NodeSource,
     redact: bool,
+    failed: &std::sync::atomic::AtomicUsize,
 ) -> anyhow::Result<Option<(crate::bundle::Bundle, Option<Vec<u8>>)>> {
-    let Some((mut bundle, raw)) = src.load()? else {
+    let (loaded, error) = src.load_or_stand_in();
+    if let Some(e) = error {
+        crate::say::warn(format_args!(
+            "{e}; shown as a node that could not be loaded"
+        ));
+        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let Some((mut bundle, raw)) = loaded else {
         return Ok(None);
     };
     if !redact {
@@ -153,50 +175,46 @@ fn load(
     Ok(Some((bundle, None)))
 }
 
+/// Exit 0 when every node was loaded, 1 when some could not be (and were
+/// rendered as stand-ins).
+fn exit_code(failed: &std::sync::atomic::AtomicUsize) -> ExitCode {
+    match failed.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
+}
+
 /// `--format md`: one node's summary at a time, to `out` (atomically) or
 /// standard output.
-fn stream_markdown(sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let mut file = out.map(crate::fs::AtomicWriter::create).transpose()?;
-    let mut stdout = std::io::stdout().lock();
+fn stream_markdown(mut sources: Sources, out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let mut file = crate::fs::AtomicWriter::create(out.unwrap_or(Path::new("-")))?;
     sources.each(
         |b, _, _| {
             Ok(crate::render::markdown::node_markdown(
                 &crate::render::Analysed::of(&b),
             ))
         },
-        |text| match file.as_mut() {
-            Some(f) => f.write(text.as_bytes()),
-            None => {
-                use std::io::Write;
-                stdout
-                    .write_all(text.as_bytes())
-                    .map_err(|e| anyhow::anyhow!("failed to write to standard output: {e}"))
-            }
-        },
+        |text| file.write(text.as_bytes()),
     )?;
-    if let Some(f) = file {
-        f.commit()?;
-    }
-    Ok(ExitCode::SUCCESS)
+    file.commit()?;
+    Ok(exit_code(&sources.failed))
 }
 
 /// `--single-file`: each node's section is rendered and appended to a
 /// scratch file beside `file` as it is done, keeping its index row and
 /// fleet facts; then the head (with the index), the sections and the foot
 /// go into `file`, atomically.
-fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
-    let dir = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow::anyhow!("failed to create directory `{}`: {e}", dir.display()))?;
-    let scratch = tempfile::tempfile_in(dir).map_err(|e| {
+fn stream_single_file(mut sources: Sources, file: &Path) -> anyhow::Result<ExitCode> {
+    // Opened first: a path that cannot be written fails before the work,
+    // and a device or FIFO is known to be one (its scratch goes elsewhere).
+    let mut out = crate::fs::AtomicWriter::create(file)?;
+    let scratch = out.scratch()?;
+    let scratch_err = |e: std::io::Error| {
         anyhow::anyhow!(
-            "failed to create a scratch file in `{}`: {e}",
-            dir.display()
+            "failed to write a scratch file for `{}`: {e}",
+            file.display()
         )
-    })?;
+    };
     let mut body = std::io::BufWriter::new(scratch);
     let with_fleet = sources.nodes.len() > 1;
     let (mut summaries, mut fleet, mut slugs) = (Vec::new(), Vec::new(), Vec::new());
@@ -209,29 +227,27 @@ fn stream_single_file(sources: Sources, file: &Path) -> anyhow::Result<ExitCode>
         },
         |(n, slug)| {
             use std::io::Write;
-            body.write_all(n.html.as_bytes()).map_err(|e| {
-                anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
-            })?;
+            body.write_all(n.html.as_bytes()).map_err(scratch_err)?;
             summaries.push(n.summary);
             fleet.extend(n.fleet);
             slugs.push(slug);
             Ok(())
         },
     )?;
-    let mut body = body.into_inner().map_err(|e| {
-        anyhow::anyhow!("failed to write a scratch file in `{}`: {e}", dir.display())
-    })?;
+    let mut body = body.into_inner().map_err(|e| scratch_err(e.into_error()))?;
     let nodes = summaries.len();
     let title = crate::render::single::title(&summaries);
     let head = crate::render::single::head(title, summaries, fleet, &slugs)?;
-    let mut out = crate::fs::AtomicWriter::create(file)?;
     out.write(head.as_bytes())?;
     out.copy_from(&mut body)?;
     out.write(crate::render::single::foot()?.as_bytes())?;
+    let bytes = out.bytes();
     out.commit()?;
-    let bytes = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-    eprintln!("wrote {} ({nodes} nodes, {bytes} bytes)", file.display());
-    Ok(ExitCode::SUCCESS)
+    crate::say::line(format_args!(
+        "wrote {} ({nodes} nodes, {bytes} bytes)",
+        file.display()
+    ));
+    Ok(exit_code(&sources.failed))
 }
 
 /// What a node of [`stream_site`] leaves behind once written.
@@ -255,13 +271,14 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
         nodes: sources,
         slugs,
         redact,
+        failed,
     } = Sources::find(inputs, redact)?;
     let with_fleet = sources.len() > 1;
     let done: Vec<anyhow::Result<Option<Done>>> = sources
         .into_par_iter()
         .zip(slugs)
         .map(|(src, slug)| {
-            let Some((bundle, raw)) = load(src, redact)? else {
+            let Some((bundle, raw)) = load(src, redact, &failed)? else {
                 return Ok(None);
             };
             let r = crate::render::render_node(&bundle, slug.clone(), raw, with_fleet)?;
@@ -304,10 +321,10 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
         written.insert(rel.to_string());
     }
     crate::fs::finish_site(out, &written)?;
-    eprintln!(
+    crate::say::line(format_args!(
         "wrote {} files ({total} bytes, {nodes} nodes) under {}",
         written.len(),
         out.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    ));
+    Ok(exit_code(&failed))
 }

@@ -183,6 +183,13 @@ pub fn ib_rate(gbit_per_s: f64) -> Result<Ceiling, ModelError> {
     let Some(&(name, nominal, data, encoding)) = speed else {
         // Not a 4X rate of any speed: take the number as a data rate.
         let per_dir = gbit_per_s * 1e9 / 8.0;
+        // 1e308 Gb/s is finite, twice its bytes are not: the figures
+        // must stay numbers (an `inf` ceiling is printed as `null`).
+        if !(2.0 * per_dir).is_finite() {
+            return Err(ModelError::Undefined(format!(
+                "port rate {gbit_per_s:e} Gb/s is too large to compute a ceiling from"
+            )));
+        }
         return Ok(Ceiling {
             link: format!("InfiniBand {gbit_per_s} Gb/s"),
             per_direction_bytes_per_s: per_dir,

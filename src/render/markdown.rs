@@ -33,6 +33,9 @@ pub fn escape(s: &str) -> String {
             '&' => out.push_str("&amp;"),
             '\n' | '\r' => out.push(' '),
             '_' if word(i.checked_sub(1)) && word(Some(i + 1)) => out.push(c),
+            // ESC, BEL, NUL, bidi overrides: shown, never passed to a
+            // terminal that cats the summary or to a ticket's renderer.
+            c if crate::say::hidden(c) => out.extend(c.escape_unicode()),
             '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
                 out.push('\\');
                 out.push(c);

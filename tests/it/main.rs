@@ -17,6 +17,7 @@ mod fleet;
 mod fragments;
 mod gpu_buffers;
 mod hostile;
+mod hostile3;
 mod live;
 mod measurements;
 mod metamorphic;

@@ -18,9 +18,9 @@ fn announce(announce: bool, name: &str, plan: &Plan) {
     if announce {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             // Clears the progress bar's line, as the bar's own println does.
-            eprint!("\r\x1b[2K");
+            crate::say::raw("\r\x1b[2K");
         }
-        eprintln!("{name}: {}", plan.describe());
+        crate::say::line(format_args!("{name}: {}", plan.describe()));
     }
 }
 
