@@ -1,24 +1,29 @@
 """A CUDA-events reference that needs nothing but the driver and Python:
 libcuda through ctypes, timed the way wire-report times its copies (and
 nvbandwidth its memcpy tests): the stream held by cuStreamWaitValue32 on a
-host flag while one warm-up copy, the start event, COPIES back-to-back
-copies and the end event are queued, then released; the median of the
+host flag while WARMUP_COPIES warm-up copies (nvbandwidth's WARMUP_COUNT),
+the start event, COPIES back-to-back copies and the end event are queued,
+then released, the end awaited at most HOLD_TIMEOUT_S; the median of the
 windows; pinned host memory (cuMemHostAlloc flags 0, not write-combined),
 touched before timing; the final destination checked byte for byte.
 
 Usage: python3 cuda-events-reference.py SIZES [REPEATS]   (SIZES: 256M,512M)
-Prints JSON: {"reference", "device", "results": [{kind, src, dst,
-size_bytes, bytes_per_s, samples_bytes_per_s, checked}]}. Exits 1 when the
-driver cannot be used. Device ordinals as CUDA numbers them (the caller
-sets CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES).
+Prints JSON: {"reference", "device", "devices": [{ordinal, pci_bus_id}],
+"results": [{kind, src, dst, size_bytes, bytes_per_s, samples_bytes_per_s,
+checked}]}. Exits 1 when the driver cannot be used. Devices as GPU<ordinal>
+in CUDA's numbering; the comparison matches them by the bus ids listed.
 """
 import ctypes
 import json
 import statistics
 import sys
+import time
 
 COPIES = 16
+WARMUP_COPIES = 4
 WARMUP_WINDOWS = 2
+HOLD_TIMEOUT_S = 10.0
+NOT_READY = 600
 
 
 def sizes(arg):
@@ -85,14 +90,23 @@ class Dev:
         self.flag[0] = 0
         call("cuStreamWaitValue32_v2", self.stream, self.flag_dev, ctypes.c_uint32(1), 0)
         try:
-            queue_one()  # warm-up copy
+            for _ in range(WARMUP_COPIES):
+                queue_one()
             call("cuEventRecord", self.ev[0], self.stream)
             for _ in range(COPIES):
                 queue_one()
             call("cuEventRecord", self.ev[1], self.stream)
         finally:
             self.flag[0] = 1
-        call("cuEventSynchronize", self.ev[1])
+        deadline = time.monotonic() + HOLD_TIMEOUT_S
+        while True:
+            r = cu.cuEventQuery(self.ev[1])
+            if r != NOT_READY:
+                check(r, "cuEventQuery")
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the held stream did not finish within {HOLD_TIMEOUT_S} s of its flag's release")
+            time.sleep(0.0005)
         ms = ctypes.c_float()
         call("cuEventElapsedTime", ctypes.byref(ms), self.ev[0], self.ev[1])
         if not ms.value > 0:
@@ -127,6 +141,11 @@ def main():
     call("cuDeviceGetCount", ctypes.byref(count))
     name = ctypes.create_string_buffer(256)
     call("cuDeviceGetName", name, 256, 0)
+    devices = []
+    for i in range(min(count.value, 2)):
+        bus = ctypes.create_string_buffer(64)
+        call("cuDeviceGetPCIBusId", bus, 64, i)
+        devices.append({"ordinal": i, "pci_bus_id": bus.value.decode(errors="replace")})
     d0 = Dev(0)
     d1 = Dev(1) if count.value > 1 else None
     can = ctypes.c_int(0)
@@ -213,7 +232,7 @@ def main():
             call("cuStreamDestroy_v2", d.stream)
             call("cuDevicePrimaryCtxRelease_v2", d.ordinal)
     json.dump({"reference": f"ctypes libcuda, CUDA events, held stream, {COPIES} copies per window, median of {repeats}",
-               "device": name.value.decode(errors="replace"), "results": results}, sys.stdout, indent=1)
+               "device": name.value.decode(errors="replace"), "devices": devices, "results": results}, sys.stdout, indent=1)
 
 
 cu.cuMemAlloc_v2.argtypes = [ctypes.POINTER(U64), ctypes.c_size_t]
@@ -231,6 +250,7 @@ cu.cuCtxEnablePeerAccess.argtypes = [P, ctypes.c_uint]
 cu.cuCtxDisablePeerAccess.argtypes = [P]
 cu.cuEventRecord.argtypes = [P, P]
 cu.cuEventSynchronize.argtypes = [P]
+cu.cuEventQuery.argtypes = [P]
 cu.cuEventElapsedTime.argtypes = [ctypes.POINTER(ctypes.c_float), P, P]
 cu.cuEventDestroy_v2.argtypes = [P]
 cu.cuStreamSynchronize.argtypes = [P]

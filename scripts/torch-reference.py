@@ -1,7 +1,8 @@
 """PyTorch as an extra reference for scripts/device-check.sh, timed like
 wire-report and nvbandwidth: the stream held by a spin kernel
-(torch.cuda._sleep) while one warm-up copy, the start event, COPIES
-back-to-back copies and the end event are queued; median of the windows;
+(torch.cuda._sleep) while WARMUP_COPIES warm-up copies (nvbandwidth's
+WARMUP_COUNT), the start event, COPIES back-to-back copies and the end
+event are queued; median of the windows; each device's PCI bus id listed;
 pinned host buffers touched before timing; the final destination checked.
 
 Usage: python3 torch-reference.py SIZES [REPEATS]. Prints JSON as
@@ -12,6 +13,7 @@ import statistics
 import sys
 
 COPIES = 16
+WARMUP_COPIES = 4
 WARMUP_WINDOWS = 2
 # Cycles the spin kernel holds the stream: long enough to queue a window
 # (about 0.1 s at 2 GHz), released by itself (no host flag in PyTorch).
@@ -63,7 +65,8 @@ def main():
                 s1 = torch.cuda.Event(enable_timing=True)
                 with torch.cuda.stream(stream):
                     torch.cuda._sleep(HOLD_CYCLES)
-                    fn()
+                    for _ in range(WARMUP_COPIES):
+                        fn()
                     s0.record(stream)
                     for _ in range(COPIES):
                         fn()
@@ -75,8 +78,26 @@ def main():
             results.append({"kind": kind, "src": src, "dst": dst, "size_bytes": n,
                             "bytes_per_s": statistics.median(samples),
                             "samples_bytes_per_s": samples, "checked": checked})
+    devices = []
+    for i in range(min(torch.cuda.device_count(), 2)):
+        devices.append({"ordinal": i, "pci_bus_id": bus_id(torch, i)})
     json.dump({"reference": f"torch {torch.__version__}, CUDA events, spin kernel, {COPIES} copies per window",
-               "device": torch.cuda.get_device_name(0), "results": results}, sys.stdout, indent=1)
+               "device": torch.cuda.get_device_name(0), "devices": devices, "results": results},
+              sys.stdout, indent=1)
+
+
+def bus_id(torch, i):
+    """Device i's PCI bus id: from torch where its properties carry it,
+    else from the driver (torch has loaded libcuda; same ordinals)."""
+    p = torch.cuda.get_device_properties(i)
+    if all(hasattr(p, a) for a in ("pci_domain_id", "pci_bus_id", "pci_device_id")):
+        return f"{p.pci_domain_id:04x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
+    import ctypes
+    cu = ctypes.CDLL("libcuda.so.1")
+    buf = ctypes.create_string_buffer(64)
+    if cu.cuDeviceGetPCIBusId(buf, 64, i) != 0:
+        return None
+    return buf.value.decode(errors="replace")
 
 
 main()

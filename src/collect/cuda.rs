@@ -21,6 +21,7 @@ use super::gpu::{Gpu, GpuApi, Unavailable};
 const SUCCESS: u32 = 0;
 const ERROR_PEER_ACCESS_ALREADY_ENABLED: u32 = 704;
 const ERROR_PEER_ACCESS_NOT_ENABLED: u32 = 705;
+const ERROR_NOT_READY: u32 = 600;
 /// `CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP`.
 const FLAG_ALLOC: c_uint = 0x1 | 0x2;
 /// `CU_STREAM_WAIT_VALUE_GEQ`.
@@ -85,6 +86,7 @@ driver! {
     cuEventDestroy_v2(CUevent);
     cuEventRecord(CUevent, CUstream);
     cuEventSynchronize(CUevent);
+    cuEventQuery(CUevent);
     cuEventElapsedTime(*mut f32, CUevent, CUevent);
     cuMemcpyHtoDAsync_v2(CUdeviceptr, *const c_void, usize, CUstream);
     cuMemcpyDtoHAsync_v2(*mut c_void, CUdeviceptr, usize, CUstream);
@@ -247,6 +249,16 @@ impl GpuApi for Cuda {
     }
     fn record(&self, e: Self::Event, s: Self::Stream) -> Result<(), String> {
         unsafe { call!(cuEventRecord(e, s)) }
+    }
+    fn event_sync(&self, e: Self::Event) -> Result<(), String> {
+        unsafe { call!(cuEventSynchronize(e)) }
+    }
+    fn event_done(&self, e: Self::Event) -> Result<bool, String> {
+        let d = driver()?;
+        match unsafe { (d.cuEventQuery)(e) } {
+            ERROR_NOT_READY => Ok(false),
+            r => check(d, r, "cuEventQuery").map(|_| true),
+        }
     }
     fn elapsed(&self, a: Self::Event, b: Self::Event) -> Result<Duration, String> {
         unsafe { call!(cuEventSynchronize(b)) }?;

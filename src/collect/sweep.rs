@@ -256,7 +256,7 @@ pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
     result.error = match backend.prepare(max) {
         Ok(()) => run_sizes(backend, plan, &mut result.points).err(),
         Err(e) => Some(format!(
-            "allocation of {} failed: {e}",
+            "preparing for copies of up to {} failed: {e}",
             describe_size(max as u64)
         )),
     };
@@ -341,8 +341,15 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Cells for a sweep: per size, the median bandwidth and the spread (the
-/// fastest and slowest repetition), with the seven questions answered.
-pub fn cells(r: &SweepResult, backend_name: &str, context: &Context) -> Vec<Measurement> {
+/// fastest and slowest repetition), and with `with_mean` the bandwidth of
+/// the mean time (TransferBench's average), with the seven questions
+/// answered.
+pub fn cells(
+    r: &SweepResult,
+    backend_name: &str,
+    context: &Context,
+    with_mean: bool,
+) -> Vec<Measurement> {
     let mut out = Vec::new();
     let test = format!(
         "{backend_name} {} {}->{}",
@@ -356,11 +363,16 @@ pub fn cells(r: &SweepResult, backend_name: &str, context: &Context) -> Vec<Meas
         let med = median(&mut t);
         let fastest = t[0];
         let slowest = t[t.len() - 1];
-        for (stat, secs) in [
+        let mean = t.iter().sum::<f64>() / t.len() as f64;
+        let mut stats = vec![
             (Statistic::Median, med),
             (Statistic::Max, fastest),
             (Statistic::Min, slowest),
-        ] {
+        ];
+        if with_mean {
+            stats.push((Statistic::Avg, mean));
+        }
+        for (stat, secs) in stats {
             let mut m = Measurement::new("wire-report", 0, r.path.kind, test.clone(), stat);
             m.src = Some(r.path.src.clone().into());
             m.dst = Some(r.path.dst.clone().into());

@@ -24,8 +24,21 @@
  *                              through the host) runs at a quarter of it
  *   FAKE_CUDA_SUBMIT_US=x      host time each call takes (default 5 us)
  *   FAKE_CUDA_REPORT=path      at exit, write what is still allocated,
- *                              enabled or retained (leak check), and how
- *                              often contexts were retained
+ *                              enabled or retained (leak check), how
+ *                              often contexts were retained, and the fewest
+ *                              and most copies queued in a held window
+ *                              before its first event (the warm-up count)
+ *   FAKE_CUDA_HOLD_STUCK=1     a stream waiting on a host flag never sees
+ *                              the flag written (a hold that hangs): its
+ *                              events never happen (cuEventQuery: not ready)
+ *   FAKE_CUDA_BUS_IDS=a,b,...  the devices' PCI bus ids (default
+ *                              0000:10:00.0, 0000:11:00.0, ...)
+ *   FAKE_CUDA_SKIP_REPEATS=1   in a held window, a copy identical to the
+ *                              window's previous one moves no bytes (they
+ *                              are already there; the host touches nothing
+ *                              while a window is held): the virtual clock
+ *                              is unchanged, and runs at 256 MiB and up
+ *                              stay quick
  *
  * Time is virtual. The host has a clock that every call advances by the
  * submit latency; each stream has a GPU timeline: work queued on a free
@@ -56,6 +69,8 @@ struct pending { int is_event; double dur; struct fake_event *ev; };
 typedef struct fake_stream {
     CUcontext ctx; double busy_until; volatile uint32_t *wait_flag; uint32_t wait_value;
     struct pending *held; int nheld, cap;
+    int counting; long since_wait; /* copies queued since the wait, until an event */
+    const void *last_dst, *last_src; size_t last_n; /* the previous copy */
 } *CUstream;
 typedef struct fake_event { double t_ms; int recorded; int timing; } *CUevent;
 
@@ -77,6 +92,7 @@ static int initialized;
 static struct fake_ctx contexts[64];
 static int retained[64];
 static long live_allocs, live_host_allocs, live_streams, live_events, alloc_calls, retain_calls;
+static long warmup_min = -1, warmup_max = -1; /* copies before the first event of held windows */
 static CUcontext current;
 
 static int env_int(const char *k, int dflt) {
@@ -126,8 +142,8 @@ static void report(void) {
         ctx += retained[i];
         for (int j = 0; j < 64; j++) peers += contexts[i].peer[j];
     }
-    fprintf(f, "device_allocations %ld\nhost_allocations %ld\nstreams %ld\nevents %ld\npeer_enabled %ld\nretained_contexts %ld\nalloc_calls %ld\nretain_calls %ld\n",
-            live_allocs, live_host_allocs, live_streams, live_events, peers, ctx, alloc_calls, retain_calls);
+    fprintf(f, "device_allocations %ld\nhost_allocations %ld\nstreams %ld\nevents %ld\npeer_enabled %ld\nretained_contexts %ld\nalloc_calls %ld\nretain_calls %ld\nheld_warmup_min %ld\nheld_warmup_max %ld\n",
+            live_allocs, live_host_allocs, live_streams, live_events, peers, ctx, alloc_calls, retain_calls, warmup_min, warmup_max);
     fclose(f);
 }
 
@@ -162,7 +178,20 @@ CUresult cuDeviceGetCount(int *n) { if (!initialized) return CUDA_ERROR_NOT_INIT
 CUresult cuDeviceGet(CUdevice *d, int ordinal) { if (ordinal < 0 || ordinal >= ndev()) return CUDA_ERROR_INVALID_DEVICE; *d = ordinal; return CUDA_SUCCESS; }
 CUresult cuDeviceGetName(char *name, int len, CUdevice d) { snprintf(name, (size_t)len, "FAKE libcuda device %d (not a GPU)", d); return CUDA_SUCCESS; }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) { (void)d; *bytes = (size_t)1 << 34; return CUDA_SUCCESS; }
-CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d) { snprintf(id, (size_t)len, "0000:%02x:00.0", 0x10 + d); return CUDA_SUCCESS; }
+CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d) {
+    const char *ids = getenv("FAKE_CUDA_BUS_IDS");
+    if (d < 0 || d >= ndev()) return CUDA_ERROR_INVALID_DEVICE;
+    if (ids && *ids) {
+        /* The d-th comma-separated entry. */
+        const char *p = ids;
+        for (int i = 0; i < d && p; i++) { p = strchr(p, ','); if (p) p++; }
+        if (!p || !*p) return CUDA_ERROR_INVALID_DEVICE;
+        size_t n = strcspn(p, ",");
+        snprintf(id, (size_t)len, "%.*s", (int)n, p);
+        return CUDA_SUCCESS;
+    }
+    snprintf(id, (size_t)len, "0000:%02x:00.0", 0x10 + d); return CUDA_SUCCESS;
+}
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
     if (d < 0 || d >= ndev()) return CUDA_ERROR_INVALID_DEVICE;
@@ -198,7 +227,9 @@ static CUresult usable(CUstream s) {
     if (!s) return CUDA_ERROR_INVALID_HANDLE;
     return s->ctx == current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
-static int held(CUstream s) { return s->wait_flag && *s->wait_flag < s->wait_value; }
+static int held(CUstream s) {
+    return s->wait_flag && (*s->wait_flag < s->wait_value || env_int("FAKE_CUDA_HOLD_STUCK", 0));
+}
 /* Runs the held work once the flag is written, from now on the host clock. */
 static void run_held(CUstream s) {
     if (!s->wait_flag || held(s)) return;
@@ -256,6 +287,7 @@ CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, uint32_t value, un
     run_held(s);
     if (s->wait_flag) return CUDA_ERROR_ILLEGAL_STATE; /* the fake holds one wait at a time */
     s->wait_flag = (volatile uint32_t *)(uintptr_t)addr; s->wait_value = value;
+    s->counting = 1; s->since_wait = 0; s->last_dst = s->last_src = NULL; s->last_n = 0;
     return CUDA_SUCCESS;
 }
 
@@ -266,7 +298,18 @@ CUresult cuEventDestroy_v2(CUevent e) { free(e); live_events--; return CUDA_SUCC
 CUresult cuEventRecord(CUevent e, CUstream s) {
     call();
     CUresult r = usable(s); if (r) return r;
+    if (s->counting && s->since_wait > 0) {
+        if (warmup_min < 0 || s->since_wait < warmup_min) warmup_min = s->since_wait;
+        if (s->since_wait > warmup_max) warmup_max = s->since_wait;
+    }
+    s->counting = 0;
     e->recorded = 0; enqueue(s, 1, 0, e); return CUDA_SUCCESS;
+}
+CUresult cuEventQuery(CUevent e) {
+    call(); run_all_held();
+    if (!e->recorded) return 600; /* CUDA_ERROR_NOT_READY */
+    if (e->t_ms > host_ms) host_ms = e->t_ms;
+    return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent e) {
     call(); run_all_held();
@@ -318,8 +361,17 @@ static CUresult copy_on(CUstream s, const void *host, size_t n, int staged) {
     CUresult r = usable(s); if (r) return r;
     run_held(s);
     if (host && !is_pinned(host) && s->wait_flag) return CUDA_ERROR_FAKE_DEADLOCK;
+    if (s->counting) s->since_wait++;
     enqueue(s, 0, copy_ms(n, staged), NULL);
     return CUDA_SUCCESS;
+}
+/* Whether this copy repeats the previous one of the same held window, with
+ * the switch on: then its bytes are already in place. Remembers it. */
+static int repeat(CUstream s, const void *dst, const void *src, size_t n) {
+    if (!s->wait_flag) { s->last_dst = s->last_src = NULL; s->last_n = 0; return 0; }
+    int same = env_int("FAKE_CUDA_SKIP_REPEATS", 0) && s->last_dst == dst && s->last_src == src && s->last_n == n;
+    s->last_dst = dst; s->last_src = src; s->last_n = n;
+    return same;
 }
 static int owned_by_stream(CUdeviceptr d, CUstream s) { return owner_of(d) == s->ctx; }
 static void corrupt(void *dst, size_t n) {
@@ -328,6 +380,7 @@ static void corrupt(void *dst, size_t n) {
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s) {
     CUresult r = copy_on(s, h, n, 0); if (r) return r;
     if (!owned_by_stream(d, s)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (repeat(s, (void *)(uintptr_t)d, h, n)) return CUDA_SUCCESS;
     memcpy((void *)(uintptr_t)d, h, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) {
@@ -335,6 +388,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) {
     if (!owned_by_stream(d, s)) return CUDA_ERROR_INVALID_CONTEXT;
     const char *mode = getenv("FAKE_CUDA_D2H");
     if (mode && !strcmp(mode, "drop")) return CUDA_SUCCESS;
+    if (repeat(s, h, (void *)(uintptr_t)d, n)) return CUDA_SUCCESS;
     memcpy(h, (void *)(uintptr_t)d, n);
     if (n && mode && !strcmp(mode, "flip")) ((unsigned char *)h)[n / 3] ^= 0x21;
     return CUDA_SUCCESS;
@@ -342,6 +396,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) {
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s) {
     CUresult r = copy_on(s, NULL, n, 0); if (r) return r;
     if (!owned_by_stream(d, s) || !owned_by_stream(src, s)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (repeat(s, (void *)(uintptr_t)d, (void *)(uintptr_t)src, n)) return CUDA_SUCCESS;
     memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS;
 }
 CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s) {
@@ -349,5 +404,6 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr src, CUconte
     /* Direct when the source's context can reach the destination's. */
     int staged = !(sc->peer[dc->dev] && dc->peer[sc->dev]);
     CUresult r = copy_on(s, NULL, n, staged); if (r) return r;
+    if (repeat(s, (void *)(uintptr_t)d, (void *)(uintptr_t)src, n)) return CUDA_SUCCESS;
     memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)src, n); corrupt((void *)(uintptr_t)d, n); return CUDA_SUCCESS;
 }

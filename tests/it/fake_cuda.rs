@@ -39,8 +39,23 @@ struct Run {
     report: String,
 }
 
+/// A directory given by path, with tempdir's `path()`.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
 fn run(env: &[(&str, &str)]) -> Run {
-    let out = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    run_in(dir.path(), env, &[])
+}
+
+/// `run` into `out` with extra arguments to `collect`.
+fn run_in(out: &Path, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let out = Dir(out.to_path_buf());
     let report = out.path().join("fake-report.txt");
     let mut cmd = Command::cargo_bin("wire-report").unwrap();
     cmd.env("LD_LIBRARY_PATH", fake_dir())
@@ -55,7 +70,8 @@ fn run(env: &[(&str, &str)]) -> Run {
             "3",
             "--out",
         ])
-        .arg(out.path());
+        .arg(out.path())
+        .args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -78,7 +94,10 @@ fn cuda_cells(b: &Bundle) -> Vec<&wire_report::evidence::measurement::Measuremen
 fn assert_clean(report: &str) {
     for line in report.lines() {
         let (k, v) = line.split_once(' ').unwrap();
-        if k != "alloc_calls" && k != "retain_calls" {
+        if !matches!(
+            k,
+            "alloc_calls" | "retain_calls" | "held_warmup_min" | "held_warmup_max"
+        ) {
             assert_eq!(v, "0", "leaked {k}: {report}");
         }
     }
@@ -439,6 +458,171 @@ fn an_elapsed_time_of_zero_is_a_problem_not_infinite_bandwidth() {
             .any(|p| p.message.contains("elapsed time of 0 ms")),
         "{:?}",
         r.bundle.problems
+    );
+    assert_clean(&r.report);
+}
+
+#[test]
+fn every_held_window_queues_nvbandwidths_four_warm_up_copies() {
+    // nvbandwidth v0.8 (memcpy.cpp, WARMUP_COUNT 4) queues four copies
+    // behind the hold, ahead of the start event; the fake counts the
+    // copies between each wait on a flag and the next event.
+    let r = run(&[("FAKE_CUDA_DEVICES", "2")]);
+    assert_eq!(wire_report::collect::gpu::WINDOW_WARMUP, 4);
+    assert_eq!(
+        report_value(&r.report, "held_warmup_min"),
+        4,
+        "{}",
+        r.report
+    );
+    assert_eq!(
+        report_value(&r.report, "held_warmup_max"),
+        4,
+        "{}",
+        r.report
+    );
+    let d2d = cuda_cells(&r.bundle)
+        .into_iter()
+        .find(|m| m.test.starts_with("cuda D2D "))
+        .unwrap();
+    assert!(
+        answers(d2d)[4].contains("while 4 warm-up copies, the start event"),
+        "{}",
+        answers(d2d)[4]
+    );
+    assert_clean(&r.report);
+}
+
+#[test]
+fn a_hold_that_never_releases_times_out_with_an_honest_error() {
+    // The stream never sees its flag written: without a timeout the run
+    // would hang. Each held path stops with the hold's own error, and the
+    // paths that are not held still run.
+    let r = run(&[
+        ("FAKE_CUDA_DEVICES", "1"),
+        ("FAKE_CUDA_HOLD_STUCK", "1"),
+        ("WIRE_REPORT_HOLD_TIMEOUT_MS", "100"),
+    ]);
+    let msgs: Vec<&str> = r
+        .bundle
+        .problems
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    for label in ["H2D pinned", "D2H pinned", "D2D"] {
+        let m = msgs
+            .iter()
+            .find(|m| m.contains(&format!("cuda {label} ")))
+            .unwrap_or_else(|| panic!("no problem for {label}: {msgs:?}"));
+        assert!(
+            m.contains("holding the stream on a host flag: the held stream did not finish within 0.1 s after its host flag was released"),
+            "{m}"
+        );
+        assert!(!m.contains("allocation"), "{m}");
+    }
+    let p = probe(&r.bundle, "cuda copy sweeps");
+    assert!(
+        p.message.contains("ran 2 of 5 paths as planned"),
+        "{}",
+        p.message
+    );
+}
+
+/// The saved tree with a display device (QEMU's VGA, 0000:00:02.0) ahead
+/// of the NVIDIA GPU at 0000:99:00.0.
+const DISPLAY_AHEAD: &str = "tests/fixtures/sysfs-display-ahead";
+
+#[test]
+fn a_display_device_ahead_renames_our_gpu_and_the_comparison_matches_by_bus_id() {
+    let work = tempfile::tempdir().unwrap();
+    let ours = work.path().join("ours-1");
+    let env = [
+        ("FAKE_CUDA_DEVICES", "1"),
+        ("FAKE_CUDA_BUS_IDS", "0000:99:00.0"),
+    ];
+    let r = run_in(&ours, &env, &["--sysfs-root", DISPLAY_AHEAD]);
+    // The topology numbers display devices in PCI order: the VGA device
+    // is GPU0, CUDA's device 0 is GPU1, and its cells say so.
+    let gpu1 = r
+        .bundle
+        .topology
+        .devices
+        .iter()
+        .find(|d| d.id == "GPU1")
+        .expect("GPU1 in the topology");
+    assert_eq!(gpu1.pci_bus_id.as_deref(), Some("0000:99:00.0"));
+    assert!(
+        cuda_cells(&r.bundle)
+            .iter()
+            .any(|m| m.test == "cuda D2D GPU1->GPU1"),
+        "{:?}",
+        cuda_cells(&r.bundle)
+            .iter()
+            .map(|m| &m.test)
+            .collect::<Vec<_>>()
+    );
+    // The references call it GPU0 / device 0 and give its bus id in their
+    // own spelling: the stand-in nvbandwidth prints a real v0.8 transcript
+    // (00000000:99:00), the ctypes reference `0000:99:00.0`.
+    let nvb = std::process::Command::new("tests/standins/nvbandwidth")
+        .args(["-t", "host_to_device_memcpy_ce", "-b", "1"])
+        .output()
+        .unwrap();
+    assert!(nvb.status.success());
+    std::fs::write(work.path().join("nvbandwidth-1.out"), &nvb.stdout).unwrap();
+    let bw = cuda_cells(&r.bundle)
+        .into_iter()
+        .find(|m| {
+            m.test == "cuda D2D GPU1->GPU1"
+                && m.size_bytes == Some(1 << 20)
+                && m.statistic == wire_report::evidence::measurement::Statistic::Median
+        })
+        .and_then(|m| m.bandwidth_bytes_per_s)
+        .unwrap();
+    let reference = serde_json::json!({
+        "reference": "written by this test",
+        "devices": [{"ordinal": 0, "pci_bus_id": "0000:99:00.0"}],
+        "results": [{"kind": "D2D", "src": "GPU0", "dst": "GPU0", "size_bytes": 1 << 20,
+                     "bytes_per_s": bw * 1.01, "checked": true}],
+    });
+    std::fs::write(
+        work.path().join("reference-cuda-events.out"),
+        reference.to_string(),
+    )
+    .unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("scripts/device-compare.py")
+        .arg(work.path())
+        .args(["0.02", "1048576"])
+        .output()
+        .expect("python3 for the device check's comparison");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with("device check: 2 comparisons at +-2%, 1 PASS, 1 FAIL"),
+        "{text}"
+    );
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} line: {text}"))
+            .to_string()
+    };
+    // Ours at 10 GB/s (the fake) against nvbandwidth's real 25.13 GB/s:
+    // matched by bus id, so a FAIL, not "nothing compared".
+    assert!(
+        line("FAIL H2D pinned").contains("host->0000:99:00")
+            && line("FAIL H2D pinned").contains("nvbandwidth SM    25.13 GB/s"),
+        "{text}"
+    );
+    assert!(
+        line("PASS D2D").contains("0000:99:00->0000:99:00")
+            && line("PASS D2D").contains("cuda-events (ctypes)"),
+        "{text}"
     );
     assert_clean(&r.report);
 }

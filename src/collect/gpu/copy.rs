@@ -12,10 +12,27 @@ use std::time::Duration;
 
 use super::{CopyKind, GpuApi};
 use crate::collect::sweep::{self, Backend, Path, Patterns};
-use crate::evidence::measurement::{Buffers, CopyEngine, Kind, P2p};
+use crate::evidence::measurement::{Buffers, Kind, P2p};
 
-/// Untimed copies queued in each held window before its start event.
-pub const WINDOW_WARMUP: u32 = 1;
+/// Untimed copies queued in each held window before its start event:
+/// nvbandwidth v0.8's `WARMUP_COUNT` (`memcpy.cpp`), queued as it queues
+/// them, behind the hold and ahead of the start event, so the timed copies
+/// start on an engine already busy with the same copy.
+pub const WINDOW_WARMUP: u32 = 4;
+
+/// How long a held window may take to finish once its flag is written
+/// before it is reported as stuck: nvbandwidth's spin kernel gives up
+/// after the same 10 s (`DEFAULT_SPIN_KERNEL_TIMEOUT_MS`, `kernels.cuh`).
+/// `WIRE_REPORT_HOLD_TIMEOUT_MS` lowers it (the tests of a stuck hold).
+pub const HOLD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// [`HOLD_TIMEOUT`], or the environment's override in milliseconds.
+fn hold_timeout() -> Duration {
+    std::env::var("WIRE_REPORT_HOLD_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(HOLD_TIMEOUT, Duration::from_millis)
+}
 
 /// What the check buffer holds before a download: a download that wrote
 /// nothing leaves it, and it differs from the pattern almost everywhere.
@@ -182,16 +199,45 @@ impl<'a, A: GpuApi> GpuCopy<'a, A> {
                 return Ok(());
             }
         }
-        // One held, released and synchronised stream proves the wait works.
+        // One held and released stream, its event seen within the
+        // timeout, proves the wait works before any copy is queued.
         let s = self.stream()?;
-        let tried = self.hold(s);
+        let e = self.ev[1].ok_or("no events: prepare did not run")?;
+        let tried = self.hold(s).and_then(|_| self.api.record(e, s));
         self.release_flag();
-        tried.and_then(|_| self.api.stream_sync(s))?;
+        tried
+            .and_then(|_| self.finished(e))
+            .map_err(|e| format!("holding the stream on a host flag: {e}"))?;
         self.held = true;
         self.window = format!(
-            "the stream held by a wait on a host flag while {WINDOW_WARMUP} warm-up copy, the start event, the copies and the end event were queued, then released"
+            "the stream held by a wait on a host flag while {WINDOW_WARMUP} warm-up copies, the start event, the copies and the end event were queued, then released"
         );
         Ok(())
+    }
+
+    /// Waits for `e` of a released window, at most [`HOLD_TIMEOUT`]: a
+    /// stream whose wait never sees the flag would otherwise block the
+    /// whole run. Windows that were not held are synchronised as usual.
+    fn finished(&self, e: A::Event) -> Result<(), String> {
+        if !self.held && self.flag.is_none() {
+            return self.api.event_sync(e);
+        }
+        let limit = hold_timeout();
+        let start = std::time::Instant::now();
+        let mut pause = Duration::from_micros(50);
+        loop {
+            if self.api.event_done(e)? {
+                return Ok(());
+            }
+            if start.elapsed() >= limit {
+                return Err(format!(
+                    "the held stream did not finish within {:.1} s after its host flag was released: the wait on the flag never saw the write (or the copies hang); the window is not timed and this path stops",
+                    limit.as_secs_f64()
+                ));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
     }
 
     fn hold(&self, s: A::Stream) -> Result<(), String> {
@@ -389,6 +435,7 @@ impl<'a, A: GpuApi> GpuCopy<'a, A> {
                 ),
             ),
         };
+        let (engine, engine_note) = self.api.engine(self.kind);
         let label = match self.kind {
             CopyKind::H2d { pinned } => {
                 format!("H2D {}", if pinned { "pinned" } else { "pageable" })
@@ -416,9 +463,9 @@ impl<'a, A: GpuApi> GpuCopy<'a, A> {
                 self.dst.1.clone()
             },
             buffers,
-            copy_engine: CopyEngine::Ce,
+            copy_engine: engine,
             p2p,
-            description: format!("{description}; {}", self.binding),
+            description: format!("{description}, {engine_note}; {}", self.binding),
             timer: A::TIMER,
             window: self.window.clone(),
         }
@@ -528,6 +575,7 @@ impl<A: GpuApi> Backend for GpuCopy<'_, A> {
         let (Some(e0), Some(e1)) = (self.ev[0], self.ev[1]) else {
             return Err("no events: prepare did not run".into());
         };
+        self.finished(e1)?;
         self.api.elapsed(e0, e1)
     }
 

@@ -22,6 +22,7 @@ mod copy;
 use std::time::Duration;
 
 pub(crate) use copy::GpuCopy;
+pub use copy::{HOLD_TIMEOUT, WINDOW_WARMUP};
 
 use super::sweep::{self, Plan};
 use crate::evidence::measurement::Measurement;
@@ -80,7 +81,19 @@ pub(crate) trait GpuApi {
     type Event: Copy;
     /// What times copies, for the questions.
     const TIMER: &'static str;
+    /// Whether the sweeps also report the mean (TransferBench's statistic,
+    /// the reference on AMD machines) beside the median, min and max.
+    const WITH_MEAN: bool = false;
 
+    /// What runs a copy of `kind` (copy engine or kernel), and how that
+    /// is known. CUDA's memcpy calls run on the copy engines.
+    fn engine(&self, kind: CopyKind) -> (crate::evidence::measurement::CopyEngine, &'static str) {
+        let _ = kind;
+        (
+            crate::evidence::measurement::CopyEngine::Ce,
+            "run by the copy engines (memcpy calls)",
+        )
+    }
     fn can_access_peer(&self, dev: i32, peer: i32) -> Result<bool, String>;
     /// The device's context, retained once per run.
     fn open(&self, dev: i32) -> Result<Self::Ctx, String>;
@@ -107,6 +120,11 @@ pub(crate) trait GpuApi {
     fn event(&self) -> Result<Self::Event, String>;
     fn event_destroy(&self, e: Self::Event) -> Result<(), String>;
     fn record(&self, e: Self::Event, s: Self::Stream) -> Result<(), String>;
+    /// Blocks until `e` has happened.
+    fn event_sync(&self, e: Self::Event) -> Result<(), String>;
+    /// Whether `e` has happened, without blocking (how a held window is
+    /// waited for with a timeout).
+    fn event_done(&self, e: Self::Event) -> Result<bool, String>;
     fn elapsed(&self, a: Self::Event, b: Self::Event) -> Result<Duration, String>;
     fn h2d(&self, dst: u64, src: *const u8, n: usize, s: Self::Stream) -> Result<(), String>;
     fn d2h(&self, dst: *mut u8, src: u64, n: usize, s: Self::Stream) -> Result<(), String>;
@@ -284,7 +302,7 @@ pub(crate) fn run_jobs<A: GpuApi>(
             };
             log.push(format!("{label}: {}{wrong}", r.ran()));
         }
-        cells.extend(sweep::cells(&r, A::NAME, context));
+        cells.extend(sweep::cells(&r, A::NAME, context, A::WITH_MEAN));
     }
     for (dev, c) in &contexts {
         if c.is_ok()

@@ -46,7 +46,7 @@ pub(super) fn host(rec: &mut Recorder, settings: &Settings, sys: &System, announ
             gpu: false,
         };
         let r = sweep::run(&mut HostBackend::new(&placement), &plan);
-        let cells = sweep::cells(&r, "host", &context);
+        let cells = sweep::cells(&r, "host", &context, false);
         let message = format!(
             "planned {}; {}; {} cells",
             plan.describe(),

@@ -53,7 +53,7 @@ fn host_sweep_verifies_every_copy() {
             .iter()
             .all(|p| p.mismatched_bytes == 0 && p.times_s.len() == 3)
     );
-    let c = cells(&r, "host", &Context::NotStated);
+    let c = cells(&r, "host", &Context::NotStated, false);
     assert_eq!(c.len(), 9);
     assert!(
         c.iter()
@@ -133,7 +133,7 @@ fn a_plan_runs_exactly_as_planned_however_slow_the_copies() {
     assert!(r.points.iter().all(|p| p.times_s.len() == 7));
     assert_eq!(b.prepared, vec![256 << 20]);
     assert_eq!((b.fills, b.copies, b.verifies, b.releases), (81, 81, 63, 1));
-    assert_eq!(cells(&r, "fake", &Context::NotStated).len(), 27);
+    assert_eq!(cells(&r, "fake", &Context::NotStated, false).len(), 27);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn an_error_stops_the_sweep_and_says_how_far_it_got() {
     assert_eq!(r.error.as_deref(), Some("1048576 bytes (1 MiB): injected"));
     assert_eq!(r.ran(), "ran 2 of 3 sizes x 4 repetitions, then 1 of 1 MiB");
     assert_eq!(b.releases, 1);
-    let c = cells(&r, "fake", &Context::NotStated);
+    let c = cells(&r, "fake", &Context::NotStated, false);
     assert_eq!(c.len(), 9);
     assert!(
         c.iter()
@@ -158,6 +158,27 @@ fn an_error_stops_the_sweep_and_says_how_far_it_got() {
             .all(|m| m.iterations == Some(1)
                 && crate::render::answers::answers(m)[4].contains("1 of 4 planned"))
     );
+}
+
+#[test]
+fn the_mean_is_the_bandwidth_of_the_mean_time_when_asked_for() {
+    use crate::evidence::measurement::Statistic;
+    let plan = Plan::new(&settings(&[4096], 1, 3, None), 1);
+    let mut r = run(&mut Sluggish::default(), &plan);
+    // Windows of 1, 2 and 6 s per copy: median 2 s, mean 3 s.
+    r.points[0].times_s = vec![1.0, 6.0, 2.0];
+    let c = cells(&r, "fake", &Context::NotStated, true);
+    let bw = |s: Statistic| {
+        c.iter()
+            .find(|m| m.statistic == s)
+            .and_then(|m| m.bandwidth_bytes_per_s)
+            .unwrap()
+    };
+    assert_eq!(c.len(), 4);
+    assert_eq!(bw(Statistic::Median), 4096.0 / 2.0);
+    assert_eq!(bw(Statistic::Avg), 4096.0 / 3.0);
+    assert_eq!(bw(Statistic::Min), 4096.0 / 6.0);
+    assert_eq!(bw(Statistic::Max), 4096.0);
 }
 
 #[test]
