@@ -99,6 +99,13 @@ fn enabled_and_disabled(b: &Bundle) -> Vec<(&Measurement, &Measurement)> {
         .collect()
 }
 
+/// The message size of a figure: as printed, else the buffer its tool
+/// always moves (`facts::trust::tool_buffer_bytes`).
+fn size_of(m: &Measurement) -> Option<u64> {
+    m.size_bytes
+        .or_else(|| crate::facts::trust::tool_buffer_bytes(m.tool.as_str()))
+}
+
 fn bw(m: &Measurement) -> f64 {
     m.bandwidth_bytes_per_s.unwrap_or(0.0)
 }
@@ -136,7 +143,7 @@ pub(super) fn silent_staging(b: &Bundle, facts: &NodeFacts, out: &mut Vec<Diagno
                 dst,
                 enabled_bytes_per_s: bw(en),
                 disabled_bytes_per_s: bw(dis),
-                size_bytes: en.size_bytes,
+                size_bytes: size_of(en),
                 pairs: staged.len(),
             },
             vec![en.source.clone(), dis.source.clone()],
@@ -203,7 +210,7 @@ fn peer_slower_than_staged(both: &[(&Measurement, &Measurement)], out: &mut Vec<
             dst,
             enabled_bytes_per_s: bw(en),
             disabled_bytes_per_s: bw(dis),
-            size_bytes: en.size_bytes,
+            size_bytes: size_of(en),
             pairs: pairs.len(),
         },
         vec![en.source.clone(), dis.source.clone()],

@@ -331,7 +331,7 @@ fn size(m: &Measurement, bandwidth: bool, place: Option<SweepPlace>) -> Option<T
 /// p2pBandwidthLatencyTest copies `numElems = 10000000` ints, 40,000,000
 /// bytes, with no option to change it (cuda-samples,
 /// `p2pBandwidthLatencyTest.cu`).
-fn tool_buffer_bytes(tool: &str) -> Option<u64> {
+pub fn tool_buffer_bytes(tool: &str) -> Option<u64> {
     match tool {
         "nvbandwidth" => Some(64 << 20),
         "p2pBandwidthLatencyTest" => Some(40_000_000),

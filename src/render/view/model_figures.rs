@@ -279,11 +279,6 @@ pub fn wire_curves(pcie: f64, net: f64, hop: f64) -> Vec<Curve> {
     ]
 }
 
-/// p2pBandwidthLatencyTest copies 10,000,000 ints per transfer
-/// (`outputBandwidthMatrix`, `numElems = 10000000`, CUDA samples), and
-/// prints no size: its figures are placed at 40,000,000 bytes.
-const P2P_SAMPLE_BYTES: f64 = 4e7;
-
 /// The node's measured one-direction figures over the model, as time per
 /// message (size / bandwidth): GPU peer copies with P2P on and off, or
 /// RDMA with GPU and host buffers.
@@ -296,8 +291,14 @@ fn measured(b: &Bundle, peer: bool) -> Vec<Curve> {
         else {
             continue;
         };
+        // p2pBandwidthLatencyTest prints no size: its figures sit at the
+        // buffer it always copies (`facts::trust::tool_buffer_bytes`).
         let size = m.size_bytes.map(|s| s as f64).or_else(|| {
-            (m.tool.as_ref() as &str == "p2pBandwidthLatencyTest").then_some(P2P_SAMPLE_BYTES)
+            let tool: &str = m.tool.as_ref();
+            (tool == "p2pBandwidthLatencyTest")
+                .then(|| crate::facts::trust::tool_buffer_bytes(tool))
+                .flatten()
+                .map(|s| s as f64)
         });
         // The model's sizes only: 1 KiB to 1 GiB.
         let Some(size) = size.filter(|s| (1024.0..=1073741824.0).contains(s)) else {
