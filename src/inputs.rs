@@ -168,7 +168,10 @@ fn plan(paths: &[PathBuf], skip_dirs: &[PathBuf]) -> anyhow::Result<Vec<NodePlan
             files.push((entry.into_path(), None));
         }
     }
-    files.dedup_by(|a, b| a.0 == b.0);
+    // A file reached twice by the same path (a folder given together with
+    // one inside it) is one file.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.0.clone()));
     // The walk gives a directory's files one after another (but for its
     // subdirectories' between them): the map is asked once per run of
     // files, not once per file, and keyed by `order_key`, which sorts as
@@ -221,6 +224,9 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
         name: node.name,
         origin: Origin::Ingested,
     });
+    // Each transcript's digest, and the file first read with it.
+    use std::collections::hash_map::Entry;
+    let mut digests: std::collections::HashMap<String, String> = Default::default();
     for (f, skipped) in node.files {
         let path = shown_name(&f, &node.hidden);
         let read = match skipped {
@@ -235,7 +241,29 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
                 message,
             }),
             Ok(bytes) => {
-                bundle.absorb(read_transcript(&path, &bytes));
+                let reading = read_transcript(&path, &bytes);
+                // The same bytes under a second name (a link, a folder
+                // given twice): their figures would count twice.
+                let earlier = reading.transcript.as_ref().and_then(|t| {
+                    match digests.entry(t.sha256.clone()) {
+                        Entry::Occupied(first) => Some(first.get().clone()),
+                        Entry::Vacant(v) => {
+                            v.insert(path.clone());
+                            None
+                        }
+                    }
+                });
+                if let Some(earlier) = earlier {
+                    let message = format!("the same bytes as `{earlier}`; read once");
+                    bundle.problems.push(Problem {
+                        file: path,
+                        line: None,
+                        kind: ProblemKind::Duplicate,
+                        message,
+                    });
+                    continue;
+                }
+                bundle.absorb(reading);
             }
         }
     }
@@ -274,7 +302,11 @@ fn read_input(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
 
 /// A JSON object with a bundle's own keys and no `schema_version`.
 fn is_unversioned_bundle(text: &str) -> bool {
-    if !text.trim_start().starts_with('{') || is_bundle(text) {
+    if !crate::ingest::without_bom(text)
+        .trim_start()
+        .starts_with('{')
+        || is_bundle(text)
+    {
         return false;
     }
     let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) else {

@@ -54,7 +54,7 @@
 //! the answers as sentences) are still read and migrated; see [`wire`] and
 //! [`migrate`].
 
-mod absorb;
+pub(crate) mod absorb;
 mod dedup;
 pub mod migrate;
 mod mix;
@@ -361,6 +361,9 @@ pub enum ProblemKind {
     ToolError,
     /// A live probe could not run: the tool is absent, failed or hung.
     Probe,
+    /// The file is byte for byte a transcript the node already has (a
+    /// second link to it, or a folder given twice): read once.
+    Duplicate,
 }
 
 impl Bundle {
@@ -405,6 +408,8 @@ impl Bundle {
     /// [`SCHEMA_VERSION`]). When it does not read, the version is checked
     /// first so a newer bundle gets advice instead of a confusing field error.
     pub fn from_json(text: &str, path: &Path) -> anyhow::Result<Bundle> {
+        // A bundle opened and saved in a Windows editor starts with a BOM.
+        let text = crate::ingest::without_bom(text);
         let read = wire::read(text);
         let version = match &read {
             Ok(b) => u64::from(b.schema_version),

@@ -339,6 +339,15 @@ pub struct Measurements {
 
 impl Measurements {
     fn into_cells<E: de::Error>(self) -> Result<Vec<Measurement>, E> {
+        // Each cell becomes a whole figure (its series' facts copied in):
+        // refused past the cap `collect` keeps to, not built to exhaust memory.
+        if self.cells.len() > crate::bundle::absorb::MAX_FIGURES {
+            return Err(E::custom(format!(
+                "{} figures; a bundle holds at most {} (collect keeps no more)",
+                self.cells.len(),
+                crate::bundle::absorb::MAX_FIGURES
+            )));
+        }
         let files: Vec<Text> = self
             .series
             .iter()

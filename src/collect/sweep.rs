@@ -250,16 +250,42 @@ pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
         points: Vec::new(),
         error: None,
     };
-    let Some(&max) = plan.sizes.last() else {
-        return result;
-    };
-    result.error = match backend.prepare(max) {
-        Ok(()) => run_sizes(backend, plan, &mut result.points).err(),
-        Err(e) => Some(format!(
-            "preparing for copies of up to {} failed: {e}",
-            describe_size(max as u64)
-        )),
-    };
+    // The largest size first; when its buffers cannot be had (an
+    // address-space limit, a GPU short of memory), the sizes below it are
+    // still measured and the error says where the sweep stopped.
+    let mut fits = plan.sizes.len();
+    let mut refused: Option<String> = None;
+    while let Some(&max) = plan.sizes[..fits].last() {
+        match backend.prepare(max) {
+            Ok(()) => {
+                let ran = run_sizes(backend, plan, fits, &mut result.points).err();
+                result.error = match (refused.take(), ran) {
+                    (Some(r), Some(e)) => Some(format!("{r}; then {e}")),
+                    (r, e) => r.or(e),
+                };
+                break;
+            }
+            Err(e) => {
+                // Whatever the failed preparation did hold is let go
+                // before a smaller one is tried.
+                let undone = backend.release().err();
+                let mut why = format!(
+                    "preparing for copies of up to {} failed: {e}",
+                    describe_size(max as u64)
+                );
+                if let Some(u) = undone {
+                    why.push_str(&format!("; then at release: {u}"));
+                    result.error = Some(refused.unwrap_or(why));
+                    return result;
+                }
+                refused.get_or_insert(why);
+                fits -= 1;
+            }
+        }
+    }
+    if result.points.is_empty() && result.error.is_none() {
+        result.error = refused;
+    }
     // What prepare found out (how a window is held, where memory is).
     result.path = backend.path();
     if let Err(e) = backend.release() {
@@ -271,13 +297,15 @@ pub fn run(backend: &mut dyn Backend, plan: &Plan) -> SweepResult {
     result
 }
 
-/// The plan's sizes in order, into `points`, until the first error.
+/// The plan's first `fits` sizes in order, into `points`, until the first
+/// error.
 fn run_sizes(
     backend: &mut dyn Backend,
     plan: &Plan,
+    fits: usize,
     points: &mut Vec<PointResult>,
 ) -> Result<(), String> {
-    for (si, &size) in plan.sizes.iter().enumerate() {
+    for (si, &size) in plan.sizes[..fits].iter().enumerate() {
         let at = describe_size(size as u64);
         let k = plan.copies_per_window;
         // Warm-up: windows that are not timed (first touch, path setup).

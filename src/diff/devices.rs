@@ -120,12 +120,19 @@ pub(super) fn rdma(old: &Bundle, new: &Bundle, out: &mut Vec<ChangeKind>) {
                 });
             }
             for c in npo.counters.iter().filter(|c| is_error_counter(&c.name)) {
-                let before = opo
+                let old_c = opo
                     .counters
                     .iter()
-                    .find(|x| x.name == c.name && x.group == c.group)
-                    .map(|x| x.end);
-                if before.is_some_and(|b| c.end > b) || c.delta > 0 {
+                    .find(|x| x.name == c.name && x.group == c.group);
+                let before = old_c.map(|x| x.end);
+                // Growth while the new collection ran is a change only if
+                // the old one did not see the counter grow as it ran too
+                // (then it is the same standing fault, which the node's
+                // own diagnosis tells; a collection diffed with itself has
+                // no change).
+                let grew_between = before.is_some_and(|b| c.end > b);
+                let grew_newly = c.delta > 0 && old_c.is_none_or(|x| x.delta == 0);
+                if grew_between || grew_newly {
                     out.push(ChangeKind::CounterGrew {
                         device: nd.name.clone(),
                         port: npo.port,

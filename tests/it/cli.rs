@@ -143,7 +143,7 @@ fn collect_exits_1_when_nothing_parses_empty_and_binary() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("junk.bin:1: expected UTF-8 text; this looks like a binary file"),
+        stderr.contains("junk.bin:1: expected UTF-8 or UTF-16 text; this looks like a binary file"),
         "{stderr}"
     );
     assert!(

@@ -652,3 +652,200 @@ fn a_transcript_file_over_the_cap_is_refused_by_every_command() {
             .stderr(predicates::str::contains("larger than 128 MB"));
     }
 }
+
+/// Hostile turn 3, case 18: a transcript saved with a UTF-8 BOM, with old
+/// Mac line ends (CR alone) or as UTF-16 (PowerShell's `>`) is read like
+/// the plain one; a bundle opened and saved with a BOM still loads. Before:
+/// the topology was lost, CR-only read nothing, UTF-16 was "binary".
+#[test]
+fn a_bom_cr_line_ends_or_utf16_read_like_the_plain_transcript() {
+    let t = tempfile::tempdir().unwrap();
+    let plain = std::fs::read_to_string(
+        "captures/dgx1v-v100-8gpu-1nic/nvidia-topo-009-dgx1v-v100-sxm2-hybrid-cube-mesh-mlx5.txt",
+    )
+    .unwrap();
+    let mut u16le = vec![0xff, 0xfe];
+    u16le.extend(plain.encode_utf16().flat_map(u16::to_le_bytes));
+    let mut u16be = vec![0xfe, 0xff];
+    u16be.extend(plain.encode_utf16().flat_map(u16::to_be_bytes));
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(plain.as_bytes());
+    let shapes: [(&str, Vec<u8>); 5] = [
+        ("plain", plain.as_bytes().to_vec()),
+        ("bom", bom),
+        ("cr", plain.replace('\n', "\r").into_bytes()),
+        ("u16le", u16le),
+        ("u16be", u16be),
+    ];
+    let mut links = Vec::new();
+    for (name, bytes) in shapes {
+        let dir = t.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("topo.txt"), bytes).unwrap();
+        let out = t.path().join(format!("{name}.json"));
+        wr().args(["collect", "--quiet", "--from"])
+            .arg(&dir)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(
+            b["problems"].as_array().map_or(0, Vec::len),
+            0,
+            "{name}: {}",
+            b["problems"]
+        );
+        links.push((name, b["topology"]["links"].as_array().unwrap().len()));
+    }
+    assert!(links[0].1 > 20, "{links:?}");
+    assert!(links.iter().all(|l| l.1 == links[0].1), "{links:?}");
+    // UTF-16 without its mark (little and big endian) reads too.
+    for (name, bytes) in [
+        (
+            "u16le-bare",
+            plain
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes)
+                .collect::<Vec<u8>>(),
+        ),
+        (
+            "u16be-bare",
+            plain.encode_utf16().flat_map(u16::to_be_bytes).collect(),
+        ),
+    ] {
+        let dir = t.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("topo.txt"), bytes).unwrap();
+        let out = t.path().join(format!("{name}.json"));
+        wr().args(["collect", "--quiet", "--from"])
+            .arg(&dir)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(
+            b["topology"]["links"].as_array().unwrap().len(),
+            links[0].1,
+            "{name}"
+        );
+    }
+    // A bundle with a BOM loads (it was read as a transcript and refused).
+    let mut with_bom = b"\xef\xbb\xbf".to_vec();
+    with_bom.extend(std::fs::read(t.path().join("plain.json")).unwrap());
+    std::fs::write(t.path().join("bom-bundle.json"), with_bom).unwrap();
+    wr().arg("placement")
+        .arg(t.path().join("bom-bundle.json"))
+        .args(["--gpus", "0,1"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("GPU0-GPU1"));
+}
+
+/// Hostile turn 3, case 21: the same transcript reached twice (a folder
+/// given with one inside it; two links to one file) is read once, and the
+/// second name is said. Before: twice the transcripts and the cells.
+#[test]
+fn the_same_transcript_reached_twice_is_read_once() {
+    let t = tempfile::tempdir().unwrap();
+    wr().args([
+        "collect",
+        "--quiet",
+        "--from",
+        "captures",
+        "captures/rtx3090-4gpu",
+        "--out",
+    ])
+    .arg(t.path().join("all"))
+    .assert()
+    .code(predicates::function::function(|c: &i32| *c == 0 || *c == 1));
+    let once = |p: &Path| -> (usize, usize) {
+        let b: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        (
+            b["transcripts"].as_array().unwrap().len(),
+            b["measurements"]["cells"].as_array().unwrap().len(),
+        )
+    };
+    let node = t.path().join("all/rtx3090-4gpu/bundle.json");
+    assert_eq!(once(&node).0, 1);
+    // Two links to one file in one node.
+    let n = t.path().join("linked");
+    std::fs::create_dir(&n).unwrap();
+    let src = std::fs::canonicalize("captures/rtx3090-4gpu").unwrap();
+    let file = std::fs::read_dir(&src)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::os::unix::fs::symlink(&file, n.join("a.txt")).unwrap();
+    std::os::unix::fs::symlink(&file, n.join("b.txt")).unwrap();
+    wr().args(["collect", "--quiet", "--from"])
+        .arg(&n)
+        .arg("--out")
+        .arg(t.path().join("l.json"))
+        .assert()
+        .success();
+    assert_eq!(once(&t.path().join("l.json")), once(&node));
+    let b: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(t.path().join("l.json")).unwrap()).unwrap();
+    assert_eq!(b["problems"][0]["kind"], "duplicate");
+    assert!(
+        b["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt")
+    );
+}
+
+/// Hostile turn 3, case 11: a collection diffed with itself has no change,
+/// even when an error counter grew while it ran (the same standing fault
+/// on both sides). Before: "1 change for the worse", exit 1.
+#[test]
+fn a_collection_diffed_with_itself_has_no_change() {
+    let n = "captures/cx2-qdr-loopback-corrupt-packet";
+    wr().args(["diff", n, n])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("0 change(s) for the worse"));
+}
+
+/// Hostile turn 3, case 17: a 256-byte host name (and two 255-byte ones)
+/// no longer sinks the fleet's site: the node folder is cut with a digest
+/// of the name kept, and each node gets its own. Before: exit 2.
+#[test]
+fn host_names_past_a_file_name_get_short_distinct_folders() {
+    let t = tempfile::tempdir().unwrap();
+    let good = t.path().join("good.json");
+    collect_to("rtx3090-4gpu", &good);
+    let mut b: serde_json::Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    let mut names = Vec::new();
+    for (i, name) in [
+        "h".repeat(256),
+        "h".repeat(255),
+        format!("{}x", "h".repeat(254)),
+    ]
+    .iter()
+    .enumerate()
+    {
+        b["host"]["name"] = serde_json::Value::String(name.clone());
+        let p = t.path().join(format!("long{i}.json"));
+        std::fs::write(&p, b.to_string()).unwrap();
+        names.push(p);
+    }
+    let site = t.path().join("site");
+    wr().arg("render")
+        .arg(&good)
+        .args(&names)
+        .arg("--out")
+        .arg(&site)
+        .assert()
+        .success();
+    let folders: Vec<String> = std::fs::read_dir(site.join("nodes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders.len(), 4, "{folders:?}");
+    assert!(folders.iter().all(|f| f.len() <= 100), "{folders:?}");
+}

@@ -212,3 +212,79 @@ fn a_window_that_took_no_time_is_an_error_not_infinite_bandwidth() {
     let e = nonzero(Duration::ZERO, 16).unwrap_err();
     assert!(e.contains("elapsed time of 0 ms for 16 copies"), "{e}");
 }
+
+/// A host backend that cannot have buffers over `limit` bytes (an
+/// address-space limit, a GPU short of memory).
+struct Capped {
+    inner: HostBackend,
+    limit: usize,
+    asked: Vec<usize>,
+}
+
+impl Backend for Capped {
+    fn path(&self) -> Path {
+        self.inner.path()
+    }
+    fn prepare(&mut self, m: usize) -> Result<(), String> {
+        self.asked.push(m);
+        if m > self.limit {
+            return Err(format!("cannot allocate {m} bytes"));
+        }
+        self.inner.prepare(m)
+    }
+    fn fill(&mut self, s: usize, seed: u64) -> Result<(), String> {
+        self.inner.fill(s, seed)
+    }
+    fn copy_timed(&mut self, s: usize, k: u32) -> Result<Duration, String> {
+        self.inner
+            .copy_timed(s, k)
+            .map(|_| Duration::from_micros(5))
+    }
+    fn verify(&mut self, s: usize, seed: u64) -> Result<u64, String> {
+        self.inner.verify(s, seed)
+    }
+    fn release(&mut self) -> Result<(), String> {
+        self.inner.release()
+    }
+}
+
+#[test]
+fn buffers_too_large_to_have_cost_only_their_sizes_not_the_sweep() {
+    // Hostile turn 3, case 22: under `prlimit --as` the 256 MiB buffers
+    // failed and the whole host sweep recorded nothing.
+    let sizes = [4096, 65536, 1 << 20, 16 << 20];
+    let plan = Plan::new(&settings(&sizes, 0, 2, None), 1);
+    let mut b = Capped {
+        inner: HostBackend::new("test"),
+        limit: 1 << 20,
+        asked: Vec::new(),
+    };
+    let r = run(&mut b, &plan);
+    assert_eq!(
+        b.asked,
+        vec![16 << 20, 1 << 20],
+        "largest first, then the next"
+    );
+    assert_eq!(
+        r.points.iter().map(|p| p.size).collect::<Vec<_>>(),
+        vec![4096, 65536, 1 << 20]
+    );
+    assert!(
+        r.points
+            .iter()
+            .all(|p| p.times_s.len() == 2 && p.mismatched_bytes == 0)
+    );
+    let e = r.error.as_deref().unwrap();
+    assert!(e.contains("16 MiB") && e.contains("cannot allocate"), "{e}");
+    assert!(!r.as_planned());
+    assert_eq!(r.ran(), "ran 3 of 4 sizes x 2 repetitions");
+    // Nothing fits: no point, the first refusal told.
+    let mut none = Capped {
+        inner: HostBackend::new("test"),
+        limit: 1,
+        asked: Vec::new(),
+    };
+    let r = run(&mut none, &plan);
+    assert!(r.points.is_empty());
+    assert!(r.error.unwrap().contains("16 MiB"));
+}

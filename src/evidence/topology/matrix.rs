@@ -76,6 +76,12 @@ impl<'a> Row<'a> {
     }
 }
 
+/// The most devices one matrix is read with: more than any node has (a
+/// DGX with its switches and adapters is under 40). Each row holds a cell
+/// per device, so a matrix costs the square of its width; the rows after
+/// this many start the next matrix.
+pub(super) const MAX_DEVICES: usize = 512;
+
 /// Reads a matrix whose header is the first line accepted by `is_header`;
 /// rows follow until a blank line or a line whose first token is not a
 /// device label.
@@ -105,6 +111,7 @@ pub(super) fn read_matrix<'a>(
     let head_labels: Vec<&'a str> = header
         .words()
         .take_while(|t| !matches!(*t, "CPU" | "NUMA" | "GPU" | "Affinity") && is_label(t, &[t, t]))
+        .take(MAX_DEVICES)
         .collect();
     let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
     let mut end = lines.len();
@@ -129,7 +136,11 @@ pub(super) fn read_matrix<'a>(
                 }
             }
         };
-        if !is_label(first, &toks) {
+        // A line that is not a row, a second matrix's header (a log that
+        // printed the matrix once per job) or a row past the cap ends this
+        // matrix: a repeated block costs memory in proportion to itself,
+        // not to the square of the whole log.
+        if !is_label(first, &toks) || is_header(&toks) || raw.len() >= MAX_DEVICES {
             end = idx;
             break;
         }
@@ -282,6 +293,39 @@ fn read_rows<'a>(
 #[cfg(test)]
 mod tests {
     use crate::evidence::{IssueKind, Tool, parse};
+
+    #[test]
+    fn a_matrix_printed_once_per_job_is_read_block_by_block_in_linear_memory() {
+        // The shipped 112-byte L4 `topo -m` (no legend), as a log that
+        // printed it once per job: each block is its own 2x2 matrix, never
+        // one matrix as wide as every row of every block (which asked for
+        // the square of the log's rows: 6 GiB at 1 MB).
+        let block = include_str!(
+            "../../../captures/l4-2gpu-cross-numa/nvidia-topo-015-2x-l4-cross-numa-sys-no-legend.txt"
+        );
+        let log = block.repeat(3000);
+        let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(&log);
+        let m = super::read_matrix(
+            &lines,
+            |t| t.first().is_some_and(|t| t.starts_with("GPU0")) && !t.contains(&"X"),
+            |first, _| first.starts_with("GPU"),
+            Some(&["X"]),
+            "topology matrix",
+        )
+        .unwrap();
+        assert_eq!(m.labels(), ["GPU0", "GPU1"]);
+        assert_eq!(m.end, 3, "the next block's header ends the first");
+        let p = parse(Tool::NvidiaSmiTopo, &log).unwrap();
+        assert_eq!(p.topology.devices.len(), 2);
+        assert!(p.issues.is_empty(), "{:?}", &p.issues[..1]);
+        // A header naming more devices than any node has is read as wide
+        // as the cap, not as wide as itself.
+        let wide: String = (0..5000).map(|i| format!("\tGPU{i}")).collect();
+        let lines = [(1, wide.as_str())];
+        let m =
+            super::read_matrix(&lines, |_| true, |f, _| f.starts_with("GPU"), None, "m").unwrap();
+        assert_eq!(m.labels().len(), super::MAX_DEVICES);
+    }
 
     #[test]
     fn rows_after_a_blank_line_are_read_not_called_cut() {

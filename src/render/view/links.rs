@@ -10,8 +10,26 @@ use super::{Link, Mode};
 use crate::bundle::Bundle;
 use crate::evidence::Source;
 
-/// A directory-safe slug of a node name: letters, digits, `-`, `_`, `.`.
+/// The longest slug, in bytes: a folder name and the `-2` a repeat gets
+/// stay far under the 255 bytes a file name may have.
+const SLUG_MAX: usize = 96;
+
+/// A directory-safe slug of a node name: letters, digits, `-`, `_`, `.`;
+/// a name longer than [`SLUG_MAX`] is cut and keeps a digest of itself
+/// after the cut, so two long names that share a beginning stay apart.
 pub fn slug(name: &str) -> String {
+    let s = slug_chars(name);
+    if s.len() <= SLUG_MAX {
+        return s;
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    // The slug is ASCII: any byte index is a char boundary.
+    format!("{}-{tag}", &s[..SLUG_MAX - 9])
+}
+
+fn slug_chars(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {

@@ -6,7 +6,12 @@
 //!
 //! ```text
 //! cargo run --release --example fuzz -- --cases 40000 --bundle-cases 2000
+//! cargo build --release && cargo run --release --example fuzz -- --cases 0 --bundle-cases 0 --fs-cases 200
 //! ```
+//!
+//! `--fs-cases N` runs the file-system generators of `files.rs` (near node
+//! names, odd kinds of file at every output path) against the release
+//! binary (`WR` names another).
 //!
 //! Each target runs in a child process (this binary with `--child`) under
 //! limits: address space of its start plus 1 GiB (`setrlimit(RLIMIT_AS)`),
@@ -25,6 +30,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use wire_report::evidence::tools::TOOLS;
+
+mod files;
 
 const HANG_S: u64 = 10;
 const MEMORY_BYTES: u64 = 1 << 30;
@@ -88,7 +95,7 @@ const NUMBERS: &[&str] = &[
 fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut v = base.to_vec();
     for _ in 0..1 + rng.below(4) {
-        match rng.below(8) {
+        match rng.below(9) {
             0 if !v.is_empty() => {
                 let i = rng.below(v.len());
                 v[i] ^= 1 << rng.below(8);
@@ -112,6 +119,24 @@ fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
                 v = lines.join(&b'\n');
             }
             4 | 5 => replace_number(&mut v, rng),
+            8 => {
+                // A block printed once per job: a run of lines repeated
+                // until the input is about a megabyte (what made one
+                // reader's memory grow with the square of its input).
+                let lines: Vec<&[u8]> = v.split(|b| *b == b'\n').collect();
+                let a = rng.below(lines.len());
+                let b = (a + 1 + rng.below(8)).min(lines.len());
+                let block = lines[a..b].join(&b'\n');
+                let times = (1 << 20) / (block.len() + 1).max(64);
+                let mut out = lines[..b].join(&b'\n');
+                for _ in 0..times {
+                    out.push(b'\n');
+                    out.extend_from_slice(&block);
+                }
+                out.push(b'\n');
+                out.extend(lines[b..].join(&b'\n'));
+                v = out;
+            }
             6 => {
                 let i = rng.below(v.len() + 1);
                 v.insert(i, 0);
@@ -378,6 +403,24 @@ fn main() -> ExitCode {
             t.panics,
             t.hangs,
             t.aborts,
+            start.elapsed().as_secs_f64()
+        );
+    }
+    let fs_cases = flag("--fs-cases", 0);
+    for target in [files::NEAR_NAMES, files::OUTPUT_KINDS] {
+        if fs_cases == 0 || only.is_some_and(|o| o != target) {
+            continue;
+        }
+        let start = Instant::now();
+        let (ran, findings) = files::run_target(target, fs_cases);
+        for f in &findings {
+            eprintln!("{f}");
+        }
+        found |= !findings.is_empty();
+        total += ran;
+        println!(
+            "{target}\t{ran}\t{} rule(s) broken\t\t\t{:.1}",
+            findings.len(),
             start.elapsed().as_secs_f64()
         );
     }
