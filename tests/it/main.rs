@@ -12,6 +12,7 @@ mod cli;
 mod counters;
 mod cut_captures;
 mod diagnosis;
+mod diff;
 mod fake_cuda;
 mod fleet;
 mod fragments;
