@@ -28,6 +28,7 @@ mod pair;
 mod parse_gaps;
 mod real_verdicts;
 mod recovery;
+mod runs;
 mod site;
 mod streaming;
 mod ticket;
