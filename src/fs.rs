@@ -760,6 +760,38 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_render_into_a_folder_it_made_leaves_no_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let site = d.path().join("site");
+        check_writable_dir(&site).unwrap();
+        let journal = SiteJournal::open(&site).unwrap();
+        journal
+            .intend(["nodes/a/index.html", "nodes/a/t0.html"])
+            .unwrap();
+        write_site_file(&site, "nodes/a/index.html", b"a").unwrap();
+        // The second page was never written: the render failed there.
+        abandon_site(&site);
+        assert!(!site.exists());
+    }
+
+    #[test]
+    fn only_our_temporary_names_with_a_process_id_are_ours() {
+        assert_eq!(temp_owner(".wire-report-123-aB9xYz.tmp"), Some(123));
+        for other in [
+            ".wire-report-aB9xYz.tmp",
+            ".wire-report-123-.tmp",
+            ".wire-report-12a-xyz.tmp",
+            ".wire-report-123-x.y.tmp",
+            "wire-report-123-xyz.tmp",
+            ".wire-report-123-xyz.tmp.bak",
+            ".wire-report-site",
+            ".wire-report-site.pending",
+        ] {
+            assert_eq!(temp_owner(other), None, "{other}");
+        }
+    }
+
+    #[test]
     fn a_fifo_or_a_device_is_refused_without_blocking() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo.txt");
