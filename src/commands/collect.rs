@@ -117,6 +117,7 @@ fn collect_from(
     let to_file = out.as_os_str() == "-"
         || out.extension().is_some_and(|e| e == "json")
         || std::fs::metadata(out).is_ok_and(|m| !m.is_dir());
+    let existed = std::fs::symlink_metadata(out).is_ok();
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
@@ -134,8 +135,12 @@ fn collect_from(
         buf: Vec::new(),
         folders: std::collections::HashSet::new(),
     };
-    let nodes = inputs::ingest_each(from, |n| w.node(n))?;
-    if nodes == 0 {
+    let nodes = inputs::ingest_each(from, |n| w.node(n));
+    if !to_file && !existed && !matches!(nodes, Ok(n) if n > 0) {
+        // Nothing to write: the folder made for it goes too (if empty).
+        let _ = std::fs::remove_dir(out);
+    }
+    if nodes? == 0 {
         crate::say::line(format_args!(
             "warning: no files found under {}",
             super::show_paths(from)

@@ -151,6 +151,28 @@ fn a_render_of_nothing_leaves_no_folder() {
     assert!(!site.exists());
 }
 
+/// `collect --from` of nothing leaves no empty output folder either.
+#[test]
+fn a_collect_of_nothing_leaves_no_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = d.path().join("bundles");
+    wr().args(["collect", "--from"])
+        .arg(&empty)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no files found"));
+    assert!(!out.exists());
+    wr().args(["collect", "--from", "no/such/dir", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists());
+}
+
 /// Files under `site` that its manifest does not list (the manifest aside).
 fn unlisted(site: &Path) -> Vec<String> {
     let manifest = std::fs::read_to_string(site.join(".wire-report-site")).unwrap();
