@@ -20,6 +20,24 @@ which placement is safe.\n\nExit codes: 0 success, 1 the check failed or nothing
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print errors only: no progress, warnings or summary (the exit
+    /// status and the outputs are the same).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print what each file read gave and each file written.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+impl Cli {
+    /// How much the run says, from `-q` and `-v`.
+    pub fn level(&self) -> crate::say::Level {
+        match (self.quiet, self.verbose) {
+            (true, _) => crate::say::Level::Quiet,
+            (_, true) => crate::say::Level::Verbose,
+            _ => crate::say::Level::Normal,
+        }
+    }
 }
 
 /// The subcommands; each one's flags, help and `run` live in its module

@@ -33,6 +33,7 @@ use crate::evidence::measurement::{Direction, Kind, Measurement};
 use crate::evidence::rdma::RdmaPort;
 use crate::evidence::topology::{DeviceKind, Link, LinkClass};
 use crate::models::ceiling;
+pub(crate) use host_path::bus_key;
 pub use ladder::{LadderPoint, LadderScope, ladder_points};
 pub use names::NamedGpu;
 pub use scaleup::{Fabric, ScaleUp};

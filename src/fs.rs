@@ -331,13 +331,18 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
-/// The temporary file every output starts as. A temporary file is
+/// The temporary file every output starts as:
+/// `.wire-report-<pid>-XXXXXX.tmp`, named for our process so that the
+/// next render can remove what a killed one left ([`sweep_temporaries`])
+/// and nothing else. A temporary file is
 /// private (0600) by default; what we write is for readers (a web server,
 /// a colleague), so it is created 0644 (less what the umask takes, as any
 /// program's output), at creation rather than by a chmod per file.
 fn temp_builder() -> tempfile::Builder<'static, 'static> {
+    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| format!("{TEMP_PREFIX}{}-", std::process::id()));
     let mut b = tempfile::Builder::new();
-    b.prefix(".wire-report-").suffix(".tmp");
+    b.prefix(prefix.as_str()).suffix(TEMP_SUFFIX);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -403,11 +408,66 @@ fn absolute_dir(dir: &Path) -> std::borrow::Cow<'_, Path> {
     }
 }
 
+/// How our temporary files start and end (see [`temp_builder`]).
+const TEMP_PREFIX: &str = ".wire-report-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// The process that made a temporary file, from its name
+/// (`.wire-report-<pid>-XXXXXX.tmp`); none for any other name.
+fn temp_owner(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    let pid_ok = !pid.is_empty() && pid.len() <= 10 && pid.bytes().all(|b| b.is_ascii_digit());
+    let random_ok = !random.is_empty() && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !(pid_ok && random_ok) {
+        return None;
+    }
+    pid.parse().ok().filter(|p| *p > 0)
+}
+
+/// Whether a process with this id exists (signal 0 checks without sending).
+pub(crate) fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 sends nothing; it only checks the id.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Removes, in `dir` and the folders below it (three levels, as deep as a
+/// site goes; links not followed), the temporary files of writers that
+/// were killed: regular files named `.wire-report-<pid>-XXXXXX.tmp` whose
+/// process is gone. A file of any other name, and one of a process still
+/// running (a render beside this one), is left alone.
+pub fn sweep_temporaries(dir: &Path) {
+    fn walk(dir: &Path, depth: usize) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() && depth > 0 {
+                walk(&e.path(), depth - 1);
+            } else if t.is_file()
+                && let Some(pid) = temp_owner(&e.file_name().to_string_lossy())
+                && !process_alive(pid)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    walk(dir, 3);
+}
+
 /// The manifest a render leaves in its folder: the relative path of every
 /// file it wrote, one a line. The next render removes only files listed
 /// there that it no longer writes; anything else in the folder (a user's
 /// `index.html`, notes, a `docs/` tree) is never touched.
 pub const SITE_MANIFEST: &str = ".wire-report-site";
+
+/// The journal of a render in progress, beside the manifest: each node's
+/// files are added to it before they are written, so pages written by a
+/// render that then failed or was killed are known to the next render,
+/// which removes those it does not write again ([`finish_site`]).
+pub const SITE_JOURNAL: &str = ".wire-report-site.pending";
 
 const MANIFEST_HEADER: &str =
     "# wire-report: files the last render wrote here; only these may be removed by the next\n";
@@ -471,11 +531,13 @@ pub fn write_site_file(dir: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()
 /// one did not write, then writes the new manifest. Nothing the manifest
 /// does not list is ever removed.
 pub fn finish_site(dir: &Path, written: &std::collections::BTreeSet<String>) -> anyhow::Result<()> {
-    let manifest = dir.join(SITE_MANIFEST);
-    let previous = match read(&manifest) {
+    let listed = |name: &str| match read(&dir.join(name)) {
         Ok(bytes) => manifest_entries(&String::from_utf8_lossy(&bytes)),
         Err(_) => Vec::new(),
     };
+    // What the last render listed, and what any render since began to write.
+    let mut previous = listed(SITE_MANIFEST);
+    previous.extend(listed(SITE_JOURNAL));
     for rel in previous.iter().filter(|r| !written.contains(*r)) {
         remove_stale(dir, rel)?;
     }
@@ -484,7 +546,70 @@ pub fn finish_site(dir: &Path, written: &std::collections::BTreeSet<String>) -> 
         text.push_str(rel);
         text.push('\n');
     }
-    write_site_file(dir, SITE_MANIFEST, text.as_bytes())
+    write_site_file(dir, SITE_MANIFEST, text.as_bytes())?;
+    match std::fs::remove_file(dir.join(SITE_JOURNAL)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e)
+            .with_context(|| format!("failed to remove `{}`", dir.join(SITE_JOURNAL).display())),
+        _ => Ok(()),
+    }
+}
+
+/// The journal of a site being written ([`SITE_JOURNAL`]): opened at the
+/// start of a render, after the temporary files of killed renders are
+/// swept away; each node's files are recorded before they are written.
+pub struct SiteJournal {
+    file: std::sync::Mutex<std::fs::File>,
+    path: PathBuf,
+}
+
+impl SiteJournal {
+    pub fn open(dir: &Path) -> anyhow::Result<SiteJournal> {
+        sweep_temporaries(dir);
+        let path = dir.join(SITE_JOURNAL);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            anyhow::bail!(
+                "`{}` is not a regular file; a render keeps its journal there (remove it)",
+                path.display()
+            );
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("failed to open `{}`", path.display()))?;
+        Ok(SiteJournal {
+            file: std::sync::Mutex::new(file),
+            path,
+        })
+    }
+
+    /// Records that `rels` (paths relative to the site) are about to be
+    /// written: one append, before any of them is.
+    pub fn intend<'a>(&self, rels: impl IntoIterator<Item = &'a str>) -> anyhow::Result<()> {
+        let mut text = String::new();
+        for rel in rels {
+            text.push_str(rel);
+            text.push('\n');
+        }
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        f.write_all(text.as_bytes())
+            .with_context(|| format!("failed to write `{}`", self.path.display()))
+    }
+}
+
+/// After a render into a folder it created failed: removes the files the
+/// journal says it wrote, the journal, and the folders left empty (the
+/// site folder too), so a failed render leaves nothing behind.
+pub fn abandon_site(dir: &Path) {
+    if let Ok(bytes) = read(&dir.join(SITE_JOURNAL)) {
+        for rel in manifest_entries(&String::from_utf8_lossy(&bytes)) {
+            let _ = remove_stale(dir, &rel);
+        }
+    }
+    let _ = std::fs::remove_file(dir.join(SITE_JOURNAL));
+    sweep_temporaries(dir);
+    let _ = std::fs::remove_dir(dir.join("nodes"));
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// The paths a manifest lists that are plain relative paths inside the
@@ -632,6 +757,38 @@ mod tests {
         assert!(d.path().join("nodes/n/user.html").exists());
         assert!(d.path().join("c.html").exists());
         assert_eq!(std::fs::read(d.path().join("a.html")).unwrap(), b"a2");
+    }
+
+    #[test]
+    fn a_failed_render_into_a_folder_it_made_leaves_no_folder() {
+        let d = tempfile::tempdir().unwrap();
+        let site = d.path().join("site");
+        check_writable_dir(&site).unwrap();
+        let journal = SiteJournal::open(&site).unwrap();
+        journal
+            .intend(["nodes/a/index.html", "nodes/a/t0.html"])
+            .unwrap();
+        write_site_file(&site, "nodes/a/index.html", b"a").unwrap();
+        // The second page was never written: the render failed there.
+        abandon_site(&site);
+        assert!(!site.exists());
+    }
+
+    #[test]
+    fn only_our_temporary_names_with_a_process_id_are_ours() {
+        assert_eq!(temp_owner(".wire-report-123-aB9xYz.tmp"), Some(123));
+        for other in [
+            ".wire-report-aB9xYz.tmp",
+            ".wire-report-123-.tmp",
+            ".wire-report-12a-xyz.tmp",
+            ".wire-report-123-x.y.tmp",
+            "wire-report-123-xyz.tmp",
+            ".wire-report-123-xyz.tmp.bak",
+            ".wire-report-site",
+            ".wire-report-site.pending",
+        ] {
+            assert_eq!(temp_owner(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@ use wire_report::cli::{Cli, Command};
 use wire_report::commands;
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    wire_report::say::set_level(cli.level());
+    let result = match cli.command {
         Command::Collect(args) => commands::collect::run(args),
         Command::Render(args) => commands::render::run(args),
         Command::Check(args) => commands::check::run(args),

@@ -1,5 +1,10 @@
 //! Everything the program says on standard error: progress, warnings,
-//! what it wrote, the final error. Two rules live here.
+//! what it wrote, the final error. Three rules live here.
+//!
+//! How much is said is one setting for the whole run ([`set_level`], from
+//! the global `-q` / `-v`): errors always; warnings, progress, what was
+//! written and the closing summary unless quiet ([`info`], [`warn`]);
+//! what each file read gave only when verbose ([`detail`]).
 //!
 //! Saying never stops the work: `eprintln!` panics when stderr is closed or
 //! full (`2>&1 | head -1` whose reader has gone, `2>/dev/full`), which lost
@@ -14,8 +19,55 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
 
-/// One line on stderr, shown through [`visible`] (our own messages hold no
+/// How much the program says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Errors only (`-q`).
+    Quiet,
+    Normal,
+    /// Also what each file read gave (`-v`).
+    Verbose,
+}
+
+static LEVEL: AtomicU8 = AtomicU8::new(Level::Normal as u8);
+
+/// Sets how much the run says (once, from the command line).
+pub fn set_level(level: Level) {
+    LEVEL.store(level as u8, Ordering::Relaxed);
+}
+
+/// How much the run says.
+pub fn level() -> Level {
+    match LEVEL.load(Ordering::Relaxed) {
+        0 => Level::Quiet,
+        1 => Level::Normal,
+        _ => Level::Verbose,
+    }
+}
+
+/// Whether only errors are said (`-q`).
+pub fn quiet() -> bool {
+    level() == Level::Quiet
+}
+
+/// A line of progress or of what was written, and the closing summary:
+/// not under `-q`.
+pub fn info(args: fmt::Arguments) {
+    if !quiet() {
+        line(args);
+    }
+}
+
+/// A line of detail (what one file read gave): only under `-v`.
+pub fn detail(args: fmt::Arguments) {
+    if level() == Level::Verbose {
+        line(args);
+    }
+}
+
+/// One line on stderr whatever the level (an error), shown through [`visible`] (our own messages hold no
 /// control characters, so any there came from the input); a write error is
 /// ignored (see the module doc).
 pub fn line(args: fmt::Arguments) {
@@ -31,9 +83,12 @@ pub fn raw(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// `warning: ...` on stderr.
+/// `warning: ...` on stderr, unless quiet (what it warns of stays in
+/// the bundle, and in the exit status where it counts).
 pub fn warn(args: fmt::Arguments) {
-    line(format_args!("warning: {args}"));
+    if !quiet() {
+        line(format_args!("warning: {args}"));
+    }
 }
 
 /// `s` with every control character (C0, DEL, C1: ESC, BEL, CR, LF, NUL)

@@ -32,9 +32,6 @@ pub struct Args {
     /// Ingest: a `.json` file, `-` for stdout (one node only), or a directory.
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
-    /// Do not print warnings or progress (problems stay in the bundle).
-    #[arg(long)]
-    pub quiet: bool,
     /// Flush every file to disk as it is written (one `fsync` per file).
     /// Without it each file is still replaced atomically, and the run
     /// flushes everything once at the end.
@@ -102,7 +99,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return collect_live(&a);
     }
     match &a.out {
-        Some(out) => collect_from(&a.from, out, a.quiet, a.fsync, a.redact),
+        Some(out) => collect_from(&a.from, out, a.fsync, a.redact),
         None => super::usage("collect --from needs --out (a .json file, `-`, or a directory)"),
     }
 }
@@ -113,7 +110,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 fn collect_from(
     from: &[PathBuf],
     out: &Path,
-    quiet: bool,
     fsync: bool,
     redact: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -121,23 +117,30 @@ fn collect_from(
     let to_file = out.as_os_str() == "-"
         || out.extension().is_some_and(|e| e == "json")
         || std::fs::metadata(out).is_ok_and(|m| !m.is_dir());
+    let existed = std::fs::symlink_metadata(out).is_ok();
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
     let mut w = Writer {
         out,
         to_file,
-        quiet,
         fsync,
         redact,
         first: None,
         written: 0,
         parsed: 0,
+        problems: 0,
+        problem_files: 0,
+        empty: 0,
         buf: Vec::new(),
         folders: std::collections::HashSet::new(),
     };
-    let nodes = inputs::ingest_each(from, |n| w.node(n))?;
-    if nodes == 0 {
+    let nodes = inputs::ingest_each(from, |n| w.node(n));
+    if !to_file && !existed && !matches!(nodes, Ok(n) if n > 0) {
+        // Nothing to write: the folder made for it goes too (if empty).
+        let _ = std::fs::remove_dir(out);
+    }
+    if nodes? == 0 {
         crate::say::line(format_args!(
             "warning: no files found under {}",
             super::show_paths(from)
@@ -145,6 +148,9 @@ fn collect_from(
         return Ok(ExitCode::from(1));
     }
     w.finish()?;
+    if !w.to_file && w.written > 1 {
+        crate::say::info(format_args!("{}", w.summary()));
+    }
     Ok(if w.parsed > 0 {
         ExitCode::SUCCESS
     } else {
@@ -156,7 +162,6 @@ fn collect_from(
 struct Writer<'a> {
     out: &'a Path,
     to_file: bool,
-    quiet: bool,
     fsync: bool,
     /// Each bundle is redacted before anything of it is printed or written.
     redact: bool,
@@ -165,6 +170,11 @@ struct Writer<'a> {
     first: Option<inputs::NodeBundle>,
     written: usize,
     parsed: usize,
+    /// Problems, and the files they are in (counted per node).
+    problems: usize,
+    problem_files: usize,
+    /// Nodes with no transcript parsed.
+    empty: usize,
     /// One serialisation buffer for every bundle written.
     buf: Vec<u8>,
     /// The node folders this run has written, lowercased (a folder on a
@@ -210,6 +220,26 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// The closing line of a run over many nodes.
+    fn summary(&self) -> String {
+        let mut s = format!(
+            "collected {} nodes: {} bundles written under {}, {} transcripts read, {} problems in {} files",
+            self.written,
+            self.written,
+            self.out.display(),
+            self.parsed,
+            self.problems,
+            self.problem_files
+        );
+        if self.empty > 0 {
+            s.push_str(&format!(", {} nodes with nothing read", self.empty));
+        }
+        if crate::say::level() != crate::say::Level::Verbose {
+            s.push_str(" (-v lists each file and bundle)");
+        }
+        s
+    }
+
     /// A folder for node `name` that no earlier node of this run has:
     /// [`safe_component`] maps `node 1`, `node_1`, `node:1` (and names
     /// that differ past 100 bytes, or in bytes that are not UTF-8) to one
@@ -223,7 +253,7 @@ impl Writer<'_> {
             k += 1;
             folder = format!("{base}-{k}");
         }
-        if k > 1 && !self.quiet {
+        if k > 1 {
             crate::say::warn(format_args!(
                 "node `{name}` maps to the folder `{base}` of an earlier node; written to `{folder}` instead"
             ));
@@ -232,22 +262,22 @@ impl Writer<'_> {
     }
 
     fn write(&mut self, n: &inputs::NodeBundle, single: bool) -> anyhow::Result<()> {
-        if !self.quiet {
+        if crate::say::level() == crate::say::Level::Verbose {
             for t in &n.bundle.transcripts {
                 let tools: Vec<&str> = match t.blocks.as_slice() {
                     [] => vec![t.tool.as_str()],
                     b => b.iter().map(|b| b.tool.as_str()).collect(),
                 };
-                crate::say::line(format_args!(
+                crate::say::detail(format_args!(
                     "read {}: {}; {}",
                     t.path,
                     tools.join(" + "),
                     t.lines.summary()
                 ));
             }
-            for p in &n.bundle.problems {
-                crate::say::line(format_args!("warning: {}", p.one_line()));
-            }
+        }
+        for p in &n.bundle.problems {
+            crate::say::warn(format_args!("{}", p.one_line()));
         }
         let path = if self.to_file {
             self.out.to_path_buf()
@@ -266,8 +296,21 @@ impl Writer<'_> {
         }
         self.written += 1;
         self.parsed += n.parsed();
-        if !self.quiet && path.as_os_str() != "-" {
-            crate::say::line(format_args!(
+        self.problems += n.bundle.problems.len();
+        let files: std::collections::BTreeSet<&str> =
+            n.bundle.problems.iter().map(|p| p.file.as_str()).collect();
+        self.problem_files += files.len();
+        if n.parsed() == 0 {
+            self.empty += 1;
+        }
+        // One node: its line is the summary; many: each node's line is
+        // detail, and the run ends with one summary line.
+        let say = match self.to_file || single {
+            true => crate::say::info,
+            false => crate::say::detail,
+        };
+        if path.as_os_str() != "-" {
+            say(format_args!(
                 "wrote {} ({}: {} transcripts, {} devices, {} links, {} problems)",
                 path.display(),
                 n.bundle.host.name,
@@ -355,10 +398,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     let opts = live::Options {
         root: a.sysfs_root.clone(),
         redact: a.redact,
-        progress: !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        progress: !crate::say::quiet() && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         tool_timeout,
         sweep: (!a.no_sweep).then_some(settings),
-        announce_plans: !a.quiet,
+        announce_plans: !crate::say::quiet(),
         benchmarks,
         pair,
     };
@@ -369,12 +412,12 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     publish(&out, &c.raw, &c.bundle.to_json_bytes(), a.fsync)?;
-    if !a.quiet {
+    {
         for p in &c.bundle.problems {
-            crate::say::line(format_args!("warning: {}", p.one_line()));
+            crate::say::warn(format_args!("{}", p.one_line()));
         }
         let b = &c.bundle;
-        crate::say::line(format_args!(
+        crate::say::info(format_args!(
             "wrote {} in {:.1} s: {} GPU(s), {} NIC(s), {} PCIe entries, {} RDMA device(s), {} measurements, {} probes ({} ok)",
             out.join("bundle.json").display(),
             started.elapsed().as_secs_f64(),
@@ -561,17 +604,10 @@ fn remove_abandoned_staging(out: &Path) {
             continue;
         };
         let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && pid > 0 && !process_alive(pid) {
+        if is_dir && pid > 0 && !crate::fs::process_alive(pid) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
-}
-
-/// Whether a process with this id exists (signal 0 checks without sending).
-fn process_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 sends nothing; it only checks the id.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 #[cfg(test)]

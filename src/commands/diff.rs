@@ -11,8 +11,13 @@ use crate::inputs;
 #[command(after_help = "Examples:\n  \
 wire-report diff before/ after/\n  \
 wire-report diff old/bundle.json new/bundle.json --json\n  \
-wire-report diff before/ after/ --html diff.html\n\n\
-Nodes are matched by name. Reported: topology class changes per pair, PCIe width and speed per \
+wire-report diff before/ after/ --html diff.html\n  \
+wire-report diff old-fleet/ new-fleet/ --pair node07=gpu-a07 --pair node08=gpu-a08\n\n\
+Nodes are matched by name; when each side holds one node, the two are compared whatever their \
+names (and the output says so); --pair OLD=NEW compares renamed nodes of a fleet. Devices are \
+matched by adapter name or PCI bus id, not by position. Reported: GPUs, adapters, topology \
+pairs, active NVLinks and RDMA ports listed on one side only (one gone is worse, one that \
+appears better), topology class changes per pair, PCIe width and speed per \
 device, RDMA port state and rate, error counters that grew, and bandwidth figures (same tool, \
 test, pair, direction and size) that moved beyond the spread the repetitions showed, or 10% \
 when the tool reports none.\n\
@@ -28,6 +33,20 @@ pub struct Args {
     /// Also write a self-contained HTML page.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Compare node OLD of the old collection with node NEW of the new one
+    /// (a node renamed); repeat for each.
+    #[arg(long, value_name = "OLD=NEW", value_parser = parse_pair)]
+    pub pair: Vec<(String, String)>,
+}
+
+/// `OLD=NEW`: two node names.
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((o, n)) if !o.trim().is_empty() && !n.trim().is_empty() => {
+            Ok((o.trim().to_string(), n.trim().to_string()))
+        }
+        _ => Err(format!("`{s}` is not OLD=NEW (two node names)")),
+    }
 }
 
 /// `diff`: exit 1 when something got worse.
@@ -40,7 +59,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("no bundles or transcripts under `{}`", p.display());
         }
     }
-    let d = crate::render::diff::diff_view(&before, &after);
+    let d = crate::render::diff::diff_view_paired(&before, &after, &a.pair)
+        .map_err(|e| anyhow::anyhow!("--pair: {e}"))?;
     if let Some(file) = &a.html {
         let page = d.to_html(&old.display().to_string(), &new.display().to_string())?;
         crate::fs::write_atomic(file, page.as_bytes())?;

@@ -59,10 +59,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 "a site is a folder of pages; for one file on standard output use --single-file -"
             );
         }
+        // The inputs are named first (quick): a render of nothing leaves
+        // no folder behind. Then the folder, before the long work.
+        let sources = Sources::find(&inputs, a.redact)?;
+        let existed = std::fs::symlink_metadata(out).is_ok();
         crate::fs::check_writable_dir(out)?;
-    }
-    if single_file.is_none() && !md {
-        return stream_site(&inputs, out, a.redact);
+        let done = stream_site(sources, out);
+        if done.is_err() && !existed {
+            crate::fs::abandon_site(out);
+        }
+        return done;
     }
     let sources = Sources::find(&inputs, a.redact)?;
     match single_file {
@@ -243,7 +249,7 @@ fn stream_single_file(mut sources: Sources, file: &Path) -> anyhow::Result<ExitC
     out.write(crate::render::single::foot()?.as_bytes())?;
     let bytes = out.bytes();
     out.commit()?;
-    crate::say::line(format_args!(
+    crate::say::info(format_args!(
         "wrote {} ({nodes} nodes, {bytes} bytes)",
         file.display()
     ));
@@ -265,14 +271,19 @@ struct Done {
 /// each node is loaded, rendered, written and dropped (a few in parallel),
 /// keeping only its index row and what the fleet needs; the index comes
 /// last. Memory holds the nodes in flight, not the fleet.
-fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<ExitCode> {
+///
+/// Each node's files are entered in the site's journal before they are
+/// written ([`crate::fs::SiteJournal`]): a render that fails or is killed
+/// half way leaves pages the next render knows to remove.
+fn stream_site(sources: Sources, out: &Path) -> anyhow::Result<ExitCode> {
     use rayon::prelude::*;
     let Sources {
         nodes: sources,
         slugs,
         redact,
         failed,
-    } = Sources::find(inputs, redact)?;
+    } = sources;
+    let journal = crate::fs::SiteJournal::open(out)?;
     let with_fleet = sources.len() > 1;
     let done: Vec<anyhow::Result<Option<Done>>> = sources
         .into_par_iter()
@@ -285,11 +296,17 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
             drop(bundle);
             let mut bytes = 0;
             let mut written = Vec::new();
+            journal.intend(r.files.iter().map(|(rel, _)| rel.as_str()))?;
             for (rel, data) in &r.files {
                 crate::fs::write_site_file(out, rel, data)?;
                 bytes += data.len();
                 written.push(rel.clone());
             }
+            crate::say::detail(format_args!(
+                "wrote {} files ({bytes} bytes) under {}",
+                written.len(),
+                out.join("nodes").join(&slug).display()
+            ));
             Ok(Some(Done {
                 summary: r.summary,
                 fleet: r.fleet,
@@ -315,14 +332,19 @@ fn stream_site(inputs: &[PathBuf], out: &Path, redact: bool) -> anyhow::Result<E
     let nodes = summaries.len();
     let index = crate::render::index_page(summaries, fleet, &slugs)?;
     let css = crate::render::CSS.as_bytes();
+    journal.intend(["index.html", "style.css"])?;
     for (rel, data) in [("index.html", index.as_slice()), ("style.css", css)] {
         crate::fs::write_site_file(out, rel, data)?;
         total += data.len();
         written.insert(rel.to_string());
     }
     crate::fs::finish_site(out, &written)?;
-    crate::say::line(format_args!(
-        "wrote {} files ({total} bytes, {nodes} nodes) under {}",
+    let stand_ins = match failed.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => String::new(),
+        n => format!("; {n} could not be loaded and are shown as such"),
+    };
+    crate::say::info(format_args!(
+        "wrote {} files ({total} bytes, {nodes} nodes) under {}{stand_ins}",
         written.len(),
         out.display()
     ));

@@ -2,6 +2,7 @@
 //! width and speed of each PCIe link, the state and rate of each RDMA port,
 //! and the error counters that grew.
 
+use super::parts::Identity;
 use super::{ChangeKind, PairLink, PcieDevice, PcieState, PortState};
 use crate::bundle::Bundle;
 use crate::evidence::pcie::PcieLink;
@@ -40,10 +41,14 @@ fn pair_link(l: &Link) -> PairLink {
     }
 }
 
-/// Class and code per pair.
-pub(super) fn topology(old: &Bundle, new: &Bundle, out: &mut Vec<ChangeKind>) {
+/// Class and code per pair, each device matched across the collections
+/// by what names it ([`Identity`]), not by its position.
+pub(super) fn topology(old: &Bundle, new: &Bundle, ids: &Identity, out: &mut Vec<ChangeKind>) {
     for nl in &new.topology.links {
-        let Some(ol) = old.topology.link(&nl.a, &nl.b) else {
+        let (Some(a), Some(b)) = (ids.old_id(&nl.a), ids.old_id(&nl.b)) else {
+            continue;
+        };
+        let Some(ol) = old.topology.link(a, b) else {
             continue;
         };
         if ol.class != nl.class || ol.code != nl.code {

@@ -7,11 +7,20 @@
 //! This module returns typed changes: names, numbers and enums, no words.
 //! `render::diff` writes them as text, JSON or a page.
 //!
+//! Nodes are matched by name, except where the caller pairs them
+//! ([`diff_paired`]): `--pair OLD=NEW`, or the one node of each side when
+//! each side holds exactly one (a before/after of one machine collected
+//! into differently named folders). Each such pairing is part of the
+//! outcome, so the output can say that names were not compared.
+//!
 //! - [`devices`]: topology pairs, PCIe links, RDMA ports and their counters
+//! - [`parts`]: GPUs, adapters, links and ports listed on one side only,
+//!   and which topology device of one side is which of the other
 //! - [`figures`]: bandwidth figures and the spread they were measured with
 
 mod devices;
 mod figures;
+mod parts;
 
 use std::collections::BTreeMap;
 
@@ -29,7 +38,10 @@ pub use figures::DEFAULT_RELATIVE_SPREAD;
 #[serde(rename_all = "kebab-case")]
 pub enum Area {
     Node,
+    Gpu,
+    Adapter,
     Topology,
+    Nvlink,
     Pcie,
     RdmaPort,
     Counter,
@@ -41,7 +53,10 @@ impl Area {
     pub fn as_str(self) -> &'static str {
         match self {
             Area::Node => "node",
+            Area::Gpu => "gpu",
+            Area::Adapter => "adapter",
             Area::Topology => "topology",
+            Area::Nvlink => "nvlink",
             Area::Pcie => "pcie",
             Area::RdmaPort => "rdma-port",
             Area::Counter => "counter",
@@ -65,6 +80,11 @@ pub enum ChangeKind {
     NodeGone,
     /// Collected after, not before.
     NodeNew,
+    /// A GPU, adapter, link or port listed before and not after (while
+    /// the new collection still lists its kind: a tool not run is no loss).
+    Gone(Listed),
+    /// One listed after and not before.
+    Appeared(Listed),
     /// A pair of devices changed class or link code.
     ClassChanged {
         a: String,
@@ -123,6 +143,31 @@ pub enum ChangeKind {
         /// The relative change beyond which the figure is reported.
         threshold: f64,
     },
+}
+
+/// A part of a node that one collection lists and the other does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Part {
+    Gpu,
+    /// A network adapter (an RDMA device, or a NIC of the topology).
+    Adapter,
+    /// A pair of devices the topology describes.
+    Link,
+    /// One NVLink of a GPU, active.
+    Nvlink,
+    /// A port of an RDMA adapter listed on both sides.
+    RdmaPort,
+}
+
+/// One GPU, adapter, link or port, as its own side names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub part: Part,
+    /// `GPU3`, `mlx5_2`, `GPU0-NIC1`, `GPU2 link 5`, `mlx5_0 port 2`.
+    pub id: String,
+    /// What else identifies it: a model, a PCI bus id, a CA type, a class.
+    pub detail: Option<String>,
 }
 
 /// The class and code of a pair of devices.
@@ -208,6 +253,14 @@ impl ChangeKind {
         match self {
             ChangeKind::NodeGone => Trend::Worse,
             ChangeKind::NodeNew => Trend::Neutral,
+            // A GPU, adapter, link or port lost is capacity lost.
+            ChangeKind::Gone(_) => Trend::Worse,
+            // One that comes (back) is capacity gained; a pair newly
+            // described is the tool saying more, not the machine doing more.
+            ChangeKind::Appeared(l) => match l.part {
+                Part::Link => Trend::Neutral,
+                _ => Trend::Better,
+            },
             // Classes sort from the closest (self, direct link) down.
             ChangeKind::ClassChanged { from, to, .. } => trend_of(Some(to.class), Some(from.class)),
             ChangeKind::PcieWidth { from, to, .. } => trend_of(from.width_lanes, to.width_lanes),
@@ -247,6 +300,13 @@ impl ChangeKind {
     pub fn area(&self) -> Area {
         match self {
             ChangeKind::NodeGone | ChangeKind::NodeNew => Area::Node,
+            ChangeKind::Gone(l) | ChangeKind::Appeared(l) => match l.part {
+                Part::Gpu => Area::Gpu,
+                Part::Adapter => Area::Adapter,
+                Part::Link => Area::Topology,
+                Part::Nvlink => Area::Nvlink,
+                Part::RdmaPort => Area::RdmaPort,
+            },
             ChangeKind::ClassChanged { .. } => Area::Topology,
             ChangeKind::PcieWidth { .. } | ChangeKind::PcieSpeed { .. } => Area::Pcie,
             ChangeKind::PortState { .. } => Area::RdmaPort,
@@ -267,6 +327,35 @@ impl Change {
     }
 }
 
+/// Two nodes compared although their names differ, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pairing {
+    pub old: String,
+    pub new: String,
+    pub by: PairedBy,
+}
+
+/// Why two differently named nodes were compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairedBy {
+    /// Each side holds exactly one node.
+    OnlyNodes,
+    /// The caller said so (`--pair OLD=NEW`).
+    Asked,
+}
+
+/// A pairing the caller asked for that cannot be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PairError {
+    #[error("no node named `{name}` in the old collection (it holds {known})")]
+    NoOld { name: String, known: String },
+    #[error("no node named `{name}` in the new collection (it holds {known})")]
+    NoNew { name: String, known: String },
+    #[error("node `{name}` is paired twice")]
+    Twice { name: String },
+}
+
 /// The outcome of a diff.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
@@ -275,6 +364,9 @@ pub struct Diff {
     /// Bandwidth figures compared, and how many moved within their spread.
     pub figures_compared: usize,
     pub within_spread: usize,
+    /// Nodes compared whatever their names (their changes are under the
+    /// new name).
+    pub pairings: Vec<Pairing>,
 }
 
 impl Diff {
@@ -283,38 +375,113 @@ impl Diff {
     }
 }
 
-/// Compares node by node (matched by name).
+/// Compares node by node: matched by name, or the one node of each side
+/// when each holds exactly one.
 pub fn diff(old: &[Bundle], new: &[Bundle]) -> Diff {
+    diff_paired(old, new, &[]).expect("no pairing asked, none can fail")
+}
+
+/// A few names of a side, for a message.
+fn some_names(by: &BTreeMap<&str, &Bundle>) -> String {
+    let mut s: Vec<String> = by.keys().take(5).map(|n| format!("`{n}`")).collect();
+    if by.len() > 5 {
+        s.push(format!("and {} more", by.len() - 5));
+    }
+    s.join(", ")
+}
+
+/// [`diff`], with the nodes named in `pairs` (old name, new name)
+/// compared with each other whatever their names; the others by name.
+pub fn diff_paired(
+    old: &[Bundle],
+    new: &[Bundle],
+    pairs: &[(String, String)],
+) -> Result<Diff, PairError> {
     let old_by: BTreeMap<&str, &Bundle> = old.iter().map(|b| (b.host.name.as_str(), b)).collect();
     let new_by: BTreeMap<&str, &Bundle> = new.iter().map(|b| (b.host.name.as_str(), b)).collect();
+    let mut pairings = Vec::new();
+    for (o, n) in pairs {
+        if !old_by.contains_key(o.as_str()) {
+            return Err(PairError::NoOld {
+                name: o.clone(),
+                known: some_names(&old_by),
+            });
+        }
+        if !new_by.contains_key(n.as_str()) {
+            return Err(PairError::NoNew {
+                name: n.clone(),
+                known: some_names(&new_by),
+            });
+        }
+        for (name, side) in [(o, 0), (n, 1)] {
+            let seen = pairings.iter().any(|p: &Pairing| match side {
+                0 => p.old == *name,
+                _ => p.new == *name,
+            });
+            if seen {
+                return Err(PairError::Twice { name: name.clone() });
+            }
+        }
+        pairings.push(Pairing {
+            old: o.clone(),
+            new: n.clone(),
+            by: PairedBy::Asked,
+        });
+    }
+    if let ([o], [n]) = (old, new)
+        && pairs.is_empty()
+        && o.host.name != n.host.name
+    {
+        pairings.push(Pairing {
+            old: o.host.name.clone(),
+            new: n.host.name.clone(),
+            by: PairedBy::OnlyNodes,
+        });
+    }
+    // Old name -> new name: the pairings, then every other name that
+    // both sides hold and no pairing took.
+    let mut matched: BTreeMap<&str, &str> = pairings
+        .iter()
+        .map(|p| (p.old.as_str(), p.new.as_str()))
+        .collect();
+    let taken: std::collections::BTreeSet<&str> = matched.values().copied().collect();
+    for name in old_by.keys() {
+        if !matched.contains_key(name) && new_by.contains_key(name) && !taken.contains(name) {
+            matched.insert(name, name);
+        }
+    }
+    let new_matched: std::collections::BTreeSet<&str> = matched.values().copied().collect();
     let mut changes = Vec::new();
     let at = |node: &str, kind| Change {
         node: node.to_string(),
         kind,
     };
-    for name in old_by.keys().filter(|n| !new_by.contains_key(*n)) {
+    for name in old_by.keys().filter(|n| !matched.contains_key(*n)) {
         changes.push(at(name, ChangeKind::NodeGone));
     }
-    for name in new_by.keys().filter(|n| !old_by.contains_key(*n)) {
+    for name in new_by.keys().filter(|n| !new_matched.contains(*n)) {
         changes.push(at(name, ChangeKind::NodeNew));
     }
     let (mut compared, mut within) = (0, 0);
-    for (name, nb) in &new_by {
-        let Some(ob) = old_by.get(name) else { continue };
+    for (o, n) in &matched {
+        let (ob, nb) = (old_by[o], new_by[n]);
         let mut found = Vec::new();
-        devices::topology(ob, nb, &mut found);
+        let ids = parts::Identity::of(ob, nb);
+        parts::listed_apart(ob, nb, &ids, &mut found);
+        devices::topology(ob, nb, &ids, &mut found);
         devices::pcie(ob, nb, &mut found);
         devices::rdma(ob, nb, &mut found);
         devices::peer_memory(ob, nb, &mut found);
         let f = figures::bandwidth(ob, nb, &mut found);
         compared += f.compared;
         within += f.within_spread;
-        changes.extend(found.into_iter().map(|k| at(name, k)));
+        changes.extend(found.into_iter().map(|k| at(n, k)));
     }
     changes.sort_by(|a, b| a.node.cmp(&b.node).then(a.kind.area().cmp(&b.kind.area())));
-    Diff {
+    Ok(Diff {
         changes,
         figures_compared: compared,
         within_spread: within,
-    }
+        pairings,
+    })
 }

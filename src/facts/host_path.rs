@@ -16,7 +16,7 @@ pub(super) const EVERY_GPU: &str = "every GPU";
 /// One PCI function's address with its domain: `0000:1B:00.0`,
 /// `00000000:1b:00.0` and `1b:00.0` are one device (domain 0), while
 /// `0009:01:00.0` and `0019:01:00.0` (a GH200 node, an Azure VM) are two.
-fn bus_key(address: &str) -> String {
+pub(crate) fn bus_key(address: &str) -> String {
     let a = address.trim().to_ascii_lowercase();
     let mut parts: Vec<&str> = a.rsplitn(3, ':').collect();
     parts.reverse();

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::bundle::Bundle;
 use crate::diff::{
-    Change, ChangeKind, DEFAULT_RELATIVE_SPREAD, Diff, Figure, PairLink, PcieState, PortState,
+    Change, ChangeKind, DEFAULT_RELATIVE_SPREAD, Diff, Figure, Listed, PairLink, PairedBy, Part,
+    PcieState, PortState,
 };
 use crate::render::explain::pcie_label;
 use crate::render::format::{gbs, size_short};
@@ -34,12 +35,40 @@ impl ChangeRow {
     pub fn area_str(&self) -> &'static str {
         self.area.as_str()
     }
+
+    /// The row's class on the page: `t-worse`, `t-better`, `t-neutral`.
+    pub fn trend_class(&self) -> String {
+        format!("t-{}", self.trend.as_str())
+    }
+
+    /// The trend in words with a mark that reads without colour (and in
+    /// print): `▼ worse`, `▲ better`, `• info`.
+    pub fn trend_words(&self) -> &'static str {
+        match self.trend {
+            Trend::Worse => "\u{25bc} worse",
+            Trend::Better => "\u{25b2} better",
+            Trend::Neutral => "\u{2022} info",
+        }
+    }
 }
 
-/// A diff as people read it: its rows by node, area and device, and the
-/// count of figures compared.
+/// Two nodes compared although their names differ, and why, in words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairRow {
+    pub before: String,
+    pub after: String,
+    pub by: PairedBy,
+    /// `node-a (before) compared with node-b (after): ...`.
+    pub sentence: String,
+}
+
+/// A diff as people read it: its rows by node, area and device, the
+/// count of figures compared, and the nodes compared across names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffView {
+    /// Nodes compared whatever their names; their changes are listed
+    /// under the new name.
+    pub paired: Vec<PairRow>,
     pub changes: Vec<ChangeRow>,
     /// Bandwidth figures compared, and how many moved within their spread.
     pub figures_compared: usize,
@@ -49,6 +78,53 @@ pub struct DiffView {
 /// Compares two collections and writes the outcome in words.
 pub fn diff_view(old: &[Bundle], new: &[Bundle]) -> DiffView {
     DiffView::of(&crate::diff::diff(old, new))
+}
+
+/// [`diff_view`] with the nodes named in `pairs` (old, new) compared
+/// whatever their names.
+pub fn diff_view_paired(
+    old: &[Bundle],
+    new: &[Bundle],
+    pairs: &[(String, String)],
+) -> Result<DiffView, crate::diff::PairError> {
+    Ok(DiffView::of(&crate::diff::diff_paired(old, new, pairs)?))
+}
+
+/// What, before, after and why, for a part listed on one side only.
+fn listed_words(l: &Listed, gone: bool) -> (String, String, String, String) {
+    let what = match &l.detail {
+        Some(d) if !d.is_empty() => format!("{} ({d})", l.id),
+        _ => l.id.clone(),
+    };
+    let why = match (l.part, gone) {
+        (Part::Gpu, true) => {
+            "the GPU is no longer listed (off the bus, disabled, or hidden from the tool): work sized for every GPU of the node no longer fits"
+        }
+        (Part::Gpu, false) => "a GPU is listed that was not: more GPUs to place work on",
+        (Part::Adapter, true) => {
+            "the adapter is no longer listed: the node loses its share of network injection, and the GPUs near it their nearest way out"
+        }
+        (Part::Adapter, false) => {
+            "an adapter is listed that was not: the node gains network injection"
+        }
+        (Part::Link, true) => {
+            "the topology lists both devices but no longer their pair: how they reach each other is not known"
+        }
+        (Part::Link, false) => "the topology now describes a pair it did not",
+        (Part::Nvlink, true) => {
+            "the NVLink is down or no longer listed: its GPU has that much less direct bandwidth, and traffic may route around or stage through PCIe"
+        }
+        (Part::Nvlink, false) => "an NVLink is up that was not: its GPU gains direct bandwidth",
+        (Part::RdmaPort, true) => {
+            "the port is no longer listed: its adapter loses that port's share of injection"
+        }
+        (Part::RdmaPort, false) => "a port is listed that was not",
+    };
+    let (before, after) = match gone {
+        true => ("listed", "not listed"),
+        false => ("not listed", "listed"),
+    };
+    (what, before.into(), after.into(), why.into())
 }
 
 fn pair_link(l: &PairLink) -> String {
@@ -106,6 +182,8 @@ fn words(k: &ChangeKind) -> (String, String, String, String) {
             "present".into(),
             "newly collected".into(),
         ),
+        ChangeKind::Gone(l) => listed_words(l, true),
+        ChangeKind::Appeared(l) => listed_words(l, false),
         ChangeKind::ClassChanged { a, b, from, to } => {
             let why = if to.class > from.class {
                 "the pair moved down the ladder: copies and collectives between them now run a tier slower"
@@ -256,6 +334,9 @@ fn row(c: &Change) -> ChangeRow {
     }
 }
 
+/// The diff page's own styles (worse and better apart), after the site's.
+const DIFF_CSS: &str = include_str!("../../static/diff.css");
+
 #[derive(askama::Template)]
 #[template(path = "diff.html")]
 struct DiffPage<'a> {
@@ -280,7 +361,27 @@ impl DiffView {
                 .then(a.area.cmp(&b.area))
                 .then(a.what.cmp(&b.what))
         });
+        let paired = d
+            .pairings
+            .iter()
+            .map(|p| PairRow {
+                before: p.old.clone(),
+                after: p.new.clone(),
+                by: p.by,
+                sentence: format!(
+                    "node `{}` (before) compared with `{}` (after){}",
+                    p.old,
+                    p.new,
+                    match p.by {
+                        PairedBy::OnlyNodes =>
+                            ": each side holds one node, so they are compared whatever their names",
+                        PairedBy::Asked => ", as --pair asks",
+                    }
+                ),
+            })
+            .collect();
         DiffView {
+            paired,
             changes,
             figures_compared: d.figures_compared,
             within_spread: d.within_spread,
@@ -297,7 +398,7 @@ impl DiffView {
         let page = DiffPage {
             title: "diff",
             css_href: "",
-            inline_css: crate::render::CSS,
+            inline_css: &format!("{}{}", crate::render::CSS, DIFF_CSS),
             home_href: "#",
             version: env!("CARGO_PKG_VERSION"),
             old,
@@ -310,6 +411,10 @@ impl DiffView {
 
     pub fn to_text(&self) -> String {
         let mut s = String::new();
+        for p in &self.paired {
+            s.push_str(&p.sentence);
+            s.push('\n');
+        }
         for c in &self.changes {
             s.push_str(&format!(
                 "{}{} {} {}: {} -> {} ({})\n",
