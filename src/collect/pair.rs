@@ -203,12 +203,20 @@ pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Dura
     let args = args(plan, address);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut tries = 0;
+    let mut refused: Option<Output> = None;
     loop {
         let left = budget
             .saturating_sub(start.elapsed())
             .max(Duration::from_secs(1));
         let mut out = runner.run_for("ib_write_bw", &args, left);
         tries += 1;
+        // A retry cut short by the end of the budget says no more than
+        // the refusals before it: the server never answered.
+        if out.status == ProbeStatus::TimedOut
+            && let Some(earlier) = refused.take()
+        {
+            out = earlier;
+        }
         let retry = plan.role == Role::Client
             && out.status == ProbeStatus::Failed
             && worth_retrying(&out.message)
@@ -222,6 +230,7 @@ pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Dura
             out.duration = start.elapsed();
             return out;
         }
+        refused = Some(out);
         std::thread::sleep(Duration::from_millis(250));
     }
 }
