@@ -40,12 +40,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Bundle, Generator, Host, PeerLink, Probe, Problem, System, Transcript};
 use crate::evidence::Source;
+use crate::evidence::counters::CounterDump;
 use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
 use crate::evidence::nccl::NcclInit;
+use crate::evidence::numa::NumaTopology;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
@@ -175,6 +177,16 @@ fn file_table(b: &Bundle) -> Table {
     }
     for n in &b.nccl {
         for s in n.sources() {
+            t.add(&s.file);
+        }
+    }
+    for n in &b.numa {
+        for s in n.sources() {
+            t.add(&s.file);
+        }
+    }
+    for c in &b.counters {
+        for s in c.sources() {
             t.add(&s.file);
         }
     }
@@ -456,6 +468,10 @@ struct Out<'a> {
     modules: &'a [ModuleListing],
     #[serde(skip_serializing_if = "<[NcclInit]>::is_empty")]
     nccl: &'a [NcclInit],
+    #[serde(skip_serializing_if = "<[NumaTopology]>::is_empty")]
+    numa: &'a [NumaTopology],
+    #[serde(skip_serializing_if = "<[CounterDump]>::is_empty")]
+    counters: &'a [CounterDump],
     transcripts: &'a [Transcript],
     #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
     probes: &'a [Probe],
@@ -487,6 +503,10 @@ struct In {
     modules: Vec<ModuleListing>,
     #[serde(default)]
     nccl: Vec<NcclInit>,
+    #[serde(default)]
+    numa: Vec<NumaTopology>,
+    #[serde(default)]
+    counters: Vec<CounterDump>,
     transcripts: Vec<Transcript>,
     #[serde(default)]
     probes: Vec<Probe>,
@@ -511,6 +531,8 @@ impl Bundle {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -529,6 +551,8 @@ impl Bundle {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -554,6 +578,8 @@ impl Out<'_> {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -579,6 +605,12 @@ impl Out<'_> {
         }
         if !nccl.is_empty() {
             o.field("nccl", nccl)?;
+        }
+        if !numa.is_empty() {
+            o.field("numa", numa)?;
+        }
+        if !counters.is_empty() {
+            o.field("counters", counters)?;
         }
         o.key("transcripts");
         transcript::write(transcripts, o.out())?;
@@ -628,6 +660,8 @@ impl<'de> Deserialize<'de> for Bundle {
             interfaces: i.interfaces,
             modules: i.modules,
             nccl: i.nccl,
+            numa: i.numa,
+            counters: i.counters,
             transcripts: i.transcripts,
             probes: i.probes,
             system: i.system,
