@@ -525,7 +525,7 @@ pub fn parse_counters(text: &str) -> Result<Parsed, ParseError> {
         r.out.unread_lines.push(n);
     }
     // A last line cut mid-row (`VL15Dro`, a name without its value).
-    let read_any = r.cur.is_some() || !r.dumps.is_empty();
+    let read_any = r.cur.is_some() || !r.dumps.is_empty() || !r.out.issues.is_empty();
     if read_any
         && let Some(&l) = r.out.unread_lines.last()
         && l == last

@@ -97,6 +97,10 @@ pub struct NumaNode {
     /// Free memory when read (numactl only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_bytes: Option<u64>,
+    /// The package (socket) the node belongs to, by its `P#` or else its
+    /// `L#` (lstopo only): two nodes of one package share its socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<u32>,
     pub source: Source,
 }
 
@@ -166,6 +170,11 @@ impl NumaTopology {
             .chain(self.nodes.iter().map(|n| &n.source))
             .chain(self.distances.iter().map(|d| &d.source))
             .chain(self.devices.iter().map(|d| &d.source))
+    }
+
+    /// The package of a node, where lstopo said.
+    pub fn package_of(&self, node: u32) -> Option<u32> {
+        self.nodes.iter().find(|n| n.node == node)?.package
     }
 
     /// The node a device (by bus id, `0000:3b:00.0` or `3b:00.0`) or OS
@@ -320,6 +329,7 @@ pub fn parse_numactl(text: &str) -> Result<Parsed, ParseError> {
                 cpu_count,
                 size_bytes: None,
                 free_bytes: None,
+                package: None,
                 source: Source::line(n),
             });
             continue;

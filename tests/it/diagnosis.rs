@@ -122,8 +122,12 @@ const TRUTH: &[Row] = &[
         severity: "warning",
         // nv18-8gpu-6nic-peermem-nccl1737: GPU1's row reads NODE to NIC0-3
         // and SYS to NIC4-5; no adapter shares its switch.
+        // epyc-8numa-ib-hackmd (lstopo only): the 3D GPUs on NUMA nodes 3
+        // and 5 have no adapter on their node, mlx5_0 (node 1) and mlx5_1
+        // (node 7) being on their packages.
         fires: &[
             "dgx1v-v100-8gpu-1nic",
+            "epyc-8numa-ib-hackmd",
             "nv18-8gpu-6nic-peermem-nccl1737",
             "rtx4090-8gpu-2nic",
         ],

@@ -208,7 +208,7 @@ fn lstopo_that_lost_its_indentation_is_read_in_document_order() {
         (ib.kind, ib.numa_node, ib.source.line),
         (DeviceKind::Rdma, Some(1), 19)
     );
-    assert_eq!(ib.names, ["ib0", "mlx5_0"]);
+    assert_eq!(ib.names, ["mlx5_0", "ib0"]);
     assert_eq!(t.node_of("mlx5_1").map(|x| x.0), Some(7));
     let gpus: Vec<(String, Option<u32>)> = t
         .devices
@@ -362,4 +362,39 @@ fn numa_and_counter_snapshots() {
         });
     }
     assert!(seen >= 14, "{seen} nodes with NUMA or counter evidence");
+}
+
+#[test]
+fn counters_that_grew_between_two_dumps_are_a_finding_synthetic() {
+    use wire_report::diagnosis::{self, Finding};
+    let dir = PathBuf::from("tests/fixtures/synthetic/synthetic-roce-counters-two-readings");
+    let b = wire_report::inputs::ingest(&[dir])
+        .unwrap()
+        .remove(0)
+        .bundle;
+    let d = diagnosis::diagnose(&b);
+    let grew: Vec<_> = d
+        .iter()
+        .filter_map(|x| match &x.finding {
+            Finding::PortErrorsGrew {
+                device,
+                port,
+                counters,
+            } => Some((device.as_str(), *port, counters.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        grew,
+        [("mlx5_0", Some(1), vec![("symbol_error".to_string(), 4)])]
+    );
+    // The counters check ran: two readings.
+    let facts = wire_report::facts::NodeFacts::of(&b);
+    let a = diagnosis::assess(&b, &facts);
+    let c = a
+        .checks
+        .iter()
+        .find(|c| c.step == diagnosis::Step::Counters)
+        .unwrap();
+    assert_eq!(c.state, diagnosis::State::Finding);
 }

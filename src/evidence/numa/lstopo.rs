@@ -70,6 +70,18 @@ fn os_index(part: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// An object's index: its `P#`, else its `L#` (`Package L#1`).
+fn index(part: &str) -> Option<u32> {
+    os_index(part).or_else(|| {
+        let at = part.find("L#")?;
+        let digits: String = part[at + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok()
+    })
+}
+
 /// A NUMA node's memory as lstopo prints it: `63GB`, `7950MB`,
 /// `local=402653184KB` (units of 1024).
 fn memory(part: &str) -> Option<u64> {
@@ -149,6 +161,8 @@ struct Open {
     device: Option<usize>,
     /// The host bridge's label where this object is one.
     bridge: Option<String>,
+    /// The package's index where this object is one.
+    package: Option<u32>,
 }
 
 pub fn looks_like_lstopo(text: &str, lines: &[&str]) -> bool {
@@ -196,6 +210,8 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
     let mut last_node: Option<u32> = None;
     let mut last_bridge: Option<String> = None;
     let mut last_device: Option<usize> = None;
+    let mut last_package: Option<u32> = None;
+    let mut waiting: Option<usize> = None;
     let mut j = 0;
     for (n, l) in &lines {
         let n = *n;
@@ -230,6 +246,7 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
             node: None,
             device: None,
             bridge: None,
+            package: None,
         };
         let mut used = false;
         let mut pus: Vec<u32> = Vec::new();
@@ -241,9 +258,18 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                     machine.get_or_insert(n);
                     used = true;
                 }
-                "Package" | "Socket" | "Group" | "Group0" | "Group1" | "Group2" | "Die"
-                    if flattened =>
-                {
+                "Package" | "Socket" => {
+                    last_package = index(part);
+                    this.package = last_package;
+                    // hwloc 1.x: the node printed just above holds it.
+                    if let Some(i) = waiting.take() {
+                        nodes[i].0.package = last_package;
+                    }
+                    if flattened {
+                        last_node = None;
+                    }
+                }
+                "Group" | "Group0" | "Group1" | "Group2" | "Die" if flattened => {
                     last_node = None;
                 }
                 "NUMANode" => {
@@ -265,6 +291,19 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                     }
                     this.node = Some(node);
                     last_node = Some(node);
+                    // Its package: one on its line or printed before it
+                    // (hwloc 2.x, a leaf under it), else the next one
+                    // printed (hwloc 1.x, the node holds it).
+                    let on_line = t
+                        .split(" + ")
+                        .find(|x| matches!(base(x.trim()), "Package" | "Socket"))
+                        .and_then(index);
+                    let above = if flattened {
+                        last_package
+                    } else {
+                        open.iter().rev().find_map(|o| o.package)
+                    };
+                    let package = on_line.or(above);
                     nodes.push((
                         NumaNode {
                             node,
@@ -272,10 +311,14 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                             cpu_count: 0,
                             size_bytes: memory(part),
                             free_bytes: None,
+                            package,
                             source: Source::line(n),
                         },
                         Vec::new(),
                     ));
+                    if package.is_none() {
+                        waiting = Some(nodes.len() - 1);
+                    }
                     used = true;
                 }
                 "PU" => {
@@ -334,7 +377,12 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                     };
                     if let (Some(i), Some(name)) = (owner, quoted(part)) {
                         let d = &mut devices[i];
-                        d.names.push(name.to_string());
+                        // The RDMA device's name first (`mlx5_0` before `ib0`).
+                        if base(first) == "OpenFabrics" {
+                            d.names.insert(0, name.to_string());
+                        } else {
+                            d.names.push(name.to_string());
+                        }
                         d.kind = refine(d.kind, d, first, name);
                         used = true;
                     }
