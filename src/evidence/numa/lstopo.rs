@@ -163,6 +163,8 @@ struct Open {
     bridge: Option<String>,
     /// The package's index where this object is one.
     package: Option<u32>,
+    /// Its line.
+    line: usize,
 }
 
 pub fn looks_like_lstopo(text: &str, lines: &[&str]) -> bool {
@@ -208,7 +210,7 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
     let mut machine: Option<usize> = None;
     // Flattened reading: the last node and bridge printed.
     let mut last_node: Option<u32> = None;
-    let mut last_bridge: Option<String> = None;
+    let mut last_bridge: Option<(String, usize)> = None;
     let mut last_device: Option<usize> = None;
     let mut last_package: Option<u32> = None;
     let mut waiting: Option<usize> = None;
@@ -247,6 +249,7 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
             device: None,
             bridge: None,
             package: None,
+            line: n,
         };
         let mut used = false;
         let mut pus: Vec<u32> = Vec::new();
@@ -334,13 +337,13 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                     };
                     bridges += 1;
                     this.bridge = Some(label.clone());
-                    last_bridge = Some(label);
+                    last_bridge = Some((label, n));
                 }
                 "Bridge" if part.contains("Host->PCI") => {
                     let label = part.to_string();
                     bridges += 1;
                     this.bridge = Some(label.clone());
-                    last_bridge = Some(label);
+                    last_bridge = Some((label, n));
                 }
                 "PCI" => {
                     let (bus_id, pci_id, class) = pci(part);
@@ -349,11 +352,18 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
                     } else {
                         open.iter().rev().find_map(|o| o.node)
                     };
-                    let host_bridge = if flattened {
+                    // The bridge's line is read where a device takes it.
+                    let bridge = if flattened {
                         last_bridge.clone()
                     } else {
-                        open.iter().rev().find_map(|o| o.bridge.clone())
+                        open.iter()
+                            .rev()
+                            .find_map(|o| Some((o.bridge.clone()?, o.line)))
                     };
+                    let host_bridge = bridge.map(|(label, line)| {
+                        out.context_lines.push(line);
+                        label
+                    });
                     devices.push(PlacedDevice {
                         bus_id,
                         pci_id,
@@ -416,6 +426,11 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
         }
         open.push(this);
     }
+    // A bridge skipped at its line and read later, by a device under it.
+    let mut context = out.context_lines.clone();
+    context.sort_unstable();
+    out.skipped_lines
+        .retain(|(l, _)| context.binary_search(l).is_err());
     // Device kinds from their class where no OS device said.
     for d in &mut devices {
         if d.kind == DeviceKind::Other {
