@@ -35,6 +35,10 @@ pub struct Reading {
     pub modules: Vec<crate::evidence::lsmod::ModuleListing>,
     /// NCCL/RCCL initialisations (`NCCL_DEBUG=INFO` logs).
     pub nccl: Vec<crate::evidence::nccl::NcclInit>,
+    /// NUMA topologies (`numactl -H`, lstopo).
+    pub numa: Vec<crate::evidence::numa::NumaTopology>,
+    /// RDMA counter readings (sysfs dumps, perfquery).
+    pub counters: Vec<crate::evidence::counters::CounterDump>,
     /// Why the file, or lines of it, could not be read.
     pub problems: Vec<Problem>,
 }
@@ -554,6 +558,8 @@ fn merge_parsed(
     }
     into.modules.extend(p.modules);
     into.nccl.extend(p.nccl);
+    into.numa.extend(p.numa);
+    into.counters.extend(p.counters);
     into.notes.extend(p.notes);
     into.issues.extend(p.issues);
 }
@@ -599,6 +605,8 @@ fn read_parsed(
         interfaces: parsed.interfaces,
         modules: parsed.modules,
         nccl: parsed.nccl,
+        numa: parsed.numa,
+        counters: parsed.counters,
         problems,
     }
 }

@@ -41,6 +41,8 @@ impl Bundle {
         self.interfaces.extend(r.interfaces);
         self.modules.extend(r.modules);
         self.nccl.extend(r.nccl);
+        self.numa.extend(r.numa);
+        self.counters.extend(r.counters);
         let transcript = r.transcript.is_some();
         self.transcripts.extend(r.transcript);
         Absorbed {

@@ -68,10 +68,12 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::evidence::counters::CounterDump;
 use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::Measurement;
 use crate::evidence::nccl::NcclInit;
+use crate::evidence::numa::NumaTopology;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::topology::Topology;
@@ -144,6 +146,25 @@ pub struct Bundle {
     /// Optional: older bundles have none, and older readers ignore it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nccl: Vec<NcclInit>,
+    /// NUMA topologies read from `numactl -H` and lstopo text
+    /// (`evidence::numa`): each node's CPUs and memory, numactl's distance
+    /// matrix as cells, and lstopo's PCI devices with the node and host
+    /// bridge they sit under. Example: `{ "tool": "numactl", "nodes": [{
+    /// "node": 0, "cpus": "0-17,36-53", "cpu_count": 36, "size_bytes":
+    /// 99184918528, "source": [5, 2] }], "distances": [{ "from": 0, "to":
+    /// 1, "distance": 21, "source": [5, 10] }], "source": [5, 1] }`.
+    /// Optional: older bundles have none, and older readers ignore it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa: Vec<NumaTopology>,
+    /// RDMA counter readings (`evidence::counters`): one per port and
+    /// reading, from sysfs dumps (`grep . .../counters/*`) and perfquery.
+    /// Growth between two readings is worked out where the bundle is used.
+    /// Example: `{ "tool": "sysfs", "adapter": "mlx5_0", "port": 1,
+    /// "reading": 0, "values": [{ "name": "port_xmit_data", "group":
+    /// "counters", "value": 1234, "source": [6, 3] }], "source": [6, 3] }`.
+    /// Optional, as `numa`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterDump>,
     /// Every transcript read, verbatim, with how it was recognised.
     pub transcripts: Vec<Transcript>,
     /// What was probed on a live node and what happened to each probe
@@ -379,6 +400,8 @@ impl Bundle {
             interfaces: Vec::new(),
             modules: Vec::new(),
             nccl: Vec::new(),
+            numa: Vec::new(),
+            counters: Vec::new(),
             transcripts: Vec::new(),
             probes: Vec::new(),
             system: None,

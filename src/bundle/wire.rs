@@ -40,12 +40,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Bundle, Generator, Host, PeerLink, Probe, Problem, System, Transcript};
 use crate::evidence::Source;
+use crate::evidence::counters::CounterDump;
 use crate::evidence::ethtool::InterfaceStats;
 use crate::evidence::lsmod::ModuleListing;
 use crate::evidence::measurement::{
     Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Questions, Statistic, Verification,
 };
 use crate::evidence::nccl::NcclInit;
+use crate::evidence::numa::NumaTopology;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
@@ -175,6 +177,16 @@ fn file_table(b: &Bundle) -> Table {
     }
     for n in &b.nccl {
         for s in n.sources() {
+            t.add(&s.file);
+        }
+    }
+    for n in &b.numa {
+        for s in n.sources() {
+            t.add(&s.file);
+        }
+    }
+    for c in &b.counters {
+        for s in c.sources() {
             t.add(&s.file);
         }
     }
@@ -465,6 +477,10 @@ struct Out<'a> {
     modules: &'a [ModuleListing],
     #[serde(skip_serializing_if = "<[NcclInit]>::is_empty")]
     nccl: &'a [NcclInit],
+    #[serde(skip_serializing_if = "<[NumaTopology]>::is_empty")]
+    numa: &'a [NumaTopology],
+    #[serde(skip_serializing_if = "<[CounterDump]>::is_empty")]
+    counters: &'a [CounterDump],
     transcripts: &'a [Transcript],
     #[serde(skip_serializing_if = "<[Probe]>::is_empty")]
     probes: &'a [Probe],
@@ -496,6 +512,10 @@ struct In {
     modules: Vec<ModuleListing>,
     #[serde(default)]
     nccl: Vec<NcclInit>,
+    #[serde(default)]
+    numa: Vec<NumaTopology>,
+    #[serde(default)]
+    counters: Vec<CounterDump>,
     transcripts: Vec<Transcript>,
     #[serde(default)]
     probes: Vec<Probe>,
@@ -520,6 +540,8 @@ impl Bundle {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -538,6 +560,8 @@ impl Bundle {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -563,6 +587,8 @@ impl Out<'_> {
             interfaces,
             modules,
             nccl,
+            numa,
+            counters,
             transcripts,
             probes,
             system,
@@ -588,6 +614,12 @@ impl Out<'_> {
         }
         if !nccl.is_empty() {
             o.field("nccl", nccl)?;
+        }
+        if !numa.is_empty() {
+            o.field("numa", numa)?;
+        }
+        if !counters.is_empty() {
+            o.field("counters", counters)?;
         }
         o.key("transcripts");
         transcript::write(transcripts, o.out())?;
@@ -637,6 +669,8 @@ impl<'de> Deserialize<'de> for Bundle {
             interfaces: i.interfaces,
             modules: i.modules,
             nccl: i.nccl,
+            numa: i.numa,
+            counters: i.counters,
             transcripts: i.transcripts,
             probes: i.probes,
             system: i.system,

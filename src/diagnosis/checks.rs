@@ -512,7 +512,8 @@ fn evidence_for(step: Step, b: &Bundle, facts: &NodeFacts) -> Result<bool, &'sta
             Ok(facts
                 .gpus
                 .iter()
-                .any(|gpu| facts.nics.iter().any(|n| t.link(gpu, &n.id).is_some())))
+                .any(|gpu| facts.nics.iter().any(|n| t.link(gpu, &n.id).is_some()))
+                || super::numa_placement::places_gpus_and_adapters(b))
         }
         Step::PcieLinks => {
             no_devices()?;
@@ -687,6 +688,7 @@ fn two_readings(b: &Bundle) -> bool {
             .any(|p| !p.counters.is_empty());
     live_ports
         || b.interfaces.iter().any(|i| i.readings >= 2)
+        || !crate::evidence::counters::growth(&b.counters).is_empty()
         || b.rdma
             .iter()
             .flat_map(|d| &d.ports)

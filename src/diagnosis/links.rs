@@ -372,6 +372,27 @@ pub(super) fn port_counters(b: &Bundle, out: &mut Vec<Diagnosed>) {
             grew(&d.name, Some(p.port), grown, sources, out);
         }
     }
+    // Counter dumps read twice (in one paste, or in two files): their
+    // growth, the two readings' first lines and the rows that grew.
+    for g in crate::evidence::counters::growth(&b.counters) {
+        let grown = g.counters.iter().map(|c| (c.name.as_str(), c.delta));
+        let sources = || {
+            let mut v = g.readings.to_vec();
+            v.extend(
+                g.counters
+                    .iter()
+                    .filter(|c| c.delta > 0)
+                    .filter(|c| {
+                        let n = c.name.to_ascii_lowercase();
+                        is_congestion_counter(&n) || is_error_counter(&n)
+                    })
+                    .filter_map(|c| c.source.clone())
+                    .take(8),
+            );
+            v
+        };
+        grew(&g.who, g.port, grown, sources, out);
+    }
     for i in &b.interfaces {
         let Some(name) = &i.interface else { continue };
         let grown = i
@@ -432,6 +453,8 @@ fn pause_without_ecn(b: &Bundle, out: &mut Vec<Diagnosed>) -> Option<String> {
     // and end; a transcript's port counters do not say whether a flat one
     // was read twice), and whether any grew.
     let twice = b.host.origin == crate::bundle::Origin::Live;
+    // Counter dumps read twice say so themselves.
+    let dumped = crate::evidence::counters::growth(&b.counters);
     let roce: Vec<(&str, u64)> = b
         .rdma
         .iter()
@@ -439,6 +462,13 @@ fn pause_without_ecn(b: &Bundle, out: &mut Vec<Diagnosed>) -> Option<String> {
         .flat_map(|p| &p.counters)
         .filter(|c| twice && is_roce_congestion(&c.name))
         .map(|c| (c.name.as_str(), c.delta))
+        .chain(
+            dumped
+                .iter()
+                .flat_map(|g| &g.counters)
+                .filter(|c| is_roce_congestion(&c.name))
+                .map(|c| (c.name.as_str(), c.delta)),
+        )
         .chain(
             b.interfaces
                 .iter()

@@ -13,6 +13,7 @@
 //!
 //! - [`topology`]: how GPUs and adapters sit (host hops, far adapters, injection share)
 //! - [`gpudirect`]: whether the GPU-to-adapter path exists and what it delivers
+//! - [`numa_placement`]: GPUs and adapters under different NUMA nodes, by lstopo
 //! - [`affinity`]: a process bound away from the NUMA node of its GPUs
 //! - [`links`]: PCIe links, NVLinks and RDMA ports that run below what they can
 //! - [`measurements`]: what the figures themselves say (staging, wrong data,
@@ -25,6 +26,7 @@ pub(crate) mod gpudirect;
 mod links;
 mod measurements;
 mod nccl;
+pub(crate) mod numa_placement;
 pub mod severity;
 mod topology;
 
@@ -73,6 +75,7 @@ pub fn diagnose_with(b: &Bundle, facts: &NodeFacts) -> Vec<Diagnosed> {
     topology::host_hops(b, facts, &mut out);
     measurements::silent_staging(b, facts, &mut out);
     topology::nic_sockets(b, facts, &mut out);
+    numa_placement::lstopo_placement(b, &mut out);
     gpudirect::peer_memory(b, facts, &mut out);
     gpudirect::gpu_vs_host_buffers(b, &mut out);
     affinity::process_affinity(b, &mut out);

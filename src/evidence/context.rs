@@ -15,6 +15,7 @@ pub fn apply(tool: Tool, command: Option<&str>, text: &str, p: &mut Parsed) {
         Tool::NvidiaSmiQ => nvidia_smi_q(command, p),
         Tool::EthtoolStats => super::ethtool::settle(&mut p.interfaces, command),
         Tool::Lsmod => super::lsmod::settle(p, command),
+        Tool::RdmaCounters => super::counters::settle(p, command),
         _ => {}
     }
 }

@@ -23,12 +23,14 @@ pub mod answers;
 pub mod collective;
 pub mod context;
 pub mod copy;
+pub mod counters;
 pub mod ethtool;
 mod grams;
 pub mod lsmod;
 pub mod measurement;
 pub mod mpi;
 pub mod nccl;
+pub mod numa;
 pub mod pcie;
 pub mod qp;
 mod rank;
@@ -157,6 +159,13 @@ pub enum Tool {
     Lsmod,
     /// NCCL's or RCCL's own log, `NCCL_DEBUG=INFO` (see `nccl`)
     NcclInfo,
+    /// `numactl -H` / `--hardware` (see `numa`)
+    Numactl,
+    /// lstopo, lstopo-no-graphics, hwloc-ls text (see `numa`)
+    Lstopo,
+    /// RDMA counter dumps: `grep .` over sysfs counters, `perfquery`
+    /// (see `counters`)
+    RdmaCounters,
     /// `ibv_display_local_infiniband_device_statistics`: sysfs RDMA
     /// counters every 10 s (see `rdma::statistics`)
     IbvDeviceStatistics,
@@ -220,6 +229,10 @@ pub struct Parsed {
     pub modules: Vec<lsmod::ModuleListing>,
     /// NCCL/RCCL initialisations (`NCCL_DEBUG=INFO` logs).
     pub nccl: Vec<nccl::NcclInit>,
+    /// NUMA topologies (`numactl -H`, lstopo).
+    pub numa: Vec<numa::NumaTopology>,
+    /// RDMA counter readings (sysfs dumps, perfquery).
+    pub counters: Vec<counters::CounterDump>,
     pub notes: Vec<Note>,
     pub issues: Vec<Issue>,
     /// Lines a parser read context from that no single fact cites (a
@@ -287,6 +300,12 @@ impl Parsed {
         }
         for n in &mut self.nccl {
             n.for_each_source(&mut f);
+        }
+        for n in &mut self.numa {
+            n.for_each_source(&mut f);
+        }
+        for c in &mut self.counters {
+            c.for_each_source(&mut f);
         }
     }
 

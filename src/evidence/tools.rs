@@ -11,7 +11,8 @@
 //! is `collect::live`'s business.
 
 use super::{
-    ParseError, Parsed, Tool, collective, copy, ethtool, lsmod, mpi, nccl, pcie, rdma, topology,
+    ParseError, Parsed, Tool, collective, copy, counters, ethtool, lsmod, mpi, nccl, numa, pcie,
+    rdma, topology,
 };
 
 /// Recognises a tool's transcript from the whole text and its lines (each
@@ -183,6 +184,30 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nccl-info",
         detect: nccl::looks_like_nccl_info,
         parse: nccl::parse_nccl_info,
+        live: &[],
+    },
+    // Signatures of their own (`node distances:`, `NUMANode L#0`, a
+    // sysfs counter path or perfquery's header), ahead of the tables
+    // whose rows are `name: count` (ethtool) or `name size count` (lsmod).
+    ToolSpec {
+        tool: Tool::Numactl,
+        name: "numactl",
+        detect: numa::looks_like_numactl,
+        parse: numa::parse_numactl,
+        live: &[],
+    },
+    ToolSpec {
+        tool: Tool::Lstopo,
+        name: "lstopo",
+        detect: numa::looks_like_lstopo,
+        parse: numa::parse_lstopo,
+        live: &[],
+    },
+    ToolSpec {
+        tool: Tool::RdmaCounters,
+        name: "rdma-counters",
+        detect: counters::looks_like_counters,
+        parse: counters::parse_counters,
         live: &[],
     },
     ToolSpec {

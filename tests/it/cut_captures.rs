@@ -203,6 +203,28 @@ const CUT: &[(&str, usize, &str)] = &[
         25,
         "the paste stops inside a counter row",
     ),
+    // numactl that promises more nodes than it shows; counter dumps
+    // that stop inside a row or a name.
+    (
+        "numactl-004-8-nodes",
+        3,
+        "numactl: 8 nodes available, 4 shown",
+    ),
+    (
+        "rdma-counters-003-perfquery",
+        25,
+        "counters: the paste ends mid-row",
+    ),
+    (
+        "rdma-counters-004-grep-s",
+        12,
+        "counters: the paste ends mid-row",
+    ),
+    (
+        "rdma-counters-005-cd-printf",
+        41,
+        "counters: the paste ends mid-row",
+    ),
 ];
 
 /// Cut captures no parser can tell are cut, and why.
@@ -251,6 +273,20 @@ const CUT_NOT_DETECTABLE: &[(&str, &str)] = &[
     (
         "transferbench-005-p2p-preset",
         "only progress output elided",
+    ),
+    // numactl and lstopo cut at a whole line: nothing says more followed.
+    (
+        "numactl-005-distances-only",
+        "the author left out the node lines; the matrix is whole",
+    ),
+    (
+        "lstopo-001-pascal83",
+        "the tutorial's excerpt ends after a whole device line",
+    ),
+    ("lstopo-003-hwloc1", "cut after a whole PU line"),
+    (
+        "lstopo-005-hwloc-ls",
+        "the page's PUs are cut to two whole lines",
     ),
 ];
 

@@ -122,8 +122,12 @@ const TRUTH: &[Row] = &[
         severity: "warning",
         // nv18-8gpu-6nic-peermem-nccl1737: GPU1's row reads NODE to NIC0-3
         // and SYS to NIC4-5; no adapter shares its switch.
+        // epyc-8numa-ib-hackmd (lstopo only): the 3D GPUs on NUMA nodes 3
+        // and 5 have no adapter on their node, mlx5_0 (node 1) and mlx5_1
+        // (node 7) being on their packages.
         fires: &[
             "dgx1v-v100-8gpu-1nic",
+            "epyc-8numa-ib-hackmd",
             "nv18-8gpu-6nic-peermem-nccl1737",
             "rtx4090-8gpu-2nic",
         ],
@@ -364,7 +368,9 @@ const TRUTH: &[Row] = &[
             "h20-2node-nccl-tests-info",
             "h20-8gpu-bf3-roce-deepep17",
             "h800-4gpu-shm",
+            "hfi1-omnipath-hw-counters",
             "hgx-h100-8gpu",
+            "i40iw-no-pma",
             "k80-8gpu",
             "machine-2node-ib-gdrdma",
             "master-node-nccl247-ib",
@@ -376,11 +382,13 @@ const TRUTH: &[Row] = &[
             "mi355x-pollara-2node",
             "nccl-1412-swat-16rank",
             "nccl-952-16rank-socket",
+            "numactl-8node-sonar",
             "nv18-8gpu-6nic-peermem-nccl1737",
             "nvlink-4gpu-latency",
             "osu-bw-rdma-fragment",
             "p100-pcie-gearshifft",
             "pcie-6gpu-p2p-slower-than-staged",
+            "perfquery-x-lid21-netdata",
             "radeon-pro-vii-2gpu",
             "rtx4060ti-2gpu",
             "rtx4090-8gpu",

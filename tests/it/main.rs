@@ -24,6 +24,7 @@ mod measurements;
 mod metamorphic;
 mod models;
 mod never_panics;
+mod numa_counters;
 mod pair;
 mod parse_gaps;
 mod real_verdicts;
