@@ -492,6 +492,15 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
 pub(super) fn text(s: &str, found: &mut Found) {
     for c in NAMES.captures_iter(s) {
         if let Some(u) = c.name("user") {
+            // A login is lower case (useradd's `^[a-z_][a-z0-9_-]*$`, and
+            // `.` seen in directories): `GPU@agent4`, a TransferBench
+            // endpoint, is no user at a host.
+            let login = u.as_str().bytes().all(|b| {
+                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'.')
+            });
+            if !login {
+                continue;
+            }
             user(u.as_str(), found);
         }
         for g in ["host", "nccl", "rank", "ssh", "desc"] {

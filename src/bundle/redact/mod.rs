@@ -136,15 +136,20 @@ impl Redactor {
     }
 
     /// Word `w` (a name or serial), replaced by the placeholder of `s`
-    /// from now on, as written and in either case.
+    /// from now on: as written, and a host name in either case too (DNS
+    /// ignores case; user names and serials do not).
     fn word(&mut self, w: &str, s: &Secret) {
-        let kind = match s.kind {
-            Kind::Host => "host",
-            Kind::User => "user",
-            _ => "serial",
+        let (kind, cases) = match s.kind {
+            Kind::Host => ("host", true),
+            Kind::User => ("user", false),
+            _ => ("serial", false),
         };
         let p = format!("{kind}-{}", self.number(s));
-        for v in [w.to_string(), w.to_lowercase(), w.to_uppercase()] {
+        let variants = match cases {
+            true => vec![w.to_string(), w.to_lowercase(), w.to_uppercase()],
+            false => vec![w.to_string()],
+        };
+        for v in variants {
             if let Some(b) = v.bytes().next() {
                 self.starts[b as usize] = true;
                 self.longest = self.longest.max(v.len());

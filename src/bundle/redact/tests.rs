@@ -188,3 +188,13 @@ fn bus_ids_devices_models_and_figures_stay() {
     let text = "GPU0 0000:1b:00.0 NVIDIA H100 80GB HBM3 mlx5_0 ib0 1X QDR 10 Gb/sec 328.61 0.626777 4096[B]\n";
     assert_eq!(redacted(text), text);
 }
+
+#[test]
+fn an_endpoint_like_gpu_at_agent_is_no_user_at_a_host() {
+    // TransferBench endpoints: `CPU@agent0 → GPU@agent4`.
+    let text = "28.68 GB/s CPU@agent0 -> GPU@agent4; sean@h1:~$ ls\n";
+    assert_eq!(
+        redacted(text),
+        "28.68 GB/s CPU@agent0 -> GPU@agent4; user-1@host-2:~$ ls\n"
+    );
+}
