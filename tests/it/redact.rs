@@ -462,3 +462,27 @@ fn live_redaction_names_the_folder_by_the_placeholder_and_leaves_no_secret() {
         found.join("\n")
     );
 }
+
+/// Every shipped capture redacted in one run (one numbering, as `render
+/// captures --redact` does it) keeps its verdict, checks and findings.
+#[test]
+fn redacting_every_shipped_capture_keeps_every_verdict() {
+    let plain = wire_report::inputs::load_nodes(&[PathBuf::from("captures")]).unwrap();
+    assert!(plain.len() > 100);
+    let mut r = wire_report::bundle::redact::Redactor::new();
+    for b in &plain {
+        r.host(&b.host.name);
+    }
+    for p in &plain {
+        let mut b = p.clone();
+        r.redact(&mut b, &mut []).unwrap();
+        assert!(b.host.name.starts_with("host-"), "{}", b.host.name);
+        assert_eq!(
+            verdicts(p),
+            verdicts(&b),
+            "{} as {}",
+            p.host.name,
+            b.host.name
+        );
+    }
+}

@@ -222,8 +222,8 @@ static VALUES: LazyLock<Regex> = LazyLock::new(|| {
         (?P<run>(?:[0-9A-Fa-f]{2,3}[:-]){5,19}[0-9A-Fa-f]{2,3})
         |(?P<uuid>[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})
         |(?P<hex0x>0[xX][0-9A-Fa-f]{16})
-        |(?P<ip6>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]{0,4}))
-        |(?P<ip4>\d{1,3}(?:\.\d{1,3}){3})
+        |(?P<ip6>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{0,4}))
+        |(?P<ip4>[0-9]{1,3}(?:\.[0-9]{1,3}){3})
         |(?P<hex>[0-9A-Fa-f]{16})",
     )
     .expect("a valid pattern")
@@ -473,14 +473,14 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r#"(?xm)
         (?P<user>[A-Za-z_][A-Za-z0-9._-]{0,31})@(?P<host>[A-Za-z][A-Za-z0-9.-]{0,252})
-        |^[\ \t]*(?P<nccl>[A-Za-z][A-Za-z0-9._-]*):\d+:\d+[\ \t]+\[\d+\]
-        |\bPid[\ \t]+\d+[\ \t]+on[\ \t]+(?P<rank>[^\s]+)[\ \t]+device
+        |^[\ \t]*(?P<nccl>[A-Za-z][A-Za-z0-9._-]*):[0-9]+:[0-9]+[\ \t]+\[[0-9]+\]
+        |(?-u:\b)Pid[\ \t]+[0-9]+[\ \t]+on[\ \t]+(?P<rank>[^\ \t\r\n]+)[\ \t]+device
         |(?:^|[\ \t])(?:-H|-host|--host|-hosts|--hosts|-w|--nodelist|-nodelist|--nodes|
-            SLURM_NODELIST|SLURM_JOB_NODELIST|SLURMD_NODENAME|NodeList|Nodes)[\ \t=]+(?P<list>[^\s'"]+)
-        |\bib_(?:write|read|send|atomic)_(?:bw|lat)(?P<perftest>[^\r\n|;&]*)
-        |\bssh[\ \t]+(?P<ssh>[A-Za-z][A-Za-z0-9.-]*)
-        |"(?P<desc>[A-Za-z][A-Za-z0-9._-]*)[\ \t]+(?:mlx\d+_\d+|HCA-\d+)
-        |/(?:home|Users)/(?P<home>[^/\s'"]+)
+            SLURM_NODELIST|SLURM_JOB_NODELIST|SLURMD_NODENAME|NodeList|Nodes)[\ \t=]+(?P<list>[^\ \t\r\n'"]+)
+        |(?-u:\b)ib_(?:write|read|send|atomic)_(?:bw|lat)(?P<perftest>[^\r\n|;&]*)
+        |(?-u:\b)ssh[\ \t]+(?P<ssh>[A-Za-z][A-Za-z0-9.-]*)
+        |"(?P<desc>[A-Za-z][A-Za-z0-9._-]*)[\ \t]+(?:mlx[0-9]+_[0-9]+|HCA-[0-9]+)
+        |/(?:home|Users)/(?P<home>[^/\ \t\r\n'"]+)
         |(?i:^[\ \t]*(?:\[SN\][\ \t]*)?(?:board[\ \t]+|chassis[\ \t]+|system[\ \t]+)?serial
             (?:[\ \t]*number|[\ \t]*no\.?)?[\ \t]*[:=][\ \t]*(?P<serial>[^\r\n]*?)[\ \t]*$)"#,
     )
