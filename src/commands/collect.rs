@@ -37,7 +37,7 @@ pub struct Args {
     /// flushes everything once at the end.
     #[arg(long)]
     pub fsync: bool,
-    /// Replace hostnames, serials and GUIDs by stable placeholders (for external tickets).
+    /// Replace host and user names, serials, addresses (IP, GID, MAC), GUIDs and UUIDs by placeholders, in bundles, transcripts and file names (for external tickets).
     #[arg(long)]
     pub redact: bool,
     /// Read sysfs and procfs under this directory (a saved tree) instead of /.
@@ -121,11 +121,23 @@ fn collect_from(
     if !to_file {
         crate::fs::check_writable_dir(out)?;
     }
+    // Redacted: every node named first (a node's transcripts name its
+    // peers in words no pattern knows), as `render --redact` does.
+    let redactor = match redact {
+        true => {
+            let mut r = crate::bundle::redact::Redactor::new();
+            for s in inputs::node_sources(from)? {
+                r.host(&s.name);
+            }
+            Some(r)
+        }
+        false => None,
+    };
     let mut w = Writer {
         out,
         to_file,
         fsync,
-        redact,
+        redactor,
         first: None,
         written: 0,
         parsed: 0,
@@ -163,8 +175,10 @@ struct Writer<'a> {
     out: &'a Path,
     to_file: bool,
     fsync: bool,
-    /// Each bundle is redacted before anything of it is printed or written.
-    redact: bool,
+    /// Each bundle is redacted before anything of it is printed or written
+    /// (one numbering for the run: a peer one node names is the node
+    /// another bundle is).
+    redactor: Option<crate::bundle::redact::Redactor>,
     /// The first node, held until a second shows whether `out` holds one
     /// bundle (`out/bundle.json`) or one per node (`out/<node>/bundle.json`).
     first: Option<inputs::NodeBundle>,
@@ -184,8 +198,8 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     fn node(&mut self, mut n: inputs::NodeBundle) -> anyhow::Result<()> {
-        if self.redact {
-            crate::bundle::redact::redact(&mut n.bundle, &mut [])?;
+        if let Some(r) = &mut self.redactor {
+            r.redact(&mut n.bundle, &mut [])?;
         }
         if let Some(first) = self.first.take() {
             if self.to_file {
@@ -368,10 +382,10 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
     // A redacted collection is named by the host's placeholder, in the
     // default folder and in `{host}` alike: the real name never reaches
     // a path.
-    let named = if a.redact {
-        crate::bundle::redact::host_name(&host)
-    } else {
-        host.clone()
+    let mut redactor = a.redact.then(crate::bundle::redact::Redactor::new);
+    let named = match &mut redactor {
+        Some(r) => r.host(&host),
+        None => host.clone(),
     };
     // Without --out: `./wire-report-<host>/` in the working directory,
     // never the project's own `captures/` (whose every folder is a test
@@ -405,7 +419,7 @@ fn collect_live(a: &Args) -> anyhow::Result<ExitCode> {
         benchmarks,
         pair,
     };
-    let c = live::finish(live::collect(&opts), opts.redact)?;
+    let c = live::finish(live::collect(&opts), redactor.as_mut())?;
     if to_stdout {
         // The bundle alone (transcripts are inside it); nothing else is written.
         crate::fs::write_atomic(&out, c.bundle.to_json().as_bytes())?;

@@ -27,7 +27,7 @@ pub struct Args {
     /// `site` (HTML pages) or `md` (a summary to paste into a ticket).
     #[arg(long, value_enum, default_value_t = Format::Site)]
     pub format: Format,
-    /// Replace hostnames, serials and GUIDs by stable placeholders first.
+    /// Replace host and user names, serials, addresses (IP, GID, MAC), GUIDs and UUIDs by placeholders first, in every page, file and folder name.
     #[arg(long)]
     pub redact: bool,
 }
@@ -77,12 +77,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The nodes of a render, named and slugged before any is read, and
-/// whether each is redacted as it is loaded.
+/// The nodes of a render, named and slugged before any is read, and the
+/// run's redaction when asked.
 struct Sources {
     nodes: Vec<inputs::NodeSource>,
     slugs: Vec<String>,
-    redact: bool,
+    /// One numbering for the run: nodes are named first, then each node's
+    /// secrets are numbered in node order as it is loaded.
+    redactor: Option<crate::bundle::redact::Redactor>,
     /// Nodes that could not be loaded (see [`load`]).
     failed: std::sync::atomic::AtomicUsize,
 }
@@ -97,18 +99,19 @@ impl Sources {
             );
         }
         // A redacted node is named by its placeholder (as `redact` names it).
+        let mut redactor = redact.then(crate::bundle::redact::Redactor::new);
         let names: Vec<String> = nodes
             .iter()
-            .map(|s| match redact {
-                true => crate::bundle::redact::host_name(&s.name),
-                false => s.name.clone(),
+            .map(|s| match &mut redactor {
+                Some(r) => r.host(&s.name),
+                None => s.name.clone(),
             })
             .collect();
         let slugs = crate::render::view::node_slugs(names.iter().map(String::as_str));
         Ok(Sources {
             nodes,
             slugs,
-            redact,
+            redactor,
             failed: Default::default(),
         })
     }
@@ -116,14 +119,15 @@ impl Sources {
     /// Each node in order, [`CHUNK`] at a time in parallel: `f` gets the
     /// loaded (and redacted) bundle, its input bytes (none when redacted)
     /// and its slug; `each` gets `f`'s results in order. Memory holds one
-    /// chunk of nodes, not the fleet.
+    /// chunk of nodes, not the fleet. A redacted chunk is searched in
+    /// parallel, numbered in node order, then replaced in parallel.
     fn each<T: Send>(
         &mut self,
         f: impl Fn(crate::bundle::Bundle, Option<Vec<u8>>, String) -> anyhow::Result<T> + Sync,
         mut each: impl FnMut(T) -> anyhow::Result<()>,
     ) -> anyhow::Result<()> {
+        use crate::bundle::redact::Redactor;
         use rayon::prelude::*;
-        let redact = self.redact;
         let failed = &self.failed;
         let nodes = std::mem::take(&mut self.nodes);
         let slugs = std::mem::take(&mut self.slugs);
@@ -133,19 +137,34 @@ impl Sources {
             if chunk.is_empty() {
                 return Ok(());
             }
-            let done: Vec<anyhow::Result<Option<T>>> = chunk
+            let loaded: Vec<_> = chunk
                 .into_par_iter()
-                .map(|(src, slug)| {
-                    let Some((bundle, raw)) = load(src, redact, failed)? else {
-                        return Ok(None);
-                    };
-                    f(bundle, raw, slug).map(Some)
-                })
+                .filter_map(|(src, slug)| load(src, failed).map(|(b, raw)| (b, raw, slug)))
                 .collect();
-            for d in done {
-                if let Some(t) = d? {
-                    each(t)?;
+            let done: Vec<anyhow::Result<T>> = match &mut self.redactor {
+                None => loaded
+                    .into_par_iter()
+                    .map(|(b, raw, slug)| f(b, raw, slug))
+                    .collect(),
+                Some(r) => {
+                    let found: Vec<_> = loaded
+                        .par_iter()
+                        .map(|(b, _, _)| Redactor::find(b, &[]))
+                        .collect::<anyhow::Result<_>>()?;
+                    found.iter().for_each(|x| r.learn(x));
+                    let r = &*r;
+                    loaded
+                        .into_par_iter()
+                        .map(|(mut b, _, slug)| {
+                            // The input bytes hold what was redacted: dropped.
+                            r.apply(&mut b, &mut [])?;
+                            f(b, None, slug)
+                        })
+                        .collect()
                 }
+            };
+            for d in done {
+                each(d?)?;
             }
         }
     }
@@ -154,16 +173,14 @@ impl Sources {
 /// Nodes rendered at once by a streaming render.
 const CHUNK: usize = 16;
 
-/// A node's bundle and its input bytes; redacted (and the bytes dropped,
-/// since they hold what was redacted) when asked. A node that cannot be
-/// loaded is rendered as a stand-in naming what failed
+/// A node's bundle and its input bytes. A node that cannot be loaded is
+/// rendered as a stand-in naming what failed
 /// ([`inputs::NodeSource::load_or_stand_in`]), with a warning, and counted
 /// in `failed`: one bad bundle in a fleet never sinks the good ones.
 fn load(
     src: inputs::NodeSource,
-    redact: bool,
     failed: &std::sync::atomic::AtomicUsize,
-) -> anyhow::Result<Option<(crate::bundle::Bundle, Option<Vec<u8>>)>> {
+) -> Option<(crate::bundle::Bundle, Option<Vec<u8>>)> {
     let (loaded, error) = src.load_or_stand_in();
     if let Some(e) = error {
         crate::say::warn(format_args!(
@@ -171,14 +188,7 @@ fn load(
         ));
         failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let Some((mut bundle, raw)) = loaded else {
-        return Ok(None);
-    };
-    if !redact {
-        return Ok(Some((bundle, raw)));
-    }
-    crate::bundle::redact::redact(&mut bundle, &mut [])?;
-    Ok(Some((bundle, None)))
+    loaded
 }
 
 /// Exit 0 when every node was loaded, 1 when some could not be (and were
@@ -275,23 +285,12 @@ struct Done {
 /// Each node's files are entered in the site's journal before they are
 /// written ([`crate::fs::SiteJournal`]): a render that fails or is killed
 /// half way leaves pages the next render knows to remove.
-fn stream_site(sources: Sources, out: &Path) -> anyhow::Result<ExitCode> {
-    use rayon::prelude::*;
-    let Sources {
-        nodes: sources,
-        slugs,
-        redact,
-        failed,
-    } = sources;
+fn stream_site(mut sources: Sources, out: &Path) -> anyhow::Result<ExitCode> {
     let journal = crate::fs::SiteJournal::open(out)?;
-    let with_fleet = sources.len() > 1;
-    let done: Vec<anyhow::Result<Option<Done>>> = sources
-        .into_par_iter()
-        .zip(slugs)
-        .map(|(src, slug)| {
-            let Some((bundle, raw)) = load(src, redact, &failed)? else {
-                return Ok(None);
-            };
+    let with_fleet = sources.nodes.len() > 1;
+    let mut done = Vec::new();
+    sources.each(
+        |bundle, raw, slug| {
             let r = crate::render::render_node(&bundle, slug.clone(), raw, with_fleet)?;
             drop(bundle);
             let mut bytes = 0;
@@ -307,22 +306,24 @@ fn stream_site(sources: Sources, out: &Path) -> anyhow::Result<ExitCode> {
                 written.len(),
                 out.join("nodes").join(&slug).display()
             ));
-            Ok(Some(Done {
+            Ok(Done {
                 summary: r.summary,
                 fleet: r.fleet,
                 slug,
                 written,
                 bytes,
-            }))
-        })
-        .collect();
+            })
+        },
+        |d| {
+            done.push(d);
+            Ok(())
+        },
+    )?;
+    let failed = sources.failed;
     let (mut summaries, mut fleet, mut slugs) = (Vec::new(), Vec::new(), Vec::new());
     let mut written = std::collections::BTreeSet::new();
     let mut total = 0;
     for d in done {
-        let Some(d) = d? else {
-            continue;
-        };
         summaries.push(d.summary);
         fleet.extend(d.fleet);
         slugs.push(d.slug);

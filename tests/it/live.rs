@@ -405,7 +405,7 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
         .success()
         .stderr(predicate::str::contains("wrote"));
     // Redacted: `{host}` is the host's placeholder, never its name.
-    let placeholder = wire_report::bundle::redact::host_name(&host);
+    let placeholder = wire_report::bundle::redact::Redactor::new().host(&host);
     let dir = out.path().join(format!("{placeholder}-4242"));
     let text = std::fs::read_to_string(dir.join("bundle.json")).unwrap();
     let b: Bundle = serde_json::from_str(&text).unwrap();

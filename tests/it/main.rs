@@ -29,6 +29,7 @@ mod pair;
 mod parse_gaps;
 mod real_verdicts;
 mod recovery;
+mod redact;
 mod runs;
 mod site;
 mod streaming;

@@ -130,9 +130,12 @@ pub fn collect(opts: &Options) -> Collected {
 }
 
 /// Redacts when asked; returns what to write.
-pub fn finish(mut c: Collected, redact: bool) -> anyhow::Result<Collected> {
-    if redact {
-        crate::bundle::redact::redact(&mut c.bundle, &mut c.raw)?;
+pub fn finish(
+    mut c: Collected,
+    redactor: Option<&mut crate::bundle::redact::Redactor>,
+) -> anyhow::Result<Collected> {
+    if let Some(r) = redactor {
+        r.redact(&mut c.bundle, &mut c.raw)?;
     }
     Ok(c)
 }
