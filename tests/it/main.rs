@@ -27,6 +27,7 @@ mod pair;
 mod parse_gaps;
 mod real_verdicts;
 mod recovery;
+mod shapes;
 mod site;
 mod streaming;
 mod ticket;

@@ -1,0 +1,220 @@
+//! Issue 30's paste shapes that used to defeat the reader, each on a real
+//! capture (its source in `captures/SOURCES.tsv`). Where a test wraps,
+//! prefixes or cuts a real capture the way people paste it, the wrapping
+//! is a SYNTHETIC edit and the test says so.
+
+use wire_report::bundle::ProblemKind;
+use wire_report::ingest::{Reading, read_transcript};
+
+const IBSTAT: &str = "captures/h100-8nic-ndr400/ibstat-006-h100-cx7-ndr400-ib-all-active.txt";
+const DEVINFO: &str = "captures/mlx4-cx3-heioy/ibv-devinfo-003-mlx4-cx3-two-hcas-tabs.txt";
+const AMD_SMI: &str =
+    "captures/mi300x-8gpu-amdsmi/amd-smi-topology-001-mi300x-8gpu-full-bdf-tables.txt";
+
+fn text(path: &str) -> String {
+    let t = std::fs::read_to_string(path).unwrap();
+    t.lines().map(|l| format!("{l}\n")).collect()
+}
+
+fn read(path: &str, text: &str) -> Reading {
+    read_transcript(path, text.as_bytes())
+}
+
+/// The facts a reading holds, as `(kind, line)` pairs: adapters and
+/// ports, devices, links (by their ends).
+fn facts(r: &Reading) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .rdma
+        .iter()
+        .flat_map(|d| {
+            std::iter::once(format!("adapter {} {}", d.name, d.source.line)).chain(
+                d.ports
+                    .iter()
+                    .map(move |p| format!("port {} {} {}", d.name, p.port, p.source.line)),
+            )
+        })
+        .collect();
+    out.extend(
+        r.topology
+            .devices
+            .iter()
+            .map(|d| format!("device {} {}", d.id, d.source.line)),
+    );
+    out.extend(
+        r.topology
+            .links
+            .iter()
+            .map(|l| format!("link {}-{} {:?}", l.a, l.b, l.code)),
+    );
+    out
+}
+
+fn shifted(r: &Reading, by: usize) -> Vec<String> {
+    let mut r = r.clone();
+    for d in &mut r.rdma {
+        d.source.line += by;
+        for p in &mut d.ports {
+            p.source.line += by;
+        }
+    }
+    for d in &mut r.topology.devices {
+        d.source.line += by;
+    }
+    facts(&r)
+}
+
+fn problems(r: &Reading) -> Vec<(Option<usize>, ProblemKind)> {
+    r.problems.iter().map(|p| (p.line, p.kind)).collect()
+}
+
+fn problems_shifted(r: &Reading, by: usize) -> Vec<(Option<usize>, ProblemKind)> {
+    r.problems
+        .iter()
+        .map(|p| (p.line.map(|l| l + by), p.kind))
+        .collect()
+}
+
+/// SYNTHETIC wrapping of real captures: each in a code fence with a
+/// question after it, as a ticket holds it.
+#[test]
+fn a_closing_fence_ends_the_block_and_the_prose_after_it_is_not_understood() {
+    for path in [IBSTAT, DEVINFO, AMD_SMI] {
+        let t = text(path);
+        let alone = read(path, &t);
+        assert!(!facts(&alone).is_empty(), "{path}");
+        let n = t.lines().count();
+        let pasted = format!("My output:\n```\n{t}```\nAny idea? Thanks!\n");
+        let r = read(path, &pasted);
+        assert_eq!(facts(&r), shifted(&alone, 2), "{path}");
+        assert_eq!(problems(&r), problems_shifted(&alone, 2), "{path}");
+        let lines = &r.transcript.as_ref().unwrap().lines;
+        // The label before the fence and the question after it.
+        assert_eq!(lines.not_understood_lines, [1, n + 4], "{path}");
+    }
+}
+
+/// SYNTHETIC tail on real captures: a sentence typed right after the
+/// output, no fence. The block is read; the sentence is one row not
+/// understood (a problem at its line), never a rejection of the block.
+#[test]
+fn a_stray_last_line_is_not_understood_and_the_block_is_still_read() {
+    for path in [IBSTAT, DEVINFO, AMD_SMI] {
+        let t = text(path);
+        let alone = read(path, &t);
+        let n = t.lines().count();
+        let r = read(path, &format!("{t}Any idea?\n"));
+        assert_eq!(facts(&r), facts(&alone), "{path}");
+        let lines = &r.transcript.as_ref().unwrap().lines;
+        assert!(lines.not_understood_lines.contains(&(n + 1)), "{path}");
+        assert!(
+            r.problems
+                .iter()
+                .all(|p| p.kind != ProblemKind::Parse || p.line == Some(n + 1)),
+            "{path}: {:?}",
+            r.problems
+        );
+    }
+}
+
+/// SYNTHETIC quoting of a real capture: a mail reader's `>>>` (three
+/// levels, no spaces) and six levels of `> `.
+#[test]
+fn mail_quoting_without_spaces_and_six_levels_of_quotes_come_off() {
+    for path in [IBSTAT, DEVINFO, AMD_SMI] {
+        let t = text(path);
+        let alone = read(path, &t);
+        for quote in [">>>", "> > > > > > ", ">>> ", ">\t"] {
+            let q: String = t.lines().map(|l| format!("{quote}{l}\n")).collect();
+            let r = read(path, &q);
+            assert_eq!(facts(&r), facts(&alone), "{path} {quote:?}");
+            assert_eq!(problems(&r), problems(&alone), "{path} {quote:?}");
+        }
+    }
+}
+
+const TOPO: &str =
+    "captures/a100-sxm4-8gpu-4socket-3nic/nvidia-topo-003-a100-sxm4-40gb-4socket-3nic.txt";
+
+/// SYNTHETIC prefixes on real captures: pdsh's and clush's `host: ` on
+/// every line (after the command line, which has none), and a `% `
+/// comment mark on every line.
+#[test]
+fn a_host_label_or_a_comment_mark_on_every_line_comes_off() {
+    for path in [IBSTAT, DEVINFO, AMD_SMI, TOPO] {
+        let t = text(path);
+        let alone = read(path, &t);
+        let pdsh: String = t.lines().map(|l| format!("gpu-node-07: {l}\n")).collect();
+        let r = read(path, &format!("$ pdsh -w gpu-node-07 cat out.txt\n{pdsh}"));
+        assert_eq!(facts(&r), shifted(&alone, 1), "{path} pdsh");
+        let pct: String = t
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    "%\n".into()
+                } else {
+                    format!("% {l}\n")
+                }
+            })
+            .collect();
+        let r = read(path, &pct);
+        assert_eq!(facts(&r), facts(&alone), "{path} %");
+        assert_eq!(problems(&r), problems(&alone), "{path} %");
+    }
+    // A field name at the margin on one line of many is no host label.
+    let mlx4 = "captures/mlx4-cx3-heioy/ibstat-003-mlx4-port-query-ca-colon-no-indent.txt";
+    assert!(!read(mlx4, &text(mlx4)).rdma.is_empty());
+}
+
+/// SYNTHETIC joins of real captures of one machine (an RTX 2080 Ti pair,
+/// five RTX 5060 Ti): `topo -m` then `topo -p2p p` pasted back to back
+/// with no command line between them are two tables, each read as it is
+/// alone; and the other way round.
+#[test]
+fn topo_m_and_topo_p2p_back_to_back_are_two_tables() {
+    for dir in ["rtx2080ti-2gpu-autodl", "rtx5060ti-5gpu-epyc"] {
+        let file = |prefix: &str| {
+            std::fs::read_dir(format!("captures/{dir}"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path().display().to_string())
+                .find(|p| p.contains(prefix))
+                .unwrap()
+        };
+        let (m, p2p) = (file("/nvidia-topo-"), file("/nvidia-p2p-status-"));
+        let (tm, tp) = (text(&m), text(&p2p));
+        let (rm, rp) = (read(&m, &tm), read(&p2p, &tp));
+        for (first, second, a, b) in [(&tm, &tp, &rm, &rp), (&tp, &tm, &rp, &rm)] {
+            let r = read(&m, &format!("{first}{second}"));
+            let tools: Vec<&str> = r
+                .transcript
+                .iter()
+                .flat_map(|t| &t.blocks)
+                .map(|b| b.tool.as_str())
+                .collect();
+            let want: Vec<&str> = [a, b]
+                .iter()
+                .map(|x| x.transcript.as_ref().unwrap().tool.as_str())
+                .collect();
+            assert_eq!(tools, want, "{dir}");
+            // A GPU both tables name is one device (kept at its first
+            // line); every link of either table is there.
+            let ids = |x: &Reading| -> Vec<String> {
+                let mut v: Vec<String> = x.topology.devices.iter().map(|d| d.id.clone()).collect();
+                v.extend(
+                    x.topology
+                        .links
+                        .iter()
+                        .map(|l| format!("{}-{} {:?}", l.a, l.b, l.code)),
+                );
+                v
+            };
+            let mut both = ids(a);
+            both.extend(ids(b));
+            let mut got = ids(&r);
+            both.sort();
+            got.sort();
+            both.dedup();
+            assert_eq!(got, both, "{dir}");
+        }
+    }
+}
