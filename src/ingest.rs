@@ -98,8 +98,10 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
             "expected text; found a NUL byte (binary file?)".into(),
         );
     }
-    match evidence::scan::strip_terminal_escapes(text) {
-        Some(plain) => read_blocks(path, bytes, &plain),
+    let plain = evidence::scan::strip_terminal_escapes(text);
+    let text = plain.as_deref().unwrap_or(text);
+    match evidence::scan::tabs_from_listchars(text) {
+        Some(tabbed) => read_blocks(path, bytes, &tabbed),
         None => read_blocks(path, bytes, text),
     }
 }

@@ -281,6 +281,46 @@ pub fn strip_terminal_escapes(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// `text` with the tabs an editor drew as arrows made tabs again, or
+/// `None` when it has none. Copied from vim with `:set list` (its
+/// `listchars`, `tab:→\ ` or `tab:»·`), a tab is an arrow and the blanks
+/// or dots that filled it to the next tab stop; a `¬` or `↵` it drew at
+/// each line's end goes too. Only a text with no tab of its own and an
+/// arrow on two lines or more is taken for such a copy; every line keeps
+/// its place.
+pub fn tabs_from_listchars(text: &str) -> Option<String> {
+    const ARROWS: [char; 5] = ['→', '»', '▸', '›', '⇥'];
+    const FILL: [char; 3] = [' ', '·', '─'];
+    if text.contains('\t') || !text.contains(ARROWS) {
+        return None;
+    }
+    let drawn = text.lines().filter(|l| l.contains(ARROWS)).count();
+    if drawn < 2 {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(b) => (b.strip_suffix('\r').unwrap_or(b), &line[b.len()..]),
+            None => (line, ""),
+        };
+        let body = body.trim_end_matches(['¬', '↵']);
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            if ARROWS.contains(&c) {
+                while chars.peek().is_some_and(|f| FILL.contains(f)) {
+                    chars.next();
+                }
+                out.push('\t');
+            } else {
+                out.push(c);
+            }
+        }
+        out.push_str(end);
+    }
+    Some(out)
+}
+
 /// `s.trim_end()`, without decoding a character where `s` ends in a
 /// plain ASCII byte that is not whitespace (most lines).
 fn trim_end(s: &str) -> &str {

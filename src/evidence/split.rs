@@ -185,11 +185,23 @@ pub(crate) fn split_and_detect_lines<'a>(
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
     let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
-    let cuts = if lines.len() == seg.lines.len() {
+    let mut cuts = if lines.len() == seg.lines.len() {
         header_cuts(&seg.text, lines, plain)
     } else {
         Vec::new()
     };
+    // `lsmod` rows with no header after another tool's output.
+    if lines.len() == seg.lines.len()
+        && let Some(k) = super::lsmod::rows_at_end(lines)
+    {
+        let start = cuts.last().map_or(0, |c| c.0);
+        if k > start {
+            let found = detect_joined(&seg.text, &lines[start..k], plain);
+            if found != Some(Tool::Lsmod) {
+                cuts.push((k, found));
+            }
+        }
+    }
     if cuts.is_empty() {
         let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)

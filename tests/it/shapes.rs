@@ -46,6 +46,11 @@ fn facts(r: &Reading) -> Vec<String> {
             .iter()
             .map(|l| format!("link {}-{} {:?}", l.a, l.b, l.code)),
     );
+    out.extend(
+        r.measurements
+            .iter()
+            .map(|m| format!("cell {} {}", m.source.line, m.as_printed)),
+    );
     out
 }
 
@@ -59,6 +64,9 @@ fn shifted(r: &Reading, by: usize) -> Vec<String> {
     }
     for d in &mut r.topology.devices {
         d.source.line += by;
+    }
+    for m in &mut r.measurements {
+        m.source.line += by;
     }
     facts(&r)
 }
@@ -217,4 +225,156 @@ fn topo_m_and_topo_p2p_back_to_back_are_two_tables() {
             assert_eq!(got, both, "{dir}");
         }
     }
+}
+
+/// SYNTHETIC: a real `topo -m` capture as vim shows it with `:set list`
+/// and `listchars=tab:→\ ` (each tab an arrow and the blanks to the next
+/// tab stop), copied from the terminal: the same matrix.
+#[test]
+fn tabs_drawn_as_vim_listchars_arrows_are_tabs_again() {
+    let path = "captures/rtx-a6000-3gpu-nvlink-bridge/nvidia-topo-006-3x-rtx-a6000-nvlink-bridge-pair-tabs.txt";
+    let t = text(path);
+    assert!(t.contains('\t'));
+    let drawn: String = t
+        .lines()
+        .map(|l| {
+            let mut s = String::new();
+            let mut col = 0;
+            for c in l.chars() {
+                if c == '\t' {
+                    let w = 8 - col % 8;
+                    s.push('→');
+                    s.push_str(&" ".repeat(w - 1));
+                    col += w;
+                } else {
+                    s.push(c);
+                    col += 1;
+                }
+            }
+            s + "\n"
+        })
+        .collect();
+    let alone = read(path, &t);
+    let r = read(path, &drawn);
+    assert_eq!(facts(&r), facts(&alone));
+    assert_eq!(problems(&r), problems(&alone));
+    assert_eq!(r.topology.links.len(), 3);
+}
+
+const LSMOD: &str = "captures/nv18-8gpu-6nic-peermem-nccl1737/lsmod-001-grep-nvidia-peermem-loaded-8x-nv18-gh-3714u15.txt";
+
+/// SYNTHETIC join of real captures: five tools' outputs and then the rows
+/// of `lsmod | grep nvidia` (its prompt line taken off) in one fence with
+/// no prompt between them, a question after it: six blocks, each tool's
+/// facts as it has them alone, the module listing included.
+#[test]
+fn many_outputs_in_one_fence_with_no_prompts_are_each_read_lsmod_rows_last() {
+    let parts = [
+        IBSTAT,
+        DEVINFO,
+        TOPO,
+        "captures/a100-sxm4-8gpu-superbench/nccl-tests-001-allreduce-perf-8xA100-sxm4-40gb.txt",
+        "captures/a100-sxm4-1gpu/nvbandwidth-003-v0.8-a100-single-gpu-h2d-sm-bdf-in-device-line.txt",
+    ];
+    let mut pasted = String::from("```\n");
+    let mut want = Vec::new();
+    let mut at = 1;
+    for p in parts {
+        let t = text(p);
+        want.extend(shifted(&read(p, &t), at));
+        at += t.lines().count();
+        pasted.push_str(&t);
+    }
+    let rows: String = text(LSMOD)
+        .lines()
+        .skip(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    pasted.push_str(&rows);
+    pasted.push_str("```\nWhy is GPUDirect RDMA not used?\n");
+    let r = read("pasted.txt", &pasted);
+    let tools: Vec<&str> = r
+        .transcript
+        .iter()
+        .flat_map(|t| &t.blocks)
+        .map(|b| b.tool.as_str())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "ibstat",
+            "ibv-devinfo",
+            "nvidia-smi-topo",
+            "nccl-tests",
+            "nvbandwidth",
+            "lsmod"
+        ]
+    );
+    let mut got = facts(&r);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(r.modules.len(), 1);
+    let peermem = r.modules[0]
+        .rows
+        .iter()
+        .find(|m| m.name == "nvidia_peermem");
+    assert_eq!(peermem.map(|m| m.source.line), Some(at + 4));
+    // Only the question after the fence is not understood.
+    let lines = &r.transcript.as_ref().unwrap().lines;
+    assert_eq!(lines.not_understood_lines, [at + 10]);
+}
+
+/// SYNTHETIC edit of a real `grep -E 'LnkCap|LnkSta'` loop over four
+/// ConnectX-7s: each device's `Lnk` lines after the bare bus id a loop
+/// echoes (`for d in ...; do echo $d; lspci -s $d -vvv | grep Lnk; done`),
+/// with and without the domain. Each link is named by its bus id; the
+/// same capture without ids still reads as links of unstated devices.
+#[test]
+fn a_lnk_grep_loop_with_bare_bus_ids_names_each_link() {
+    let path = "captures/cx7-4nic-lnk-grep/lspci-002-4x-cx7-grep-lnkcap-lnksta-only-no-device-headers-libkmod.txt";
+    let t = text(path);
+    let ids = [
+        "0000:1a:00.0",
+        "0000:3c:00.0",
+        "0000:4d:00.0",
+        "0000:5e:00.0",
+    ];
+    for domain in [true, false] {
+        let mut k = 0;
+        let mut edited = String::new();
+        for l in t.lines().skip(1).filter(|l| !l.starts_with("lspci:")) {
+            if l.trim_start().starts_with("LnkCap:") {
+                let id = if domain { ids[k] } else { &ids[k][5..] };
+                edited.push_str(id);
+                edited.push('\n');
+                k += 1;
+            }
+            edited.push_str(l);
+            edited.push('\n');
+        }
+        let r = read(path, &edited);
+        let got: Vec<(&str, Option<u32>, usize)> = r
+            .pcie
+            .iter()
+            .map(|p| (p.address.as_str(), p.current_width_lanes, p.source.line))
+            .collect();
+        let want: Vec<(&str, Option<u32>, usize)> = (0..4)
+            .map(|i| {
+                let id = if domain { ids[i] } else { &ids[i][5..] };
+                (id, Some(16), 2 + 5 * i)
+            })
+            .collect();
+        assert_eq!(got, want, "domain {domain}");
+        let lines = &r.transcript.as_ref().unwrap().lines;
+        assert_eq!(lines.not_understood, 0);
+    }
+    let alone = read(path, &t);
+    assert_eq!(alone.pcie.len(), 4);
+    assert!(
+        alone
+            .pcie
+            .iter()
+            .all(|p| p.address.starts_with("unknown #"))
+    );
 }
