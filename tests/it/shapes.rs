@@ -378,3 +378,37 @@ fn a_lnk_grep_loop_with_bare_bus_ids_names_each_link() {
             .all(|p| p.address.starts_with("unknown #"))
     );
 }
+
+/// SYNTHETIC cut of a real `topo -m` (8 A100s, 3 NICs): its rows pasted
+/// without the header line, with the legend and without it. The columns
+/// are the rows' devices in order (the matrix is square), so every device,
+/// link and affinity is read, and a note says the header was implied.
+#[test]
+fn topo_m_rows_without_their_header_read_as_the_whole_matrix() {
+    let t = text(TOPO);
+    let alone = read(TOPO, &t);
+    let rows: String = t.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let no_legend: String = rows
+        .lines()
+        .take_while(|l| !l.starts_with("Legend"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for cut in [rows, no_legend] {
+        let r = read(TOPO, &cut);
+        assert_eq!(shifted(&r, 1), facts(&alone));
+        let affinity = |r: &Reading| -> Vec<String> {
+            r.topology
+                .devices
+                .iter()
+                .map(|d| format!("{} {:?} {:?}", d.id, d.cpu_affinity, d.numa_node))
+                .collect()
+        };
+        assert_eq!(affinity(&r), affinity(&alone));
+        let notes = &r.transcript.as_ref().unwrap().notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.line == 1 && n.text.contains("no header line"))
+        );
+    }
+}

@@ -35,7 +35,18 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
     }
     // A matrix cut right after its header: the header is the text's last
     // line (`GPU0 GPU1 ... CPU Affinity` names no other tool's table).
-    last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty()))
+    if last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty())) {
+        return true;
+    }
+    // Rows pasted without their header: the first line is GPU0's row,
+    // `X` and then a `topo -m` code.
+    lines
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| {
+            let mut w = l.words();
+            w.next() == Some("GPU0") && w.next() == Some("X") && w.next().is_some_and(is_topo_code)
+        })
 }
 
 pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
