@@ -412,3 +412,27 @@ fn topo_m_rows_without_their_header_read_as_the_whole_matrix() {
         );
     }
 }
+
+/// Real (hustcat/k8s-rdma-device-plugin issue #8): `ibv_devinfo` in a
+/// container given one VF of eight, its one device between eight of its
+/// own `Failed to open device` lines at the margin. The device is read;
+/// those lines are the tool's own messages, skipped, not read.
+#[test]
+fn ibv_devinfo_between_its_failed_to_open_device_lines_reads_the_device() {
+    let path =
+        "captures/mlx4-vf-k8s-container/ibv-devinfo-011-mlx4-vf-failed-to-open-device-lines.txt";
+    let r = read(path, &text(path));
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.rdma.len(), 1);
+    let d = &r.rdma[0];
+    assert_eq!((d.name.as_str(), d.source.line), ("mlx4_2", 6));
+    assert_eq!(d.ports.len(), 1);
+    assert_eq!(d.ports[0].link_layer.as_deref(), Some("InfiniBand"));
+    let lines = &r.transcript.as_ref().unwrap().lines;
+    assert_eq!(lines.not_understood, 0);
+    let own = lines
+        .skipped_by_reason
+        .iter()
+        .find(|(why, _)| why.contains("could not open"));
+    assert_eq!(own.map(|x| x.1), Some(8));
+}
