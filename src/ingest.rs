@@ -93,8 +93,10 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
             "expected text; found a NUL byte (binary file?)".into(),
         );
     }
-    match evidence::scan::strip_terminal_escapes(text) {
-        Some(plain) => read_blocks(path, bytes, &plain),
+    let plain = evidence::scan::strip_terminal_escapes(text);
+    let text = plain.as_deref().unwrap_or(text);
+    match evidence::scan::tabs_from_listchars(text) {
+        Some(tabbed) => read_blocks(path, bytes, &tabbed),
         None => read_blocks(path, bytes, text),
     }
 }
@@ -339,7 +341,8 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
     for s in &scan.skipped {
         b.set(s.line, Use::Skipped(s.reason.as_str()));
     }
-    for group in groups(&tools) {
+    let fenced = after_fence(&scan);
+    for group in groups(&tools, &fenced) {
         let tool = group.iter().find_map(|&i| tools[i]);
         let Some(tool) = tool else {
             group.iter().for_each(|&i| b.unread(&scan.segments[i]));
@@ -347,7 +350,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         };
         if let [i] = group[..] {
             let seg = &scan.segments[i];
-            b.take(seg, tool, evidence::parse(tool, &seg.text), &[]);
+            b.take(seg, tool, parse_block(tool, &seg.text), &[]);
             continue;
         }
         let mut joined = scan.segments[group[0]].clone();
@@ -368,7 +371,7 @@ fn read_blocks(path: &str, bytes: &[u8], text: &str) -> Reading {
         for &i in &group {
             let seg = &scan.segments[i];
             match tools[i] {
-                Some(t) => b.take(seg, t, evidence::parse(t, &seg.text), &[]),
+                Some(t) => b.take(seg, t, parse_block(t, &seg.text), &[]),
                 None => b.unread(seg),
             }
         }
@@ -470,9 +473,76 @@ fn loose_use(tool: Tool, line: &str) -> Use {
     }
 }
 
+/// The most lines, blank ones aside, that may follow a block's last
+/// readable line and be taken for a stray tail ("Thanks!", a signature)
+/// rather than the tool's output.
+const STRAY_TAIL_LINES: usize = 3;
+
+/// `tool`'s parser over a block; where it rejects the block at one of its
+/// last few lines ([`STRAY_TAIL_LINES`]: a sentence typed after the
+/// output, "Any idea?"), the lines before are read and that line is a row
+/// not understood, not a rejection of the whole block.
+fn parse_block(tool: Tool, text: &str) -> Result<evidence::Parsed, evidence::ParseError> {
+    let e = match evidence::parse(tool, text) {
+        Ok(p) => return Ok(p),
+        Err(e) => e,
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = e.line.checked_sub(1).and_then(|i| lines.get(i..));
+    let stray = tail.is_some_and(|t| {
+        e.line > 1
+            && !t.is_empty()
+            && t.iter().filter(|l| !l.trim().is_empty()).count() <= STRAY_TAIL_LINES
+            && lines[..e.line - 1].iter().any(|l| !l.trim().is_empty())
+    });
+    if !stray {
+        return Err(e);
+    }
+    let head: String = lines[..e.line - 1]
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let Ok(mut p) = evidence::parse(tool, &head) else {
+        return Err(e);
+    };
+    let first_stray = e.line;
+    let _: Option<()> = p.row(tool.as_str(), Err(e));
+    p.unread_lines.extend(first_stray..=lines.len());
+    Ok(p)
+}
+
+/// For each segment, whether a code fence is the last line before it
+/// (blank lines aside): the text after a closing fence.
+fn after_fence(scan: &scan::Scan) -> Vec<bool> {
+    let fences: Vec<usize> = scan
+        .skipped
+        .iter()
+        .filter(|s| s.reason == scan::SkipReason::Fence)
+        .map(|s| s.line)
+        .collect();
+    scan.segments
+        .iter()
+        .map(|seg| {
+            let mut n = seg.range().0;
+            while n > 1 {
+                n -= 1;
+                if fences.binary_search(&n).is_ok() {
+                    return true;
+                }
+                if !scan.blank.get(n - 1).copied().unwrap_or(true) {
+                    return false;
+                }
+            }
+            false
+        })
+        .collect()
+}
+
 /// Runs of segment indices read together: neighbours of one tool, with
-/// the unrecognised segments before them.
-fn groups(tools: &[Option<Tool>]) -> Vec<Vec<usize>> {
+/// the unrecognised segments before them. Unrecognised text at the end
+/// goes with the last block, unless a code fence ended that block
+/// (`fenced[i]`: segment `i` starts after a fence).
+fn groups(tools: &[Option<Tool>], fenced: &[bool]) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut cur: Vec<usize> = Vec::new();
     let mut cur_tool: Option<Tool> = None;
@@ -493,9 +563,17 @@ fn groups(tools: &[Option<Tool>]) -> Vec<Vec<usize>> {
             }
         }
     }
-    cur.append(&mut waiting);
+    // The prose after a closing fence ("Any idea?") is read alone.
+    let apart = waiting
+        .iter()
+        .position(|&i| fenced.get(i).copied().unwrap_or(false))
+        .unwrap_or(waiting.len());
+    cur.extend(waiting.drain(..apart));
     if !cur.is_empty() {
         out.push(cur);
+    }
+    if !waiting.is_empty() {
+        out.push(waiting);
     }
     out
 }

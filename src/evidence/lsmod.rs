@@ -191,6 +191,27 @@ fn is_module_name(w: &str) -> bool {
 }
 
 /// A row: name, size, count, and the holders (comma-separated) when any.
+/// Where a run of `lsmod` rows (two or more, no header: `lsmod | grep
+/// nvidia`) ends `lines`, after other text: the index of its first row.
+/// Many commands' outputs pasted with no prompt between them put such a
+/// listing after another tool's.
+pub(crate) fn rows_at_end(lines: &[&str]) -> Option<usize> {
+    let mut first = None;
+    let mut rows = 0;
+    for (i, l) in lines.iter().enumerate().rev() {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if row(t, 0).is_none() {
+            return (rows >= 2 && first.is_some_and(|f| f > 0)).then_some(first?);
+        }
+        rows += 1;
+        first = Some(i);
+    }
+    None
+}
+
 fn row(t: &str, line: usize) -> Option<ModuleRow> {
     let mut w = t.words();
     let name = w.next().filter(|n| is_module_name(n))?;

@@ -103,14 +103,35 @@ pub fn looks_like_lspci(text: &str, lines: &[&str]) -> bool {
 }
 
 /// `lspci -vvv | grep -E 'LnkCap|LnkSta'`: only `Lnk*` lines (and lspci's
-/// own `lspci: ...` messages), at least one `LnkCap:` and one `LnkSta:`.
+/// own `lspci: ...` messages), at least one `LnkCap:` and one `LnkSta:`;
+/// a loop that echoes each device's bus id first (`echo $d; lspci -s $d
+/// -vvv | grep Lnk`) adds bare bus id lines.
 fn is_lnk_fragment(text: &str, lines: &[&str]) -> bool {
     has!(text, "LnkCap:")
         && has!(text, "LnkSta:")
         && lines.iter().all(|l| {
             let t = l.trim();
-            t.is_empty() || t.starts_with("Lnk") || t.starts_with("lspci: ")
+            t.is_empty()
+                || t.starts_with("Lnk")
+                || t.starts_with("lspci: ")
+                || bare_bus_id(t).is_some()
         })
+}
+
+/// `0000:1a:00.0` or `1a:00.0` alone on its line (a `:` after it
+/// allowed): the address a loop printed before a device's `Lnk` lines.
+fn bare_bus_id(t: &str) -> Option<&str> {
+    let id = t.strip_suffix(':').unwrap_or(t);
+    let addr = match id.len() {
+        7 => id,
+        12 if id.as_bytes()[4] == b':' && id[..4].bytes().all(|b| b.is_ascii_hexdigit()) => {
+            &id[5..]
+        }
+        _ => return None,
+    };
+    let b = addr.as_bytes();
+    let hex = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_hexdigit);
+    (b[2] == b':' && b[5] == b'.' && hex(0..2) && hex(3..5) && b[6].is_ascii_digit()).then_some(id)
 }
 
 /// What a header-less fragment lacks.
@@ -122,14 +143,26 @@ const NO_DEVICE: &str =
 /// the order printed).
 fn parse_lnk_fragment(text: &str) -> Parsed {
     let mut out = Parsed::default();
+    // A bus id printed before a device's `Lnk` lines, not yet used.
+    let mut named: Option<&str> = None;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if t.starts_with("lspci: ") {
             out.note(n, format!("lspci's own message, not a link: {t}"));
+        } else if let Some(id) = bare_bus_id(t) {
+            named = Some(id);
+            out.context_lines.push(n);
         } else if let Some(v) = t.strip_prefix("LnkCap:") {
+            let (address, name) = match named.take() {
+                Some(id) => (id.to_string(), None),
+                None => (
+                    format!("unknown #{}", out.pcie.len() + 1),
+                    Some(NO_DEVICE.into()),
+                ),
+            };
             out.pcie.push(PcieLink {
-                address: format!("unknown #{}", out.pcie.len() + 1),
-                name: Some(NO_DEVICE.into()),
+                address,
+                name,
                 source: Source::line(n),
                 ..PcieLink::default()
             });
@@ -143,12 +176,18 @@ fn parse_lnk_fragment(text: &str) -> Parsed {
             }
         }
     }
-    if let Some(first) = out.pcie.first().map(|d| d.source.line) {
+    let unnamed: Vec<usize> = out
+        .pcie
+        .iter()
+        .filter(|d| d.name.as_deref() == Some(NO_DEVICE))
+        .map(|d| d.source.line)
+        .collect();
+    if let Some(&first) = unnamed.first() {
         out.note(
             first,
             format!(
                 "{} link(s) read from `LnkCap`/`LnkSta` lines alone: {NO_DEVICE}",
-                out.pcie.len()
+                unnamed.len()
             ),
         );
     }

@@ -10,10 +10,12 @@
 //! gave. Lines it takes out are [`Skip`]s with a reason; a prompt's command
 //! is kept on its block (it says which collective, which GPU, which flags).
 //!
-//! Blocks are separated by command lines: each run of text between two
-//! commands is one candidate block, and the tool is recognised from the
-//! block's own content ([`detect`](super::detect)). A block no tool
-//! recognises is left to the caller to account as not understood.
+//! Blocks are separated by command lines and code fences: each run of
+//! text between two of them is one candidate block, and the tool is
+//! recognised from the block's own content ([`detect`](super::detect)). A
+//! block no tool recognises is left to the caller to account as not
+//! understood (the prose after a closing fence is never read with the
+//! block the fence closed).
 //!
 //! Pure and allocation-bounded: the output is never larger than the input
 //! plus one line map entry per line.
@@ -164,6 +166,9 @@ pub fn scan(text: &str) -> Scan<'_> {
     // Indentation of the whole paste comes off first (a quoted block
     // inside an indented one: `    > Running ...`).
     let outer = common_indent(super::lines(text));
+    // Then a mark every line carries (pdsh's `host: `, a `% `).
+    let shared = shared_prefix(text, outer);
+    changed |= shared.is_some();
     for (i, raw) in super::lines(text).enumerate() {
         let n = i + 1;
         let end = trim_end(raw);
@@ -173,13 +178,17 @@ pub fn scan(text: &str) -> Scan<'_> {
             0 => raw,
             _ => raw.get(outer..).filter(|_| !end.is_empty()).unwrap_or(raw),
         };
+        let raw = match shared {
+            Some(mark) => strip_mark(raw, mark),
+            None => raw,
+        };
         let line = strip_prefixes(raw.strip_suffix('\r').unwrap_or(raw));
         if line.len() != raw.len() || outer > 0 {
             changed = true;
         }
         // A line nothing was taken off is the raw line, whose end was
         // trimmed above: only its start is left to trim.
-        let t = if outer == 0 && line.len() == raw.len() {
+        let t = if outer == 0 && shared.is_none() && line.len() == raw.len() {
             super::trim_start(end)
         } else {
             super::trim(line)
@@ -194,6 +203,12 @@ pub fn scan(text: &str) -> Scan<'_> {
                 reason: SkipReason::Fence,
             });
             changed = true;
+            // A fence ends the block it closes (the prose after it, "Any
+            // idea?", is not the tool's); a command line right before an
+            // opening fence keeps its output.
+            if !cur.iter().all(|&(k, _)| out.blank_kept[k - 1]) {
+                flush(&mut out, &mut cur, command.take(), text, changed);
+            }
             continue;
         }
         if first == b'[' && t.starts_with("[sudo] password for") {
@@ -266,6 +281,46 @@ pub fn strip_terminal_escapes(text: &str) -> Option<String> {
     Some(out)
 }
 
+/// `text` with the tabs an editor drew as arrows made tabs again, or
+/// `None` when it has none. Copied from vim with `:set list` (its
+/// `listchars`, `tab:→\ ` or `tab:»·`), a tab is an arrow and the blanks
+/// or dots that filled it to the next tab stop; a `¬` or `↵` it drew at
+/// each line's end goes too. Only a text with no tab of its own and an
+/// arrow on two lines or more is taken for such a copy; every line keeps
+/// its place.
+pub fn tabs_from_listchars(text: &str) -> Option<String> {
+    const ARROWS: [char; 5] = ['→', '»', '▸', '›', '⇥'];
+    const FILL: [char; 3] = [' ', '·', '─'];
+    if text.contains('\t') || !text.contains(ARROWS) {
+        return None;
+    }
+    let drawn = text.lines().filter(|l| l.contains(ARROWS)).count();
+    if drawn < 2 {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(b) => (b.strip_suffix('\r').unwrap_or(b), &line[b.len()..]),
+            None => (line, ""),
+        };
+        let body = body.trim_end_matches(['¬', '↵']);
+        let mut chars = body.chars().peekable();
+        while let Some(c) = chars.next() {
+            if ARROWS.contains(&c) {
+                while chars.peek().is_some_and(|f| FILL.contains(f)) {
+                    chars.next();
+                }
+                out.push('\t');
+            } else {
+                out.push(c);
+            }
+        }
+        out.push_str(end);
+    }
+    Some(out)
+}
+
 /// `s.trim_end()`, without decoding a character where `s` ends in a
 /// plain ASCII byte that is not whitespace (most lines).
 fn trim_end(s: &str) -> &str {
@@ -324,6 +379,57 @@ fn flush<'a>(
         text,
         lines,
     });
+}
+
+/// A mark at the start of every non-blank line of `text` (past `outer`
+/// bytes of indentation) that no per-line stripper takes off: pdsh's and
+/// clush's `host: ` (one host), or a `%` comment mark. Command lines
+/// (`$ pdsh -w gpu07 ibstat`) need not carry it. Only a mark on every
+/// line counts, so a field name at the margin (`CA type: `, one line of
+/// many) is never taken for one. Returns the mark without its blank
+/// (`gpu07:`, `%`).
+fn shared_prefix(text: &str, outer: usize) -> Option<&str> {
+    fn body(l: &str, outer: usize) -> Option<&str> {
+        let l = l.get(outer..).unwrap_or(l);
+        (!l.trim().is_empty()).then_some(l)
+    }
+    let body = |l| body(l, outer);
+    let first = super::lines(text)
+        .find_map(|l| body(l).filter(|b| command::prompt_command(b.trim()).is_none()))?;
+    let mark = if first.starts_with('%') {
+        "%"
+    } else {
+        let (host, rest) = first.split_once(':')?;
+        let ok = host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            && host
+                .as_bytes()
+                .first()
+                .is_some_and(u8::is_ascii_alphanumeric)
+            && (rest.is_empty() || rest.starts_with(' '));
+        if !ok {
+            return None;
+        }
+        &first[..host.len() + 1]
+    };
+    let mut marked = 0;
+    for l in super::lines(text).filter_map(body) {
+        if l.starts_with(mark) {
+            marked += 1;
+        } else if command::prompt_command(l.trim()).is_none() {
+            return None;
+        }
+    }
+    (marked >= 2).then_some(mark)
+}
+
+/// `line` without `mark` and the one blank after it.
+fn strip_mark<'a>(line: &'a str, mark: &str) -> &'a str {
+    match line.strip_prefix(mark) {
+        Some(rest) => rest.strip_prefix(' ').unwrap_or(rest),
+        None => line,
+    }
 }
 
 /// Bytes of leading whitespace that every non-blank line shares.
@@ -473,12 +579,14 @@ fn strip_mpi_tag(line: &str) -> &str {
     line
 }
 
-/// A markdown or e-mail quote: `> ` or a lone `>`.
+/// A markdown or e-mail quote: `> `, or a `>` with no space after it (a
+/// mail reader's `>>>` nests three quotes without spaces, `>\t` quotes a
+/// row that starts with a tab). One level a call; the loop in
+/// [`strip_prefixes`] takes the others.
 fn strip_quote(line: &str) -> &str {
-    if line == ">" {
-        return "";
-    }
-    line.strip_prefix("> ").unwrap_or(line)
+    line.strip_prefix("> ")
+        .or_else(|| line.strip_prefix('>'))
+        .unwrap_or(line)
 }
 
 /// `2024-05-01T12:00:00.123456789Z ` (kubectl logs `--timestamps`), also

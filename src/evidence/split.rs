@@ -38,6 +38,9 @@ pub fn header_tool(line: &str) -> Option<Tool> {
         b'd' if t.starts_with("device") && t.contains("node GUID") => Tool::IbvDevices,
         b'D' if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") => Tool::ShowGids,
         b'G' if t.starts_with("GPU0") && t.contains("CPU Affinity") => Tool::NvidiaSmiTopo,
+        // (rocm-smi's tables are headed `GPU0 GPU1 ...` too: see
+        // `header_cuts`.)
+        b'G' if super::topology::nvidia::is_p2p_header(t) => Tool::NvidiaSmiP2p,
         b'P' if t.starts_with("PPU0") && t.contains("CPU Affinity") => Tool::PpuSmiTopo,
         b'G' if is_nvlink_gpu_line(t) => Tool::NvidiaSmiNvlink,
         b'=' if t.contains("ROCm System Management Interface") => Tool::RocmSmiTopo,
@@ -182,11 +185,23 @@ pub(crate) fn split_and_detect_lines<'a>(
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
     let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
-    let cuts = if lines.len() == seg.lines.len() {
+    let mut cuts = if lines.len() == seg.lines.len() {
         header_cuts(&seg.text, lines, plain)
     } else {
         Vec::new()
     };
+    // `lsmod` rows with no header after another tool's output.
+    if lines.len() == seg.lines.len()
+        && let Some(k) = super::lsmod::rows_at_end(lines)
+    {
+        let start = cuts.last().map_or(0, |c| c.0);
+        if k > start {
+            let found = detect_joined(&seg.text, &lines[start..k], plain);
+            if found != Some(Tool::Lsmod) {
+                cuts.push((k, found));
+            }
+        }
+    }
     if cuts.is_empty() {
         let tool = if !plain && lines.iter().any(|l| l.ends_with('\r')) {
             super::detect(&seg.text)
@@ -240,6 +255,22 @@ fn header_cuts(text: &str, lines: &[&str], plain: bool) -> Vec<(usize, Option<To
         if found == Some(tool) {
             own = Some(tool);
             continue;
+        }
+        // `topo -p2p`'s header (`GPU0 GPU1 ...`) heads rocm-smi's tables
+        // too: it starts a block only after another tool's output, and
+        // after rocm-smi's only where a row of P2P statuses follows it.
+        if tool == Tool::NvidiaSmiP2p {
+            let statuses = || {
+                lines[i + 1..]
+                    .iter()
+                    .find(|l| !l.trim().is_empty())
+                    .is_some_and(|l| super::topology::nvidia::is_p2p_row(l))
+            };
+            match found {
+                None => continue,
+                Some(Tool::RocmSmiTopo) if !statuses() => continue,
+                _ => {}
+            }
         }
         cuts.push((cut, found));
         start = cut;

@@ -31,6 +31,7 @@ mod real_verdicts;
 mod recovery;
 mod redact;
 mod runs;
+mod shapes;
 mod site;
 mod streaming;
 mod ticket;

@@ -119,6 +119,21 @@ fn transforms() -> Vec<Transform> {
             Box::new(|t: &str| format!("```text\n{}```\n", per_line(t, str::to_string))),
         ),
         (
+            "fence, then a line of prose",
+            1,
+            Box::new(|t: &str| {
+                format!(
+                    "```text\n{}```\nAny idea what is wrong here?\n",
+                    per_line(t, str::to_string)
+                )
+            }),
+        ),
+        (
+            "mail quoting without spaces",
+            0,
+            Box::new(|t: &str| per_line(t, |l| format!(">>>{l}"))),
+        ),
+        (
             "rank",
             0,
             Box::new(|t: &str| per_line(t, |l| format!("[rank 0] {l}"))),

@@ -278,6 +278,17 @@ pub fn parse_ibv_devinfo(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         let Some((k, v)) = crate::evidence::key_value(t) else {
+            // `ibv_devinfo -v` continues a value on indented lines (its
+            // capability flags); a line at the margin that is no field
+            // (a sentence typed after the output) is not the tool's.
+            if t == "Failed to open device" {
+                // Its own message for a device it may not open (a
+                // container given one VF of several).
+                out.skipped_lines
+                    .push((n, "ibv_devinfo's own message: a device it could not open"));
+            } else if !l.starts_with([' ', '\t']) {
+                out.unread_lines.push(n);
+            }
             continue;
         };
         if k == "hca_id" {

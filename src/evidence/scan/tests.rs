@@ -299,3 +299,23 @@ fn strip_task_label_counts_no_further_than_a_label_reaches() {
         }
     }
 }
+
+#[test]
+fn a_code_fence_ends_a_block_and_a_command_before_one_keeps_its_output() {
+    // Synthetic: a command, its output in a fence, a question after it.
+    let s = scan("$ ibstat\n```\nCA 'mlx5_0'\n```\nAny idea?\n");
+    assert_eq!(s.segments.len(), 2);
+    assert_eq!(s.segments[0].command.as_deref(), Some("ibstat"));
+    assert_eq!(s.segments[0].lines, vec![3]);
+    assert_eq!(s.segments[1].text, "Any idea?\n");
+    assert!(s.silent.is_empty());
+}
+
+#[test]
+fn quotes_without_spaces_come_off_one_level_at_a_time() {
+    assert_eq!(strip_prefixes(">>>CA 'mlx5_0'"), "CA 'mlx5_0'");
+    assert_eq!(strip_prefixes(">>> \tPort 1:"), "\tPort 1:");
+    assert_eq!(strip_prefixes(">\tGPU0\tX"), "\tGPU0\tX");
+    assert_eq!(strip_prefixes("> > > > > > GPU0"), "GPU0");
+    assert_eq!(strip_prefixes(">>>"), "");
+}

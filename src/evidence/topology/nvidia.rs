@@ -195,9 +195,57 @@ fn assign_extras(
 
 /// Parses `nvidia-smi topo -m` of any driver era.
 pub fn parse_topo_matrix(text: &str) -> Result<Parsed, ParseError> {
-    let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
+    let mut lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
+    // Rows pasted without their header: the header the rows imply.
+    let implied = implied_header(&lines);
+    if let Some((at, h)) = &implied {
+        lines.insert(*at, (0, h.as_str()));
+    }
+    let mut out = parse_topo_lines(&lines)?;
+    if let Some((at, _)) = implied {
+        let first = lines.get(at + 1).map_or(1, |l| l.0);
+        out.note(
+            first,
+            "no header line: the columns are taken to be the rows' devices in their order \
+             (`topo -m` prints a square matrix), then the affinity columns",
+        );
+    }
+    Ok(out)
+}
+
+/// The header of `topo -m` rows pasted without it (`GPU0  X  NV12 ...`
+/// first): the row labels in order, then as many affinity columns as the
+/// widest row has past its cells. Its index in `lines` and its text;
+/// `None` where a header is there or the first line is no GPU0 row.
+fn implied_header(lines: &[(usize, &str)]) -> Option<(usize, String)> {
+    let at = lines.iter().position(|(_, l)| !l.trim().is_empty())?;
+    let mut first = lines[at].1.words();
+    if first.next() != Some("GPU0") || first.next() != Some("X") {
+        return None;
+    }
+    let rows: Vec<Vec<&str>> = lines[at..]
+        .iter()
+        .map(|(_, l)| l.words().collect::<Vec<&str>>())
+        .take_while(|w| w.first().is_some_and(|f| row_label(f, w)))
+        .collect();
+    let labels: Vec<&str> = rows.iter().map(|w| w[0]).collect();
+    let extra = rows
+        .iter()
+        .map(|w| w.len().saturating_sub(1 + labels.len()))
+        .max()?;
+    const AFFINITY: [&str; 3] = ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"];
+    let mut h = String::new();
+    for c in labels.iter().chain(&AFFINITY[..extra.min(AFFINITY.len())]) {
+        h.push('\t');
+        h.push_str(c);
+    }
+    Some((at, h))
+}
+
+/// [`parse_topo_matrix`] over numbered lines.
+fn parse_topo_lines(lines: &[(usize, &str)]) -> Result<Parsed, ParseError> {
     let m = read_matrix(
-        &lines,
+        lines,
         |toks| toks.first().is_some_and(|t| t.starts_with("GPU0")) && !toks.contains(&"X"),
         row_label,
         Some(&["X"]),
@@ -631,6 +679,7 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
 }
 
 mod detect;
+pub(crate) use detect::{is_p2p_header, is_p2p_row};
 pub use detect::{looks_like_nvlink_status, looks_like_p2p_status, looks_like_topo_matrix};
 
 #[cfg(test)]

@@ -35,34 +35,25 @@ pub fn looks_like_topo_matrix(text: &str, lines: &[&str]) -> bool {
     }
     // A matrix cut right after its header: the header is the text's last
     // line (`GPU0 GPU1 ... CPU Affinity` names no other tool's table).
-    last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty()))
+    if last_header.is_some_and(|h| lines[h..].iter().all(|l| l.trim().is_empty())) {
+        return true;
+    }
+    // Rows pasted without their header: the first line is GPU0's row,
+    // `X` and then a `topo -m` code.
+    lines
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| {
+            let mut w = l.words();
+            w.next() == Some("GPU0") && w.next() == Some("X") && w.next().is_some_and(is_topo_code)
+        })
 }
 
 pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
     if has!(text, "Chipset not supported") || has!(text, "= Status Ok") {
         return true;
     }
-    let row = crate::evidence::numbered(lines).any(|(_, l)| {
-        if !crate::evidence::trim_start(l).starts_with("GPU") {
-            return false;
-        }
-        // Token by token, no list: a `topo -m` row (the next entry's,
-        // which comes here first) stops at its first code that is no
-        // P2P status.
-        let mut toks = l.words();
-        if !toks.next().is_some_and(is_gpu_label) {
-            return false;
-        }
-        let (mut n, mut not_x) = (1, false);
-        for t in toks {
-            if !P2P_CODES.contains(&t) {
-                return false;
-            }
-            n += 1;
-            not_x |= t != "X";
-        }
-        n >= 3 && not_x
-    });
+    let row = lines.iter().any(|l| is_p2p_row(l));
     // A matrix cut right after its header: the text's last line names
     // GPU0, GPU1, ... and nothing else (a `topo -m` header names a CPU
     // Affinity column too; rocm-smi's, under its banners, is read first).
@@ -73,9 +64,33 @@ pub fn looks_like_p2p_status(text: &str, lines: &[&str]) -> bool {
         .is_some_and(|l| is_p2p_header(l))
 }
 
+/// `GPU0  X  OK  CNS`: a row of `nvidia-smi topo -p2p`, a GPU and its
+/// P2P statuses (two or more, one not `X`).
+pub(crate) fn is_p2p_row(l: &str) -> bool {
+    if !crate::evidence::trim_start(l).starts_with("GPU") {
+        return false;
+    }
+    // Token by token, no list: a `topo -m` row (the next entry's,
+    // which comes here first) stops at its first code that is no
+    // P2P status.
+    let mut toks = l.words();
+    if !toks.next().is_some_and(is_gpu_label) {
+        return false;
+    }
+    let (mut n, mut not_x) = (1, false);
+    for t in toks {
+        if !P2P_CODES.contains(&t) {
+            return false;
+        }
+        n += 1;
+        not_x |= t != "X";
+    }
+    n >= 3 && not_x
+}
+
 /// `GPU0 GPU1 ... GPU<n-1>`, two GPUs or more, in order: the header of
 /// `nvidia-smi topo -p2p`.
-fn is_p2p_header(l: &str) -> bool {
+pub(crate) fn is_p2p_header(l: &str) -> bool {
     let mut n = 0;
     let gpus = l.words().all(|t| {
         n += 1;
