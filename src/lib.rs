@@ -37,12 +37,11 @@
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 
-/// mimalloc (see Cargo.toml and [`alloc`] for why and the figures): for
-/// every binary that links this crate, tests and benches included.
+/// mimalloc (see Cargo.toml for why and the figures): for every binary
+/// that links this crate, tests and benches included, so the benches'
+/// in-process measures allocate as `wire-report` does.
 #[global_allocator]
-static ALLOC: alloc::MiMalloc = alloc::MiMalloc;
-
-mod alloc;
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod bundle;
 pub mod cli;
