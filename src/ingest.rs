@@ -83,8 +83,8 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
     if is_bundle(text) {
         return Reading::default();
     }
-    // memchr's search: `find('\0')` reads the whole text a word at a time.
-    if let Some(nul) = memchr::memchr(0, text.as_bytes()) {
+    // `find('\0')` would look a byte at a time; the kit reads words.
+    if let Some(nul) = crate::read::find_byte(0, text.as_bytes()) {
         let line = text[..nul].matches('\n').count() + 1;
         return Reading::failed(
             path,

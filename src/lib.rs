@@ -30,19 +30,21 @@
 //! 1. Add a variant to [`evidence::Tool`].
 //! 2. Write `looks_like_*` and `parse_*` in the module of its kind under
 //!    `src/evidence/`, taking `&str`, returning typed evidence or a
-//!    [`evidence::ParseError`] with the line and what was expected.
+//!    [`evidence::ParseError`] with the line and what was expected. Read
+//!    with plain `str` methods; where a search runs on every line of
+//!    every block, the reading kit (`src/read/`: lines, byte searches,
+//!    literals searched once) is the one place for byte-level code.
 //! 3. Add one entry to [`evidence::TOOLS`] (its place there is its
 //!    detection priority): name, detector, parser and, when live collection
 //!    should run it, its command and transcript file.
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 
-/// mimalloc (see Cargo.toml and [`alloc`] for why and the figures): for
-/// every binary that links this crate, tests and benches included.
+/// mimalloc (see Cargo.toml for why and the figures): for every binary
+/// that links this crate, tests and benches included, so the benches'
+/// in-process measures allocate as `wire-report` does.
 #[global_allocator]
-static ALLOC: alloc::MiMalloc = alloc::MiMalloc;
-
-mod alloc;
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub mod bundle;
 pub mod cli;
@@ -57,5 +59,6 @@ pub mod ingest;
 pub mod inputs;
 pub mod models;
 pub mod placement;
+mod read;
 pub mod render;
 pub mod say;

@@ -103,7 +103,7 @@ fn is_label(t: &str) -> bool {
 fn counter_row(line: &str) -> Option<(&str, u64)> {
     let t = crate::evidence::trim(before_annotation(line));
     // `t.rsplit_once(':')`, the colon found by memrchr.
-    let colon = memchr::memrchr(b':', t.as_bytes())?;
+    let colon = crate::read::rfind_byte(b':', t.as_bytes())?;
     let name = crate::evidence::trim(&t[..colon]);
     if name.is_empty() {
         return None;
@@ -115,7 +115,7 @@ fn counter_row(line: &str) -> Option<(&str, u64)> {
 /// (no substring searcher built a line).
 fn before_annotation(line: &str) -> &str {
     let b = line.as_bytes();
-    memchr::memchr_iter(b'#', b)
+    crate::read::byte_indices(b'#', b)
         .find(|&i| i > 0 && b[i - 1] == b' ')
         .map_or(line, |i| &line[..i - 1])
 }

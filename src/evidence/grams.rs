@@ -154,7 +154,7 @@ impl Literal {
         }
         let every = (0..STRIDE).all(|r| ends[r] > if r == 0 { 0 } else { ends[r - 1] });
         Literal {
-            finder: super::rank::finder(needle),
+            finder: crate::read::literal(needle),
             grams: every.then(|| (grams.into_boxed_slice(), ends)),
         }
     }

@@ -7,9 +7,9 @@
 //! content alone, never from a file name.
 
 /// `$text.contains($needle)` for a literal a detector looks for in every
-/// block the tool table is shown: the searcher (`memchr`'s, which picks
-/// the needle's rarest bytes and scans 32 bytes a step; rarest in
-/// transcripts, [`rank`]) is built once for the process, where
+/// block the tool table is shown: the searcher ([`crate::read::literal`],
+/// which picks the needle's bytes rarest in transcripts and scans 32
+/// bytes a step) is built once for the process, where
 /// `str::contains` sets one up on every call.
 macro_rules! has {
     ($text:expr, $needle:literal) => {{
@@ -33,7 +33,6 @@ pub mod nccl;
 pub mod numa;
 pub mod pcie;
 pub mod qp;
-mod rank;
 pub mod rdma;
 pub mod scan;
 pub mod split;
@@ -46,6 +45,7 @@ pub(crate) use words::{SplitWords, key_value};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::read::{lines, push_lines};
 use measurement::Measurement;
 use pcie::PcieLink;
 use rdma::RdmaDevice;
@@ -432,22 +432,6 @@ pub fn detect(text: &str) -> Option<Tool> {
     detect_in(text, &lines)
 }
 
-/// The lines of `text` as [`str::lines`] gives them (split at `\n`, a
-/// `\r` right before it dropped, no empty piece after a final `\n`),
-/// pushed onto `out`. memchr steps from one `\n` to the next in a few
-/// instructions; `lines` spends a couple of hundred on each line.
-pub(crate) fn push_lines<'a>(text: &'a str, out: &mut Vec<&'a str>) {
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
-        let line = &text[start..nl];
-        out.push(line.strip_suffix('\r').unwrap_or(line));
-        start = nl + 1;
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-}
-
 /// [`detect`] given `text` already split into `lines` (each without a
 /// trailing `\r`, as `detect` splits it).
 pub(crate) fn detect_in(text: &str, lines: &[&str]) -> Option<Tool> {
@@ -540,41 +524,12 @@ pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> 
         .map(|(i, l)| (i + 1, l.strip_suffix('\r').unwrap_or(l)))
 }
 
-/// [`numbered_lines`] collected into a Vec sized once by a newline count
-/// (memchr), so a long transcript's Vec is not grown and copied.
+/// [`numbered_lines`] collected into a Vec sized once by a newline count,
+/// so a long transcript's Vec is not grown and copied.
 pub(crate) fn numbered_vec(text: &str) -> Vec<(usize, &str)> {
-    let mut v = Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+    let mut v = Vec::with_capacity(crate::read::count_byte(b'\n', text.as_bytes()) + 1);
     v.extend(numbered_lines(text));
     v
-}
-
-/// [`str::lines`], each `\n` found by memchr (see [`push_lines`]).
-pub(crate) struct Lines<'a> {
-    rest: &'a str,
-}
-
-/// `text.lines()` through [`Lines`]: the same pieces.
-pub(crate) fn lines(text: &str) -> Lines<'_> {
-    Lines { rest: text }
-}
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let line = match memchr::memchr(b'\n', self.rest.as_bytes()) {
-            Some(nl) => {
-                let line = &self.rest[..nl];
-                self.rest = &self.rest[nl + 1..];
-                line.strip_suffix('\r').unwrap_or(line)
-            }
-            None => std::mem::take(&mut self.rest),
-        };
-        Some(line)
-    }
 }
 
 /// The text of every file under `captures/` (tests that check a fast path

@@ -62,7 +62,7 @@ pub fn decode(text: &str) -> Option<Decoded> {
 /// of reading every line.
 fn refused_at_a_glance(text: &str) -> bool {
     let b = text.as_bytes();
-    memchr::memchr_iter(b'=', b).any(|at| {
+    crate::read::byte_indices(b'=', b).any(|at| {
         let after = &b[at + 1..];
         after.first().is_some_and(|c| !is_upper_hex(c))
             && after

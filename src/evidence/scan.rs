@@ -148,7 +148,7 @@ pub struct Scan<'a> {
 pub fn scan(text: &str) -> Scan<'_> {
     // One entry per line in each list: sized once by a newline count
     // (memchr), not grown.
-    let n_lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
+    let n_lines = crate::read::byte_indices(b'\n', text.as_bytes()).count() + 1;
     let mut out = Scan {
         blank: Vec::with_capacity(n_lines),
         blank_kept: Vec::with_capacity(n_lines),
@@ -162,7 +162,7 @@ pub fn scan(text: &str) -> Scan<'_> {
     // The command-line checks' byte searches, made over the text.
     let mut finds = command::Finds::new(text.as_bytes());
     // (memchr: `contains` looks at the text a byte at a time.)
-    let mut changed = memchr::memchr(b'\r', text.as_bytes()).is_some();
+    let mut changed = crate::read::find_byte(b'\r', text.as_bytes()).is_some();
     // Indentation of the whole paste comes off first (a quoted block
     // inside an indented one: `    > Running ...`).
     let outer = common_indent(super::lines(text));

@@ -184,7 +184,7 @@ pub(crate) fn split_and_detect_lines<'a>(
     // Without a `\r` the lines are the text's pieces between single `\n`s:
     // a run of them is a slice of the text and splits back into itself,
     // so detection needs no joined copy and no second split.
-    let plain = memchr::memchr(b'\r', seg.text.as_bytes()).is_none();
+    let plain = crate::read::find_byte(b'\r', seg.text.as_bytes()).is_none();
     let mut cuts = if lines.len() == seg.lines.len() {
         header_cuts(&seg.text, lines, plain)
     } else {

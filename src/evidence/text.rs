@@ -1,9 +1,12 @@
 //! [`Text`]: a string that is cheap to copy. Thousands of cells of one
 //! transcript share the same answers, test names and file path; a fixed
 //! sentence is borrowed and a computed one is shared by reference count, so
-//! copying it into every cell does not allocate. A short one (a GPU's
-//! name, a figure as printed) is held in place: making, copying and
-//! dropping it touch no allocator and no reference count.
+//! copying it into every cell does not allocate.
+//!
+//! A third, in-place form for strings of up to 22 bytes (a GPU's name, a
+//! figure as printed) saved their allocation, for `unsafe` code of our
+//! own: 1.1% of ingest's instructions (callgrind, collect --from
+//! captures/: 81.6 M with it, 82.5 M without), not worth it.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,44 +21,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub enum Text {
     Static(&'static str),
     Shared(Arc<str>),
-    Inline(Inline),
-}
-
-/// Bytes a [`Text`] holds in place: as many as fit beside its tag and
-/// length in the 24 bytes the other forms take.
-const INLINE: usize = 22;
-
-/// A string of at most [`INLINE`] bytes, held in place.
-#[derive(Clone, Copy)]
-pub struct Inline {
-    len: u8,
-    buf: [u8; INLINE],
-}
-
-impl Inline {
-    /// `parts` one after the other, when they fit.
-    fn concat(parts: &[&str]) -> Option<Inline> {
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        if len > INLINE {
-            return None;
-        }
-        let mut buf = [0; INLINE];
-        let mut at = 0;
-        for p in parts {
-            buf[at..at + p.len()].copy_from_slice(p.as_bytes());
-            at += p.len();
-        }
-        Some(Inline {
-            len: len as u8,
-            buf,
-        })
-    }
-
-    fn as_str(&self) -> &str {
-        // SAFETY: `concat` is the only maker; it copies whole `&str`s one
-        // after another into `buf[..len]`, so those bytes are UTF-8.
-        unsafe { std::str::from_utf8_unchecked(&self.buf[..usize::from(self.len)]) }
-    }
 }
 
 impl Text {
@@ -63,18 +28,13 @@ impl Text {
         match self {
             Text::Static(s) => s,
             Text::Shared(s) => s,
-            Text::Inline(s) => s.as_str(),
         }
     }
 
-    /// `parts` one after the other (`12.5`, ` `, `GB/s`), in place when
-    /// they fit: what `Text::from(parts.concat())` holds, without making
-    /// the String.
+    /// `parts` one after the other (`12.5`, ` `, `GB/s`): what
+    /// `Text::from(parts.concat())` holds, without the String between.
     pub fn concat(parts: &[&str]) -> Text {
-        match Inline::concat(parts) {
-            Some(i) => Text::Inline(i),
-            None => Text::Shared(Arc::from(parts.concat())),
-        }
+        Text::Shared(Arc::from(parts.concat()))
     }
 }
 
@@ -99,16 +59,13 @@ impl From<&'static str> for Text {
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        match Inline::concat(&[&s]) {
-            Some(i) => Text::Inline(i),
-            None => Text::Shared(Arc::from(s)),
-        }
+        Text::Shared(Arc::from(s))
     }
 }
 
 impl From<&String> for Text {
     fn from(s: &String) -> Text {
-        Text::concat(&[s])
+        Text::Shared(Arc::from(s.as_str()))
     }
 }
 
@@ -204,24 +161,18 @@ mod tests {
         assert!(t == "GPU0");
     }
 
-    /// Short strings are held in place, long ones shared; both read back
-    /// as the very string, at every length around the limit, with
-    /// multi-byte characters, and take no more room than before.
+    /// Made from a String, a borrowed String or parts, it reads back as
+    /// the very string at every length, with multi-byte characters, in
+    /// the 24 bytes it took before.
     #[test]
-    fn in_place_and_shared_read_back_the_same() {
+    fn shared_reads_back_the_same() {
         assert_eq!(std::mem::size_of::<Text>(), 24);
         assert_eq!(std::mem::size_of::<Option<Text>>(), 24);
-        for n in 0..=INLINE + 3 {
+        for n in 0..=25 {
             for fill in ["x", "\u{e9}", "\u{1F600}"] {
                 let s: String = fill.repeat(n);
                 let t = Text::from(s.clone());
                 assert_eq!(t.as_str(), s);
-                assert_eq!(
-                    matches!(t, Text::Inline(_)),
-                    s.len() <= INLINE,
-                    "{} bytes",
-                    s.len()
-                );
                 assert_eq!(Text::from(&s), t);
                 let (a, b) = s.split_at(s.len() / fill.len() / 2 * fill.len());
                 assert_eq!(Text::concat(&[a, "+", b]).as_str(), format!("{a}+{b}"));

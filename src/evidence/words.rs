@@ -156,7 +156,7 @@ impl std::iter::FusedIterator for Words<'_> {}
 /// `t.split_once(':')` and two `trim()`s give, the colon found by memchr
 /// and the trims by a byte look ([`super::trim`]).
 pub(crate) fn key_value(t: &str) -> Option<(&str, &str)> {
-    let colon = memchr::memchr(b':', t.as_bytes())?;
+    let colon = crate::read::find_byte(b':', t.as_bytes())?;
     Some((super::trim(&t[..colon]), super::trim(&t[colon + 1..])))
 }
 

@@ -74,7 +74,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
     while i < lines.len() {
         let (n, l) = lines[i];
         let t = crate::evidence::trim(l);
-        let sep = if memchr::memchr(b'|', t.as_bytes()).is_some() {
+        let sep = if crate::read::find_byte(b'|', t.as_bytes()).is_some() {
             b'|'
         } else {
             b','
@@ -134,7 +134,7 @@ pub fn parse_transferbench(text: &str) -> Result<Parsed, ParseError> {
 fn split_trimmed<'a>(t: &'a str, sep: u8, out: &mut Vec<&'a str>) {
     out.clear();
     let mut from = 0;
-    for at in memchr::memchr_iter(sep, t.as_bytes()) {
+    for at in crate::read::byte_indices(sep, t.as_bytes()) {
         out.push(crate::evidence::trim(&t[from..at]));
         from = at + 1;
     }

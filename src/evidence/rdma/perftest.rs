@@ -118,7 +118,7 @@ impl PerftestRun<'_> {
 /// `:` with a blank before it and a space after, found by `:`s alone.
 fn is_field_line(t: &str) -> bool {
     let b = t.as_bytes();
-    memchr::memchr_iter(b':', b)
+    crate::read::byte_indices(b':', b)
         .any(|i| i > 0 && matches!(b[i - 1], b' ' | b'\t') && b.get(i + 1) == Some(&b' '))
 }
 
@@ -152,7 +152,7 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
     };
     // `l.split('\t')`, each tab found by memchr (no char searcher).
     let mut from = 0;
-    let ends = memchr::memchr_iter(b'\t', l.as_bytes()).chain([l.len()]);
+    let ends = crate::read::byte_indices(b'\t', l.as_bytes()).chain([l.len()]);
     for end in ends {
         let chunk = &l[from..end];
         from = end + 1;
@@ -182,7 +182,7 @@ fn header_pairs<'a>(l: &'a str) -> Vec<(Cow<'a, str>, Cow<'a, str>)> {
 fn split_key(p: &str) -> Option<(&str, &str)> {
     let b = p.as_bytes();
     let mut first = None;
-    for i in memchr::memchr_iter(b':', b) {
+    for i in crate::read::byte_indices(b':', b) {
         if i == 0 || b[i - 1] != b' ' {
             continue;
         }
@@ -225,7 +225,7 @@ fn completion_error(t: &str, after: &[(usize, &str)], last_size: Option<u64>) ->
 pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     // Sized once: one slot per line (a newline count), not grown.
     let mut lines: Vec<(usize, &str)> =
-        Vec::with_capacity(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+        Vec::with_capacity(crate::read::byte_indices(b'\n', text.as_bytes()).count() + 1);
     lines.extend(numbered_lines(text));
     let mut out = Parsed::default();
     let mut run = PerftestRun::default();

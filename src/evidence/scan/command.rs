@@ -104,13 +104,16 @@ impl<'h> Finds<'h> {
     /// Where `@` is in `t`: memchr's answer on `t`.
     fn at(&mut self, t: &str) -> Option<usize> {
         let hay = self.hay;
-        find_in(hay, t, &mut self.at, |b| memchr::memchr(b'@', b))
+        find_in(hay, t, &mut self.at, |b| crate::read::find_byte(b'@', b))
     }
 
     /// Whether `t` holds a `/` or a `_`.
     fn slash_or_underscore(&mut self, t: &str) -> bool {
         let hay = self.hay;
-        find_in(hay, t, &mut self.slash, |b| memchr::memchr2(b'/', b'_', b)).is_some()
+        find_in(hay, t, &mut self.slash, |b| {
+            crate::read::find_byte2(b'/', b'_', b)
+        })
+        .is_some()
     }
 }
 
@@ -193,7 +196,7 @@ pub(crate) fn prompt_command_in<'t>(t: &'t str, finds: &mut Finds) -> Option<&'t
     // (Every such shell's name starts with one of these bytes.)
     // (`split_once(' ')` by memchr: the std search sets up a searcher.)
     if matches!(t.as_bytes().first(), Some(b's' | b'b' | b'z' | b'k' | b'd'))
-        && let Some(sp) = memchr::memchr(b' ', t.as_bytes())
+        && let Some(sp) = crate::read::find_byte(b' ', t.as_bytes())
         && is_shell_prompt(&t[..sp])
     {
         return Some(t[sp + 1..].trim());
@@ -404,9 +407,17 @@ mod tests {
                 assert_eq!(prompt_command_in(t, &mut finds), prompt_command(t), "{t:?}");
                 assert_eq!(is_command_in(t, &mut finds), is_command(t), "{t:?}");
                 let mut none = Finds::none();
-                assert_eq!(finds.at(t), memchr::memchr(b'@', t.as_bytes()), "{t:?}");
-                assert_eq!(none.at(t), memchr::memchr(b'@', t.as_bytes()), "{t:?}");
-                let slash = memchr::memchr2(b'/', b'_', t.as_bytes()).is_some();
+                assert_eq!(
+                    finds.at(t),
+                    crate::read::find_byte(b'@', t.as_bytes()),
+                    "{t:?}"
+                );
+                assert_eq!(
+                    none.at(t),
+                    crate::read::find_byte(b'@', t.as_bytes()),
+                    "{t:?}"
+                );
+                let slash = crate::read::find_byte2(b'/', b'_', t.as_bytes()).is_some();
                 assert_eq!(finds.slash_or_underscore(t), slash, "{t:?}");
             }
         }

@@ -1,5 +1,5 @@
 //! How common each byte is in tool transcripts, for the whole-text
-//! searches of the detectors ([`has!`](super)): memchr's searcher scans for
+//! searches of the detectors (`evidence`'s `has!`): memchr's searcher scans for
 //! the needle's two rarest bytes, and its default ranks are those of prose
 //! and code, where a digit, `-` or `:` is rare. In transcripts they are
 //! the commonest bytes after the space, so a needle such as `Test 1:` made
