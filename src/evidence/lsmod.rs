@@ -188,6 +188,9 @@ fn is_module_name(w: &str) -> bool {
         && w.len() <= 64
         && w.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        // Every module has a letter in its name (`8021q` too): a row of
+        // numbers (numactl's distances, `10 12 12 12`) is no listing.
+        && w.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
 /// A row: name, size, count, and the holders (comma-separated) when any.

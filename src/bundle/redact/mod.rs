@@ -193,7 +193,7 @@ impl Redactor {
     pub fn apply(&self, b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<()> {
         let mut tree = serde_json::to_value(&*b)?;
         redact_values(&mut tree, &|s| self.text(s), format_words());
-        let mut out: Bundle = serde_json::from_value(tree)?;
+        let mut out = bundle_from_value(tree)?;
         out.host.name = self.text(&b.host.name);
         for t in &mut out.transcripts {
             t.sha256 = crate::ingest::sha256_hex(t.text.as_bytes());
@@ -401,4 +401,31 @@ fn redact_values(
 /// Redacts one bundle on its own (a run of one node).
 pub fn redact(b: &mut Bundle, raw: &mut [(String, Vec<u8>)]) -> anyhow::Result<()> {
     Redactor::new().redact(b, raw)
+}
+
+/// A bundle from its JSON value. The value's object sorts its keys, and
+/// the bundle's reader wants `files` before any section that names a file
+/// by its number (`counters` sorts before it): the head keys are written
+/// first, then the rest.
+fn bundle_from_value(tree: serde_json::Value) -> anyhow::Result<Bundle> {
+    let serde_json::Value::Object(mut m) = tree else {
+        anyhow::bail!("a bundle is a JSON object");
+    };
+    let mut text = String::from("{");
+    let head = ["schema_version", "generator", "host", "files"];
+    let head = head
+        .iter()
+        .filter_map(|k| m.remove(*k).map(|v| (k.to_string(), v)));
+    let all: Vec<(String, serde_json::Value)> =
+        head.collect::<Vec<_>>().into_iter().chain(m).collect();
+    for (i, (k, v)) in all.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&serde_json::to_string(k)?);
+        text.push(':');
+        text.push_str(&serde_json::to_string(v)?);
+    }
+    text.push('}');
+    Ok(serde_json::from_str(&text)?)
 }

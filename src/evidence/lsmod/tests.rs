@@ -303,3 +303,14 @@ fn an_empty_grep_that_another_listing_contradicts_rules_nothing_out() {
     // holders are whole and name neither), now from line 3, not line 1.
     assert_eq!(absent_in(both), [("nvidia_peermem", 3), ("nv_peer_mem", 3)]);
 }
+
+#[test]
+fn rows_of_numbers_are_no_listing() {
+    // numactl's distance rows once srun's `0:` label is taken off: not
+    // lsmod rows after another tool (a merge made them so, and the
+    // numactl matrix was lost). `8021q` still is a module.
+    let lines = ["node distances:", "node 0 1", "10 12 12 12", "12 10 12 12"];
+    assert_eq!(super::rows_at_end(&lines), None);
+    let lines = ["GPU0 X", "8021q 45056 0", "nvidia_peermem 16384 0"];
+    assert_eq!(super::rows_at_end(&lines), Some(1));
+}
