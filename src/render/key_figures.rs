@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::bundle::Bundle;
 use crate::evidence::answers::{GpuRegistration, Path};
-use crate::evidence::measurement::{Buffers, Direction, Measurement, P2p, Statistic};
+use crate::evidence::measurement::{Buffers, Direction, Kind, Measurement, P2p, Statistic};
 
 /// One group of figures and its best and worst.
 pub struct KeyFigure<'a> {
@@ -91,7 +91,9 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
     );
     let mut groups: BTreeMap<Key, Vec<&Measurement>> = BTreeMap::new();
     for m in &b.measurements {
-        if (m.src.is_some() && m.src == m.dst)
+        // A matrix's diagonal (a GPU to itself) is no pair; a host copy
+        // (`host` to `host`, a live sweep's) is the figure itself.
+        if (m.src.is_some() && m.src == m.dst && m.kind != Kind::H2h)
             || !matches!(
                 m.statistic,
                 Statistic::Avg

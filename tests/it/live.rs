@@ -429,6 +429,16 @@ fn cli_live_collect_on_this_machine_with_redaction_and_templates() {
             .iter()
             .all(|m| answers(m)[3].contains("untimed") && m.iterations == Some(3))
     );
+    // The ticket summary carries the live figures (issue 32: it dropped
+    // them, as a host copy is `host` to `host`).
+    let md = wr()
+        .args(["render", "--format", "md"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("**Key figures**"), "{md}");
+    assert!(md.contains("| wire-report h2h bandwidth, median"), "{md}");
 }
 
 #[test]
