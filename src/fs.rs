@@ -340,7 +340,10 @@ fn parent_dir(path: &Path) -> &Path {
 /// program's output), at creation rather than by a chmod per file.
 fn temp_builder() -> tempfile::Builder<'static, 'static> {
     static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let prefix = PREFIX.get_or_init(|| format!("{TEMP_PREFIX}{}-", std::process::id()));
+    let prefix = PREFIX.get_or_init(|| {
+        let name = temp_name(std::process::id(), "");
+        name.strip_suffix(TEMP_SUFFIX).unwrap_or(&name).to_string()
+    });
     let mut b = tempfile::Builder::new();
     b.prefix(prefix.as_str()).suffix(TEMP_SUFFIX);
     #[cfg(unix)]
@@ -412,10 +415,32 @@ fn absolute_dir(dir: &Path) -> std::borrow::Cow<'_, Path> {
 const TEMP_PREFIX: &str = ".wire-report-";
 const TEMP_SUFFIX: &str = ".tmp";
 
+/// This machine's mark in our temporary names: 8 hex digits of its host
+/// name's digest. A process id means something only on the machine that
+/// gave it: a render on another node writing into the same shared folder
+/// (NFS) has files this one must not take for a dead process's.
+fn host_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        use sha2::{Digest, Sha256};
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let d = Sha256::digest(host.trim().as_bytes());
+        d[..4].iter().map(|b| format!("{b:02x}")).collect()
+    })
+}
+
+/// The name of a temporary file of process `pid` on this machine, with
+/// `random` as its unique part: `.wire-report-<host>-<pid>-<random>.tmp`.
+pub fn temp_name(pid: u32, random: &str) -> String {
+    format!("{TEMP_PREFIX}{}-{pid}-{random}{TEMP_SUFFIX}", host_tag())
+}
+
 /// The process that made a temporary file, from its name
-/// (`.wire-report-<pid>-XXXXXX.tmp`); none for any other name.
+/// (`.wire-report-<host>-<pid>-XXXXXX.tmp`); none for any other name, and
+/// none for another machine's.
 fn temp_owner(name: &str) -> Option<i32> {
     let rest = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let rest = rest.strip_prefix(host_tag())?.strip_prefix('-')?;
     let (pid, random) = rest.split_once('-')?;
     let pid_ok = !pid.is_empty() && pid.len() <= 10 && pid.bytes().all(|b| b.is_ascii_digit());
     let random_ok = !random.is_empty() && random.bytes().all(|b| b.is_ascii_alphanumeric());
@@ -776,8 +801,11 @@ mod tests {
 
     #[test]
     fn only_our_temporary_names_with_a_process_id_are_ours() {
-        assert_eq!(temp_owner(".wire-report-123-aB9xYz.tmp"), Some(123));
+        assert_eq!(temp_owner(&temp_name(123, "aB9xYz")), Some(123));
+        // Another machine's (NFS): not ours to judge by a process id.
+        assert_eq!(temp_owner(".wire-report-00000000-123-aB9xYz.tmp"), None);
         for other in [
+            ".wire-report-123-aB9xYz.tmp",
             ".wire-report-aB9xYz.tmp",
             ".wire-report-123-.tmp",
             ".wire-report-12a-xyz.tmp",

@@ -224,9 +224,9 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
         name: node.name,
         origin: Origin::Ingested,
     });
-    // Each transcript's digest, and the file first read with it.
+    // Each file's identity (device, inode), and the name it was first read by.
     use std::collections::hash_map::Entry;
-    let mut digests: std::collections::HashMap<String, String> = Default::default();
+    let mut seen: std::collections::HashMap<(u64, u64), String> = Default::default();
     for (f, skipped) in node.files {
         let path = shown_name(&f, &node.hidden);
         let read = match skipped {
@@ -241,11 +241,13 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
                 message,
             }),
             Ok(bytes) => {
-                let reading = read_transcript(&path, &bytes);
-                // The same bytes under a second name (a link, a folder
-                // given twice): their figures would count twice.
-                let earlier = reading.transcript.as_ref().and_then(|t| {
-                    match digests.entry(t.sha256.clone()) {
+                // The same file under a second name (two links to it):
+                // its figures would count twice. Two files with the same
+                // bytes are two readings (a counter dump taken twice on a
+                // quiet port), so the file's identity decides, not its bytes.
+                let earlier = std::fs::metadata(&f).ok().and_then(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    match seen.entry((m.dev(), m.ino())) {
                         Entry::Occupied(first) => Some(first.get().clone()),
                         Entry::Vacant(v) => {
                             v.insert(path.clone());
@@ -254,7 +256,8 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
                     }
                 });
                 if let Some(earlier) = earlier {
-                    let message = format!("the same bytes as `{earlier}`; read once");
+                    let message =
+                        format!("the same file as `{earlier}` (a second link to it); read once");
                     bundle.problems.push(Problem {
                         file: path,
                         line: None,
@@ -263,6 +266,7 @@ fn read_node(node: NodePlan) -> Option<NodeBundle> {
                     });
                     continue;
                 }
+                let reading = read_transcript(&path, &bytes);
                 bundle.absorb(reading);
             }
         }

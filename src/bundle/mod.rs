@@ -382,8 +382,8 @@ pub enum ProblemKind {
     ToolError,
     /// A live probe could not run: the tool is absent, failed or hung.
     Probe,
-    /// The file is byte for byte a transcript the node already has (a
-    /// second link to it, or a folder given twice): read once.
+    /// The file is one the node already read under another name (a
+    /// second link to it): read once.
     Duplicate,
 }
 

@@ -210,9 +210,13 @@ pub fn run(runner: &mut Runner, plan: &Plan, address: Option<&str>, budget: Dura
             .max(Duration::from_secs(1));
         let mut out = runner.run_for("ib_write_bw", &args, left);
         tries += 1;
-        // A retry cut short by the end of the budget says no more than
-        // the refusals before it: the server never answered.
+        // A retry cut short by the end of the budget, before perftest
+        // connected (it prints each side's `local address` once it has),
+        // says no more than the refusals before it: the server never
+        // answered. One that connected and then ran out of time keeps its
+        // time-out and its output.
         if out.status == ProbeStatus::TimedOut
+            && !String::from_utf8_lossy(&out.stdout).contains("local address")
             && let Some(earlier) = refused.take()
         {
             out = earlier;

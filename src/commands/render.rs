@@ -27,7 +27,7 @@ pub struct Args {
     /// `site` (HTML pages) or `md` (a summary to paste into a ticket).
     #[arg(long, value_enum, default_value_t = Format::Site)]
     pub format: Format,
-    /// Replace host and user names, serials, addresses (IP, GID, MAC), GUIDs and UUIDs by placeholders first, in every page, file and folder name.
+    /// Replace host and user names, serials, addresses (IP, GID, MAC), GUIDs and UUIDs by placeholders first, in every page, file and folder name. Node names are known from the start; a user or peer name that only a later node's prompt reveals is replaced from that node on (render such a node alone, or first, to cover the earlier ones).
     #[arg(long)]
     pub redact: bool,
 }

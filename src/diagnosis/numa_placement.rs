@@ -72,46 +72,71 @@ fn placement(topo: &NumaTopology, out: &mut Vec<Diagnosed>) {
     if adapters.is_empty() {
         return;
     }
+    // Each adapter's package, looked up once.
+    let adapters: Vec<(&PlacedDevice, u32, Option<_>)> = adapters
+        .into_iter()
+        .map(|(d, n)| (d, n, topo.package_of(n)))
+        .collect();
     // (other socket?, the closest adapters) -> the GPUs, the lines.
     type Far<'a> = (Vec<String>, Vec<&'a PlacedDevice>, String, Vec<Source>);
     let mut far: BTreeMap<(bool, Vec<String>), Far<'_>> = BTreeMap::new();
+    // What a GPU's home node makes of the adapters, worked out once per
+    // node (a paste with thousands of devices stays linear).
+    type Home<'a> = (
+        bool,
+        Vec<&'a (&'a PlacedDevice, u32, Option<u32>)>,
+        Vec<String>,
+        String,
+    );
+    let mut homes: BTreeMap<u32, Home<'_>> = BTreeMap::new();
     for g in topo.devices.iter().filter(|d| d.kind == DeviceKind::Gpu) {
         let Some(home) = g.numa_node else { continue };
-        if adapters.iter().any(|(_, n)| *n == home) {
+        if adapters.iter().any(|(_, n, _)| *n == home) {
             continue;
         }
-        let package = topo.package_of(home);
-        let same: Vec<&(&PlacedDevice, u32)> = adapters
-            .iter()
-            .filter(|(_, n)| package.is_some() && topo.package_of(*n) == package)
-            .collect();
-        let (other_socket, closest): (bool, Vec<&(&PlacedDevice, u32)>) = if same.is_empty() {
-            (true, adapters.iter().collect())
-        } else {
-            (false, same)
-        };
-        let ids: Vec<String> = closest.iter().map(|(d, _)| label(d)).collect();
-        let nodes: Vec<String> = {
-            let mut v: Vec<u32> = closest.iter().map(|(_, n)| *n).collect();
-            v.sort_unstable();
-            v.dedup();
-            v.iter().map(u32::to_string).collect()
-        };
-        let code = format!(
-            "lstopo: GPU on NUMA node {home}, adapter on node {}{}",
-            nodes.join("/"),
-            if other_socket {
-                ", another package"
+        let (other_socket, closest, ids, code) = homes.entry(home).or_insert_with(|| {
+            let package = topo.package_of(home);
+            let same: Vec<_> = adapters
+                .iter()
+                .filter(|(_, _, p)| package.is_some() && *p == package)
+                .collect();
+            // Another socket only where both packages are known: a paste
+            // without its Package lines (or `lstopo --merge` on one
+            // socket) says nodes, not sockets.
+            let known = package.is_some() && adapters.iter().all(|(_, _, p)| p.is_some());
+            let (other_socket, closest) = if same.is_empty() {
+                (known, adapters.iter().collect::<Vec<_>>())
             } else {
-                ", same package"
-            }
-        );
+                (false, same)
+            };
+            let ids: Vec<String> = closest.iter().map(|(d, _, _)| label(d)).collect();
+            let nodes: Vec<String> = {
+                let mut v: Vec<u32> = closest.iter().map(|(_, n, _)| *n).collect();
+                v.sort_unstable();
+                v.dedup();
+                v.iter().map(u32::to_string).collect()
+            };
+            let code = format!(
+                "lstopo: GPU on NUMA node {home}, adapter on node {}{}",
+                nodes.join("/"),
+                if other_socket {
+                    ", another package"
+                } else if known {
+                    ", same package"
+                } else {
+                    ", package not shown"
+                }
+            );
+            (other_socket, closest, ids, code)
+        });
+        let (other_socket, ids, code) = (*other_socket, ids.clone(), code.clone());
+        let closest = closest.clone();
         let e = far.entry((other_socket, ids)).or_insert_with(|| {
             (
                 Vec::new(),
-                closest.iter().map(|(d, _)| *d).collect(),
+                closest.iter().map(|(d, _, _)| *d).collect(),
                 code,
-                closest.iter().map(|(d, _)| d.source.clone()).collect(),
+                closest.iter().map(|(d, _, _)| d.source.clone()).collect(),
             )
         });
         e.0.push(label(g));

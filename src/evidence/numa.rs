@@ -255,7 +255,9 @@ fn distance_header(t: &str) -> Option<Vec<u32>> {
         return None;
     }
     let cols: Option<Vec<u32>> = w.map(|x| x.parse().ok()).collect();
-    cols.filter(|c| !c.is_empty())
+    // Linux has at most 1,024 NUMA nodes (NODES_SHIFT 10): a wider header
+    // is no numactl matrix (and would cost its square to read).
+    cols.filter(|c| !c.is_empty() && c.len() <= 1024)
 }
 
 /// `391640 MB` -> bytes (numactl prints MiB).
@@ -440,14 +442,10 @@ pub fn parse_numactl(text: &str) -> Result<Parsed, ParseError> {
     }
     // Rows the header promises that the paste lost.
     if let Some((hl, cols)) = &header {
-        let rows: Vec<u32> = {
-            let mut r: Vec<u32> = distances.iter().map(|d| d.from).collect();
-            r.dedup();
-            r
-        };
+        let rows: std::collections::BTreeSet<u32> = distances.iter().map(|d| d.from).collect();
         let missing: Vec<String> = cols
             .iter()
-            .filter(|c| !rows.contains(c))
+            .filter(|c| !rows.contains(*c))
             .map(|c| c.to_string())
             .collect();
         if !missing.is_empty() {

@@ -245,14 +245,20 @@ fn temporary_files_of_a_killed_render_are_removed_by_the_next() {
         .success();
     // Process ids above the kernel's pid_max (at most 2^22): never running.
     let dead = [
-        site.join(".wire-report-2147483647-a1B2c3.tmp"),
-        site.join("nodes/rtx3090-4gpu/.wire-report-2147483646-Zz9yX8.tmp"),
+        site.join(wire_report::fs::temp_name(2147483647, "a1B2c3")),
+        site.join("nodes/rtx3090-4gpu")
+            .join(wire_report::fs::temp_name(2147483646, "Zz9yX8")),
     ];
     let kept = [
         site.join("notes.tmp"),
         site.join(".wire-report-mine.tmp"),
-        site.join(".wire-report-2147483647-a1B2c3.tmp.bak"),
-        site.join(format!(".wire-report-{}-x1y2z3.tmp", std::process::id())),
+        site.join(format!(
+            "{}.bak",
+            wire_report::fs::temp_name(2147483647, "a1B2c3")
+        )),
+        site.join(wire_report::fs::temp_name(std::process::id(), "x1y2z3")),
+        // Another machine's, on a shared folder: its process id means nothing here.
+        site.join(".wire-report-00000000-2147483647-a1B2c3.tmp"),
         site.join("nodes/rtx3090-4gpu/.wire-report-12ab-x1y2z3.tmp"),
     ];
     for f in dead.iter().chain(&kept) {

@@ -475,14 +475,16 @@ static NAMES: LazyLock<Regex> = LazyLock::new(|| {
         (?P<user>[A-Za-z_][A-Za-z0-9._-]{0,31})@(?P<host>[A-Za-z][A-Za-z0-9.-]{0,252})
         |^[\ \t]*(?P<nccl>[A-Za-z][A-Za-z0-9._-]*):[0-9]+:[0-9]+[\ \t]+\[[0-9]+\]
         |(?-u:\b)Pid[\ \t]+[0-9]+[\ \t]+on[\ \t]+(?P<rank>[^\ \t\r\n]+)[\ \t]+device
-        |(?:^|[\ \t])(?:-H|-host|--host|-hosts|--hosts|-w|--nodelist|-nodelist|--nodes|
-            SLURM_NODELIST|SLURM_JOB_NODELIST|SLURMD_NODENAME|NodeList|Nodes)[\ \t=]+(?P<list>[^\ \t\r\n'"]+)
+        |(?:^|[\ \t])(?:-host|--host|-hosts|--hosts|--nodelist|-nodelist|
+            SLURM_NODELIST|SLURM_JOB_NODELIST|SLURMD_NODENAME|NodeList)[\ \t=]+(?P<list>[^\ \t\r\n'"]+)
+        |(?-u:\b)(?:srun|salloc|sbatch|pdsh|pdcp|clush|mpirun|mpiexec)[^\r\n|;&]*?[\ \t]
+            (?:-H|-w|--nodes)[\ \t=]+(?P<launched>[^\ \t\r\n'"]+)
         |(?-u:\b)ib_(?:write|read|send|atomic)_(?:bw|lat)(?P<perftest>[^\r\n|;&]*)
         |(?-u:\b)ssh[\ \t]+(?P<ssh>[A-Za-z][A-Za-z0-9.-]*)
         |"(?P<desc>[A-Za-z][A-Za-z0-9._-]*)[\ \t]+(?:mlx[0-9]+_[0-9]+|HCA-[0-9]+)
         |/(?:home|Users)/(?P<home>[^/\ \t\r\n'"]+)
-        |(?i:^[\ \t]*(?:\[SN\][\ \t]*)?(?:board[\ \t]+|chassis[\ \t]+|system[\ \t]+)?serial
-            (?:[\ \t]*number|[\ \t]*no\.?)?[\ \t]*[:=][\ \t]*(?P<serial>[^\r\n]*?)[\ \t]*$)"#,
+        |(?i:^[^\r\n]*?(?:\[SN\][\ \t]*)?(?:board[\ \t_]+|chassis[\ \t_]+|system[\ \t_]+|product[\ \t_]+|asic[\ \t_]+)?serial
+            (?:[\ \t_]*number|[\ \t]*no\.?)?[\ \t]*[:=][\ \t]*(?P<serial>[^\r\n]*?)[\ \t]*$)"#,
     )
     .expect("a valid pattern")
 });
@@ -508,7 +510,9 @@ pub(super) fn text(s: &str, found: &mut Found) {
                 host(h.as_str(), found);
             }
         }
-        if let Some(l) = c.name("list") {
+        // `-w` and `-H` name hosts only after a launcher (`grep -w
+        // nvidia`, `iperf -w 4M` do not).
+        if let Some(l) = c.name("list").or_else(|| c.name("launched")) {
             host_list(l.as_str(), found);
         }
         if let Some(p) = c.name("perftest")

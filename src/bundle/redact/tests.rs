@@ -198,3 +198,31 @@ fn an_endpoint_like_gpu_at_agent_is_no_user_at_a_host() {
         "28.68 GB/s CPU@agent0 -> GPU@agent4; user-1@host-2:~$ ls\n"
     );
 }
+
+#[test]
+fn serials_of_amd_and_ipmi_tools_go_too() {
+    // Review finding: only lines starting `serial` were read.
+    let t = redacted(
+        "GPU[0]\t\t: Serial Number: 692251001124\n\
+         PRODUCT_SERIAL: 692251001125\n\
+         SERIAL_NUMBER: 692251001126\n\
+         Product Serial        : XYZ123\n",
+    );
+    for secret in ["692251001124", "692251001125", "692251001126", "XYZ123"] {
+        assert!(!t.contains(secret), "{secret} in {t}");
+    }
+}
+
+#[test]
+fn grep_and_iperf_flags_name_no_host() {
+    // Review finding: `grep -w nvidia` made `nvidia` a host, and every
+    // `nvidia_peermem` became `host-N_peermem` (a GPUDirect finding the
+    // plain report does not have). A launcher's -w still names hosts.
+    let t = redacted(
+        "$ lsmod | grep -w nvidia\nnvidia_peermem 16384 0\n$ iperf -w 4M -c x\n\
+         $ srun -w gpu07 hostname\n",
+    );
+    assert!(t.contains("nvidia_peermem"), "{t}");
+    assert!(t.contains("-w 4M"), "{t}");
+    assert!(!t.contains("gpu07"), "{t}");
+}
