@@ -119,31 +119,36 @@ pub struct PortGrowth {
 /// neither is (a reset, or not the same counters) no growth is claimed.
 /// With three or more readings, the first and last in order are compared.
 pub fn growth(dumps: &[CounterDump]) -> Vec<PortGrowth> {
-    let mut keys: Vec<(Option<&str>, Option<u32>, Option<u32>)> = Vec::new();
+    // Each port's dumps, ports in the order first read (linear: a paste of
+    // thousands of ports or counters is no square).
+    let mut order: Vec<(Option<&str>, Option<u32>, Option<u32>)> = Vec::new();
+    let mut by_port: std::collections::HashMap<_, Vec<&CounterDump>> = Default::default();
     for d in dumps {
-        if !keys.contains(&d.key()) {
-            keys.push(d.key());
+        let mine = by_port.entry(d.key()).or_default();
+        if mine.is_empty() {
+            order.push(d.key());
         }
+        mine.push(d);
     }
     let mut out = Vec::new();
-    for k in keys {
-        let mine: Vec<&CounterDump> = dumps.iter().filter(|d| d.key() == k).collect();
+    for k in order {
+        let mine = &by_port[&k];
         let (Some(a), Some(b)) = (mine.first(), mine.last()) else {
             continue;
         };
         if mine.len() < 2 {
             continue;
         }
+        let later: std::collections::HashMap<(&str, &str), &CounterValue> = b
+            .values
+            .iter()
+            .rev()
+            .map(|y| ((y.group.as_str(), y.name.as_str()), y))
+            .collect();
         let pairs: Vec<(&CounterValue, &CounterValue)> = a
             .values
             .iter()
-            .filter_map(|x| {
-                let y = b
-                    .values
-                    .iter()
-                    .find(|y| y.name == x.name && y.group == x.group)?;
-                Some((x, y))
-            })
+            .filter_map(|x| Some((x, *later.get(&(x.group.as_str(), x.name.as_str()))?)))
             .collect();
         if pairs.is_empty() {
             continue;
@@ -309,12 +314,20 @@ struct Current {
     port: Option<u32>,
     lid: Option<u32>,
     values: Vec<CounterValue>,
+    /// (group, name) of the values read, to see a counter come round again.
+    names: std::collections::HashSet<(String, String)>,
     source: usize,
 }
+
+/// A port's key: adapter, port, LID.
+type PortKey = (Option<String>, Option<u32>, Option<u32>);
 
 struct Reader {
     out: Parsed,
     dumps: Vec<CounterDump>,
+    /// Readings so far per port (each dump's `reading`), kept as they are
+    /// made rather than counted again at each one.
+    readings: std::collections::HashMap<PortKey, u32>,
     cur: Option<Current>,
 }
 
@@ -324,17 +337,18 @@ impl Reader {
         if c.values.is_empty() {
             return;
         }
-        let reading = self
-            .dumps
-            .iter()
-            .filter(|d| d.adapter == c.adapter && d.port == c.port && d.lid == c.lid)
-            .count();
+        let seen = self
+            .readings
+            .entry((c.adapter.clone(), c.port, c.lid))
+            .or_insert(0);
+        let reading = *seen;
+        *seen = seen.saturating_add(1);
         self.dumps.push(CounterDump {
             tool: c.tool,
             adapter: c.adapter,
             port: c.port,
             lid: c.lid,
-            reading: u32::try_from(reading).unwrap_or(u32::MAX),
+            reading,
             values: c.values,
             source: Source::line(c.source),
         });
@@ -359,7 +373,7 @@ impl Reader {
                 && c.adapter.as_deref() == adapter
                 && c.port == port
                 && c.lid == lid
-                && !c.values.iter().any(|v| v.name == name && v.group == group)
+                && !c.names.contains(&(group.to_string(), name.to_string()))
         });
         if !same {
             self.flush();
@@ -369,10 +383,12 @@ impl Reader {
                 port,
                 lid,
                 values: Vec::new(),
+                names: Default::default(),
                 source: line,
             });
         }
         if let Some(c) = &mut self.cur {
+            c.names.insert((group.to_string(), name.to_string()));
             c.values.push(CounterValue {
                 name: name.to_string(),
                 group: group.to_string(),
@@ -387,6 +403,7 @@ pub fn parse_counters(text: &str) -> Result<Parsed, ParseError> {
     let mut r = Reader {
         out: Parsed::default(),
         dumps: Vec::new(),
+        readings: Default::default(),
         cur: None,
     };
     // The directory a loop runs in, and a heading waiting for its value.

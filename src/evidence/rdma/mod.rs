@@ -305,6 +305,22 @@ mod tests {
     );
 
     #[test]
+    fn an_adapter_block_repeated_thousands_of_times_is_checked_once() {
+        // Fuzz finding (repeated-block mutation): a cut ibv_devinfo block
+        // printed 3,000 times made 3,000 "has 2 ports" problems, and each
+        // counted every line of the paste again (9 s for 1 MB).
+        let block = "hca_id:\tmlx4_0\n\tphys_port_cnt:\t\t\t2\n\tDevice ports:\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tlink_layer:\t\tInfiniBand\n\n";
+        let p =
+            crate::evidence::parse(crate::evidence::Tool::IbvDevinfo, &block.repeat(3000)).unwrap();
+        let cut: Vec<_> = p
+            .issues
+            .iter()
+            .filter(|i| i.message.contains("has 2 ports"))
+            .collect();
+        assert_eq!(cut.len(), 1, "{:?}", &p.issues[..p.issues.len().min(3)]);
+    }
+
+    #[test]
     fn the_macs_behind_roce_default_gids_are_read_and_consecutive_ones_make_one_adapter() {
         // Past the prompt line (`root@t3640:/# ibstatus`) the scanner takes off.
         let after_prompt = |t: &'static str| t.split_once('\n').unwrap().1;

@@ -95,8 +95,10 @@ pub fn parse_ibstat(text: &str) -> Result<Parsed, ParseError> {
 /// for one port (`ibstat mlx4_0 2`, `ibv_devinfo -i 2`) shows a port other
 /// than 1 first and is not flagged.
 fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
-    // The last line, counted (memchr) only when a problem is to be told.
-    let last = || crate::evidence::lines(text).count().max(1);
+    // The last line, counted only when a problem is to be told, and once
+    // (a paste repeating one adapter's block asked for it per block).
+    let last_line = std::cell::OnceCell::new();
+    let last = || *last_line.get_or_init(|| crate::evidence::lines(text).count().max(1));
     // Every port block prints its link layer; a last port without one was cut.
     if let Some(p) = out.rdma.last().and_then(|d| d.ports.last())
         && p.link_layer.is_none()
@@ -110,13 +112,20 @@ fn check_port_counts(out: &mut Parsed, counts: &[(String, u32)], text: &str) {
             ),
         );
     }
+    // Each adapter once, at its first count, in the order printed: a
+    // block repeated thousands of times is checked once.
+    let mut checked = std::collections::HashSet::new();
     for (name, count) in counts {
+        let count = *count;
+        if !checked.insert(name.as_str()) {
+            continue;
+        }
         let Some(d) = out.rdma.iter().find(|d| &d.name == name) else {
             continue;
         };
         let seen: Vec<u32> = d.ports.iter().map(|p| p.port).collect();
         let from_one = seen.first() == Some(&1);
-        if from_one && (seen.len() as u32) < *count {
+        if from_one && (seen.len() as u32) < count {
             let msg = format!(
                 "{name} has {count} ports but the capture shows {}",
                 seen.len()
