@@ -422,10 +422,8 @@ const TEMP_SUFFIX: &str = ".tmp";
 fn host_tag() -> &'static str {
     static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TAG.get_or_init(|| {
-        use sha2::{Digest, Sha256};
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let d = Sha256::digest(host.trim().as_bytes());
-        d[..4].iter().map(|b| format!("{b:02x}")).collect()
+        crate::ingest::sha256_hex(host.trim().as_bytes())[..8].to_string()
     })
 }
 

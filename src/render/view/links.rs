@@ -22,9 +22,7 @@ pub fn slug(name: &str) -> String {
     if s.len() <= SLUG_MAX {
         return s;
     }
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(name.as_bytes());
-    let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let tag = &crate::ingest::sha256_hex(name.as_bytes())[..8];
     // The slug is ASCII: any byte index is a char boundary.
     format!("{}-{tag}", &s[..SLUG_MAX - 9])
 }
