@@ -21,6 +21,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use common::{Cost, median, run, tree_bytes, wr};
 use wire_report::bundle::{Bundle, Host, Origin};
@@ -50,6 +51,7 @@ fn main() {
     );
 
     let (mut mine, mut base, mut floor_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cat = Vec::new();
     let mut bundle_bytes = 0;
     for i in 0..runs {
         let out = dir.path().join(format!("bundles{i}"));
@@ -61,6 +63,11 @@ fn main() {
         bundle_bytes = tree_bytes(&out);
         let copy = dir.path().join(format!("copy{i}"));
         base.push(run(&mut common::cp(&corpus, &copy)));
+        // `cat` over the same files (and `find` naming them): the target's
+        // baseline, reading only.
+        cat.push(run(Command::new("sh")
+            .args(["-c", "find \"$1\" -type f -exec cat {} + > /dev/null", "sh"])
+            .arg(&corpus)));
         floor_cpu.push(floor(&corpus, &dir.path().join(format!("floor{i}"))));
     }
     // Deleted only now: on an ext4 without a journal, creating inodes just
@@ -93,6 +100,17 @@ fn main() {
         b.cpu_s - b.user_s,
         mbs(&b),
         m.cpu_s / b.cpu_s
+    );
+    let c = median(&cat);
+    println!(
+        "baseline cat (find -exec cat): {:.2} s wall, {:.2} CPU-s ({:.2} user + {:.2} system): {:.1} MB/s per CPU-second; collect's rate is {:.2}x cat's (target >= 0.3x), {:.2}x cp -r's",
+        c.wall_s,
+        c.cpu_s,
+        c.user_s,
+        c.cpu_s - c.user_s,
+        mbs(&c),
+        c.cpu_s / m.cpu_s,
+        b.cpu_s / m.cpu_s
     );
     println!(
         "bundles: {:.1} MB, {:.2}x the transcripts' bytes",

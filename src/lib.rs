@@ -35,8 +35,16 @@
 //!    every block, the reading kit (`src/read/`: lines, byte searches,
 //!    literals searched once) is the one place for byte-level code.
 //! 3. Add one entry to [`evidence::TOOLS`] (its place there is its
-//!    detection priority): name, detector, parser and, when live collection
-//!    should run it, its command and transcript file.
+//!    detection priority): name, detector, parser, its header line if it
+//!    prints one at the top of its output and nowhere else (output pasted
+//!    after another tool's is cut there), and, when live collection should
+//!    run it, its command and transcript file. Nothing else lists tools.
+//!
+//! A tool whose facts fit an existing [`evidence::Parsed`] field (a matrix, a
+//! list of figures, ports) needs nothing more. One with a new kind of fact
+//! also needs its section in [`bundle::Bundle`] (`absorb` takes it in; the
+//! writer and the reader name each section once: `bundle::wire`'s `Out`
+//! and `bundle::read`'s `In`).
 //! 4. Copy real transcripts into `captures/<node>/` with a line in
 //!    `captures/SOURCES.tsv`; the capture tests then snapshot them.
 

@@ -1,7 +1,11 @@
 //! One entry per key: what a bundle keeps of entries a transcript printed
 //! twice.
 
-use super::{Bundle, Problem, ProblemKind, mix};
+use std::hash::BuildHasher;
+
+use rustc_hash::FxBuildHasher;
+
+use super::{Bundle, Problem, ProblemKind};
 
 impl Bundle {
     /// Keeps one entry per key (a topology pair, a PCIe address, an RDMA
@@ -68,7 +72,7 @@ fn first_of_each<'a, T, K: Ord + std::hash::Hash>(
             .iter()
             .map(|t| {
                 let k = key(t);
-                (mix::hash_of(&k), k)
+                (FxBuildHasher.hash_one(&k), k)
             })
             .collect();
         for (i, (h, k)) in keys.iter().enumerate() {

@@ -57,9 +57,9 @@
 pub(crate) mod absorb;
 mod dedup;
 pub mod migrate;
-mod mix;
 mod peer;
 mod probe;
+pub mod read;
 pub mod redact;
 pub mod wire;
 
@@ -107,7 +107,7 @@ pub struct Bundle {
     /// "p2p-copy", "src": "GPU0", "dst": "GPU1", "direction": "uni",
     /// "bandwidth_bytes_per_s": 370900000000.0, "statistic": "avg",
     /// "as_printed": "370.90 GB/s", ... }`.
-    #[schemars(with = "wire::Measurements")]
+    #[schemars(with = "read::Measurements")]
     pub measurements: Vec<Measurement>,
     /// RDMA adapters and ports (ibstat, ibv_devinfo, ...). Example:
     /// `{ "name": "mlx5_0", "ports": [{ "port": 1, "state": "Active",
@@ -433,7 +433,7 @@ impl Bundle {
     pub fn from_json(text: &str, path: &Path) -> anyhow::Result<Bundle> {
         // A bundle opened and saved in a Windows editor starts with a BOM.
         let text = crate::ingest::without_bom(text);
-        let read = wire::read(text);
+        let read = read::read(text);
         let version = match &read {
             Ok(b) => u64::from(b.schema_version),
             Err(_) => schema_version(text, path)?,

@@ -479,3 +479,41 @@ pub fn parse_nvidia_smi_q(text: &str) -> Result<Parsed, ParseError> {
     }
     Ok(out)
 }
+
+/// `01:00.0 VGA compatible controller: ...`, optionally with a domain of
+/// 4 to 8 hex digits (`0000:01:00.0`; `10000:e1:00.0` behind an Intel VMD,
+/// whose domains start at 0x10000: lspci prints the domain `%04x`).
+pub(crate) fn is_lspci_device(line: &str) -> bool {
+    // The `:` after the bus, or a domain's first digit: most lines end here.
+    let b = line.as_bytes();
+    let domain = if b.get(2) == Some(&b':') {
+        0
+    } else if b.first().is_some_and(u8::is_ascii_hexdigit) {
+        // The domain's `:` is byte 4 to 8.
+        match b
+            .get(4..b.len().min(9))
+            .and_then(|w| w.iter().position(|c| *c == b':'))
+        {
+            Some(k) if b[..4 + k].iter().all(u8::is_ascii_hexdigit) => 5 + k,
+            _ => return false,
+        }
+    } else {
+        return false;
+    };
+    let Some((addr, rest)) = line.split_once(' ') else {
+        return false;
+    };
+    // `get` keeps a cut inside a multi-byte character from panicking.
+    let Some(addr) = addr.get(domain..) else {
+        return false;
+    };
+    let b = addr.as_bytes();
+    b.len() == 7
+        && b[2] == b':'
+        && b[5] == b'.'
+        && addr
+            .bytes()
+            .enumerate()
+            .all(|(i, c)| i == 2 || i == 5 || c.is_ascii_hexdigit())
+        && rest.contains(": ")
+}

@@ -11,63 +11,52 @@
 //! and line numbers in, the same lines out, regrouped.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use super::Tool;
 use super::scan::Segment;
+use super::tools::{Header, TOOLS};
 
 /// The tool whose output starts at `line` (as the scanner left it), if
-/// the line is such a header.
+/// the line is such a header: the [`Header`]s of the tool table, tried
+/// where the trimmed line starts with one of their first bytes.
 pub fn header_tool(line: &str) -> Option<Tool> {
-    // The line is trimmed only past the filter below.
     let first = trimmed_first(line)?;
-    // Cheap first-byte filter: most lines of most transcripts end here.
-    if !matches!(
-        first,
-        b'C' | b'I' | b'h' | b'G' | b'P' | b'd' | b'D' | b'=' | b'A' | b'n' | b'[' | b'R' | b'T'
-            | b'#' | b'r' | b'S' | b'|' | b'M' | b'0'..=b'9' | b'a'..=b'f'
-    ) {
+    let candidates = &headers()[usize::from(first)];
+    if candidates.is_empty() {
         return None;
     }
     let t = super::trim(line);
-    // Each signature is tried only where the line starts with its first
-    // byte, in this order; lspci's address may start with any of them.
-    let tool = match first {
-        b'C' if line.starts_with("CA '") || line.starts_with("CA: '") => Tool::Ibstat,
-        b'I' if line.starts_with("Infiniband device '") => Tool::Ibstatus,
-        b'h' if line.starts_with("hca_id:") => Tool::IbvDevinfo,
-        b'd' if t.starts_with("device") && t.contains("node GUID") => Tool::IbvDevices,
-        b'D' if t.starts_with("DEV") && t.contains("PORT") && t.contains("GID") => Tool::ShowGids,
-        b'G' if t.starts_with("GPU0") && t.contains("CPU Affinity") => Tool::NvidiaSmiTopo,
-        // (rocm-smi's tables are headed `GPU0 GPU1 ...` too: see
-        // `header_cuts`.)
-        b'G' if super::topology::nvidia::is_p2p_header(t) => Tool::NvidiaSmiP2p,
-        b'P' if t.starts_with("PPU0") && t.contains("CPU Affinity") => Tool::PpuSmiTopo,
-        b'G' if is_nvlink_gpu_line(t) => Tool::NvidiaSmiNvlink,
-        b'=' if t.contains("ROCm System Management Interface") => Tool::RocmSmiTopo,
-        b'A' if t == "ACCESS TABLE:" => Tool::AmdSmiTopology,
-        b'=' if t.contains("NVSMI LOG") => Tool::NvidiaSmiQ,
-        b'n' if t.starts_with("nvbandwidth Version:") => Tool::Nvbandwidth,
-        b'[' if t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]") => {
-            Tool::P2pBandwidthLatencyTest
+    candidates
+        .iter()
+        .find(|(_, h)| (h.is)(line, t))
+        .map(|&(tool, _)| tool)
+}
+
+/// The headers of the tool table by the bytes they may start with, in
+/// the table's order; built once.
+fn headers() -> &'static [Vec<(Tool, &'static Header)>] {
+    static BY_FIRST: OnceLock<Vec<Vec<(Tool, &'static Header)>>> = OnceLock::new();
+    BY_FIRST.get_or_init(|| {
+        let mut by_first = vec![Vec::new(); 256];
+        for spec in TOOLS {
+            if let Some(h) = &spec.header {
+                for &b in h.first {
+                    by_first[usize::from(b)].push((spec.tool, h));
+                }
+            }
         }
-        b'[' if t.starts_with("[CUDA Bandwidth Test]") => Tool::BandwidthTest,
-        b'R' if t.starts_with("RocmBandwidthTest Version:") => Tool::RocmBandwidthTest,
-        // (`Bytes Per Direction ` is a TransferBench title too, but `B`
-        // does not pass the filter above.)
-        b'T' if t.starts_with("TransferBench v") => Tool::Transferbench,
-        b'G' if t == "GPU-GFX Scaling benchmark:" => Tool::Transferbench,
-        b'#' if t.starts_with("# nThread ") || t.starts_with("# Collective test starting:") => {
-            Tool::NcclTests
-        }
-        b'r' if t.starts_with("rccl-tests: Version") => Tool::NcclTests,
-        b'#' if t.starts_with("# OSU MPI") => Tool::Osu,
-        b'R' | b'S' | b'A' if is_perftest_title(t) => Tool::Perftest,
-        _ if is_lspci_device(line) => Tool::Lspci,
-        b'|' if t == "|  NvLink Link Status  |" => Tool::DcgmiNvlink,
-        b'M' if super::lsmod::is_header(t) => Tool::Lsmod,
-        _ => return None,
+        by_first
+    })
+}
+
+/// The rule or box edge `tool` draws right above its title (perftest's
+/// `-----`, dcgmi's `+-----+`): one line, which goes with the title.
+fn opens_title(tool: Tool, t: &str) -> bool {
+    let Some(rule) = tool.spec().header.as_ref().and_then(|h| h.rule) else {
+        return false;
     };
-    Some(tool)
+    t.len() >= 3 && t.starts_with(&rule[..1]) && t.chars().all(|c| rule.contains(c))
 }
 
 /// The first byte of `line.trim()`: the first past leading spaces and
@@ -79,70 +68,6 @@ fn trimmed_first(line: &str) -> Option<u8> {
         Some(&c) if c.is_ascii_graphic() => Some(c),
         None => None,
         _ => super::trim(line).as_bytes().first().copied(),
-    }
-}
-
-/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`.
-fn is_nvlink_gpu_line(t: &str) -> bool {
-    let Some(rest) = t.strip_prefix("GPU ") else {
-        return false;
-    };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && rest[digits..].starts_with(": ") && t.contains("(UUID:")
-}
-
-/// `RDMA_Write BW Test`, `Send Latency Test`, `Atomic FETCH_AND_ADD ...`.
-fn is_perftest_title(t: &str) -> bool {
-    (t.ends_with(" BW Test") || t.ends_with(" Latency Test"))
-        && (t.starts_with("RDMA_") || t.starts_with("Send") || t.starts_with("Atomic"))
-}
-
-/// `01:00.0 VGA compatible controller: ...`, optionally with a domain of
-/// 4 to 8 hex digits (`0000:01:00.0`; `10000:e1:00.0` behind an Intel VMD,
-/// whose domains start at 0x10000: lspci prints the domain `%04x`).
-fn is_lspci_device(line: &str) -> bool {
-    // The `:` after the bus, or a domain's first digit: most lines end here.
-    let b = line.as_bytes();
-    let domain = if b.get(2) == Some(&b':') {
-        0
-    } else if b.first().is_some_and(u8::is_ascii_hexdigit) {
-        // The domain's `:` is byte 4 to 8.
-        match b
-            .get(4..b.len().min(9))
-            .and_then(|w| w.iter().position(|c| *c == b':'))
-        {
-            Some(k) if b[..4 + k].iter().all(u8::is_ascii_hexdigit) => 5 + k,
-            _ => return false,
-        }
-    } else {
-        return false;
-    };
-    let Some((addr, rest)) = line.split_once(' ') else {
-        return false;
-    };
-    // `get` keeps a cut inside a multi-byte character from panicking.
-    let Some(addr) = addr.get(domain..) else {
-        return false;
-    };
-    let b = addr.as_bytes();
-    b.len() == 7
-        && b[2] == b':'
-        && b[5] == b'.'
-        && addr
-            .bytes()
-            .enumerate()
-            .all(|(i, c)| i == 2 || i == 5 || c.is_ascii_hexdigit())
-        && rest.contains(": ")
-}
-
-/// The rule or box edge a tool draws right above its title (perftest's
-/// `-----`, dcgmi's `+-----+`): one line, which goes with the title.
-fn opens_title(tool: Tool, t: &str) -> bool {
-    let rule = |extra: u8| t.len() >= 3 && t.bytes().all(|b| b == b'-' || b == extra);
-    match tool {
-        Tool::Perftest => rule(b'-'),
-        Tool::DcgmiNvlink => t.starts_with('+') && rule(b'+'),
-        _ => false,
     }
 }
 
@@ -339,6 +264,7 @@ fn cut_at<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::pcie::is_lspci_device;
     use crate::evidence::scan::scan;
 
     #[test]

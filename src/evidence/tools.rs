@@ -7,7 +7,8 @@
 //!
 //! Adding a tool: one [`Tool`] variant and one entry here (placed by how
 //! specific its detector is), with its `looks_like_*` and `parse_*` in the
-//! module of its kind. This module only describes commands; running them
+//! module of its kind, and its header line if it has one (the splitter of
+//! pasted blocks reads the headers from here: there is no other list). This module only describes commands; running them
 //! is `collect::live`'s business.
 
 use super::{
@@ -31,9 +32,27 @@ pub struct ToolSpec {
     pub name: &'static str,
     pub detect: Detector,
     pub parse: Parser,
+    /// The line this tool prints at the top of its output and nowhere
+    /// else, where it has one: its output pasted right after another
+    /// tool's, with no command line between, is cut there
+    /// ([`split`](super::split)).
+    pub header: Option<Header>,
     /// The commands live collection runs for this tool's transcript; empty
     /// when it is only ever read from captures.
     pub live: &'static [LiveCommand],
+}
+
+/// A tool's header line.
+pub struct Header {
+    /// The bytes the trimmed line may start with: a line starting with
+    /// none of any tool's is no header, and costs one lookup.
+    pub first: &'static [u8],
+    /// Whether the line (as written, and trimmed) is the header.
+    pub is: fn(line: &str, trimmed: &str) -> bool,
+    /// The characters of the rule the tool draws right above its title,
+    /// the first one first (perftest's `-----`, dcgmi's `+-----+`): that
+    /// line goes with the title.
+    pub rule: Option<&'static str>,
 }
 
 /// When live collection runs a command.
@@ -108,6 +127,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvbandwidth-json",
         detect: copy::looks_like_nvbandwidth_json,
         parse: copy::parse_nvbandwidth_json,
+        header: None,
         live: &[],
     },
     ToolSpec {
@@ -115,6 +135,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "bandwidth-test",
         detect: copy::looks_like_bandwidth_test,
         parse: copy::parse_bandwidth_test,
+        header: Some(Header {
+            first: b"[",
+            is: |_, t| t.starts_with("[CUDA Bandwidth Test]"),
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -122,6 +147,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvbandwidth",
         detect: copy::looks_like_nvbandwidth,
         parse: copy::parse_nvbandwidth,
+        header: Some(Header {
+            first: b"n",
+            is: |_, t| t.starts_with("nvbandwidth Version:"),
+            rule: None,
+        }),
         live: &[benchmark(
             1,
             "nvbandwidth",
@@ -139,6 +169,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "p2p-bandwidth-latency-test",
         detect: copy::looks_like_p2p_bandwidth_latency_test,
         parse: copy::parse_p2p_bandwidth_latency_test,
+        header: Some(Header {
+            first: b"[",
+            is: |_, t| t.starts_with("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"),
+            rule: None,
+        }),
         live: &[benchmark(
             2,
             "p2pBandwidthLatencyTest",
@@ -151,6 +186,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "rocm-bandwidth-test",
         detect: copy::looks_like_rocm_bandwidth_test,
         parse: copy::parse_rocm_bandwidth_test,
+        header: Some(Header {
+            first: b"R",
+            is: |_, t| t.starts_with("RocmBandwidthTest Version:"),
+            rule: None,
+        }),
         live: &[benchmark(
             3,
             "rocm-bandwidth-test",
@@ -163,6 +203,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "transferbench",
         detect: copy::looks_like_transferbench,
         parse: copy::parse_transferbench,
+        header: Some(Header {
+            first: b"TG",
+            is: |_, t| t.starts_with("TransferBench v") || t == "GPU-GFX Scaling benchmark:",
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -170,6 +215,15 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nccl-tests",
         detect: collective::looks_like_nccl_tests,
         parse: collective::parse_nccl_tests,
+        header: Some(Header {
+            first: b"#r",
+            is: |_, t| {
+                t.starts_with("# nThread ")
+                    || t.starts_with("# Collective test starting:")
+                    || t.starts_with("rccl-tests: Version")
+            },
+            rule: None,
+        }),
         live: &[benchmark(
             4,
             "all_reduce_perf",
@@ -184,6 +238,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nccl-info",
         detect: nccl::looks_like_nccl_info,
         parse: nccl::parse_nccl_info,
+        header: None,
         live: &[],
     },
     // Signatures of their own (`node distances:`, `NUMANode L#0`, a
@@ -194,6 +249,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "numactl",
         detect: numa::looks_like_numactl,
         parse: numa::parse_numactl,
+        header: None,
         live: &[],
     },
     ToolSpec {
@@ -201,6 +257,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "lstopo",
         detect: numa::looks_like_lstopo,
         parse: numa::parse_lstopo,
+        header: None,
         live: &[],
     },
     ToolSpec {
@@ -208,6 +265,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "rdma-counters",
         detect: counters::looks_like_counters,
         parse: counters::parse_counters,
+        header: None,
         live: &[],
     },
     ToolSpec {
@@ -215,6 +273,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "osu",
         detect: mpi::looks_like_osu,
         parse: mpi::parse_osu,
+        header: Some(Header {
+            first: b"#",
+            is: |_, t| t.starts_with("# OSU MPI"),
+            rule: None,
+        }),
         live: &[],
     },
     // `ib_write_bw` runs live too, but as a server and a client at once
@@ -225,6 +288,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "perftest",
         detect: rdma::looks_like_perftest,
         parse: rdma::parse_perftest,
+        header: Some(Header {
+            first: b"RSA",
+            is: |_, t| rdma::is_perftest_title(t),
+            rule: Some("-"),
+        }),
         live: &[],
     },
     ToolSpec {
@@ -232,6 +300,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ibstatus",
         detect: rdma::looks_like_ibstatus,
         parse: rdma::parse_ibstatus,
+        header: Some(Header {
+            first: b"I",
+            is: |l, _| l.starts_with("Infiniband device '"),
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -239,6 +312,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ibstat",
         detect: rdma::looks_like_ibstat,
         parse: rdma::parse_ibstat,
+        header: Some(Header {
+            first: b"C",
+            is: |l, _| l.starts_with("CA '") || l.starts_with("CA: '"),
+            rule: None,
+        }),
         live: &[inventory(8, "ibstat", &[], "ibstat.txt")],
     },
     ToolSpec {
@@ -246,6 +324,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ibv-devinfo",
         detect: rdma::looks_like_ibv_devinfo,
         parse: rdma::parse_ibv_devinfo,
+        header: Some(Header {
+            first: b"h",
+            is: |l, _| l.starts_with("hca_id:"),
+            rule: None,
+        }),
         live: &[inventory(7, "ibv_devinfo", &["-v"], "ibv-devinfo-v.txt")],
     },
     ToolSpec {
@@ -253,6 +336,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ibv-devices",
         detect: rdma::looks_like_ibv_devices,
         parse: rdma::parse_ibv_devices,
+        header: Some(Header {
+            first: b"d",
+            is: |_, t| t.starts_with("device") && t.contains("node GUID"),
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -260,6 +348,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "show-gids",
         detect: rdma::looks_like_show_gids,
         parse: rdma::parse_show_gids,
+        header: Some(Header {
+            first: b"D",
+            is: |_, t| t.starts_with("DEV") && t.contains("PORT") && t.contains("GID"),
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -267,6 +360,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ibv-device-statistics",
         detect: rdma::looks_like_device_statistics,
         parse: rdma::parse_device_statistics,
+        header: None,
         live: &[],
     },
     ToolSpec {
@@ -274,6 +368,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvidia-smi-q",
         detect: pcie::looks_like_nvidia_smi_q,
         parse: pcie::parse_nvidia_smi_q,
+        header: Some(Header {
+            first: b"=",
+            is: |_, t| t.contains("NVSMI LOG"),
+            rule: None,
+        }),
         live: &[inventory(4, "nvidia-smi", &["-q"], "nvidia-smi-q.txt")],
     },
     ToolSpec {
@@ -281,6 +380,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "lspci",
         detect: pcie::looks_like_lspci,
         parse: pcie::parse_lspci,
+        header: Some(Header {
+            first: b"0123456789abcdefABCDEF",
+            is: |l, _| pcie::is_lspci_device(l),
+            rule: None,
+        }),
         live: &[inventory(9, "lspci", &["-vvv"], "lspci-vvv.txt")],
     },
     ToolSpec {
@@ -288,6 +392,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "amd-smi-topology",
         detect: topology::amd::looks_like_amd_smi,
         parse: topology::amd::parse_amd_smi,
+        header: Some(Header {
+            first: b"A",
+            is: |_, t| t == "ACCESS TABLE:",
+            rule: None,
+        }),
         live: &[inventory(
             6,
             "amd-smi",
@@ -300,6 +409,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "rocm-smi-topo",
         detect: topology::amd::looks_like_rocm_smi,
         parse: topology::amd::parse_rocm_smi,
+        header: Some(Header {
+            first: b"=",
+            is: |_, t| t.contains("ROCm System Management Interface"),
+            rule: None,
+        }),
         live: &[inventory(
             5,
             "rocm-smi",
@@ -312,6 +426,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvidia-smi-nvlink",
         detect: topology::nvidia::looks_like_nvlink_status,
         parse: topology::nvidia::parse_nvlink_status,
+        header: Some(Header {
+            first: b"G",
+            is: |_, t| topology::nvidia::is_nvlink_gpu_line(t),
+            rule: None,
+        }),
         live: &[inventory(
             3,
             "nvidia-smi",
@@ -324,6 +443,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "dcgmi-nvlink",
         detect: topology::dcgmi::looks_like_dcgmi_nvlink,
         parse: topology::dcgmi::parse_dcgmi_nvlink,
+        header: Some(Header {
+            first: b"|",
+            is: |_, t| t == "|  NvLink Link Status  |",
+            rule: Some("+-"),
+        }),
         live: &[],
     },
     ToolSpec {
@@ -331,6 +455,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ppu-smi-topo",
         detect: topology::ppu::looks_like_ppu_smi,
         parse: topology::ppu::parse_ppu_smi,
+        header: Some(Header {
+            first: b"P",
+            is: |_, t| t.starts_with("PPU0") && t.contains("CPU Affinity"),
+            rule: None,
+        }),
         live: &[],
     },
     ToolSpec {
@@ -338,6 +467,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvidia-smi-p2p",
         detect: topology::nvidia::looks_like_p2p_status,
         parse: topology::nvidia::parse_p2p_status,
+        header: Some(Header {
+            first: b"G",
+            is: |_, t| topology::nvidia::is_p2p_header(t),
+            rule: None,
+        }),
         live: &[inventory(
             2,
             "nvidia-smi",
@@ -350,6 +484,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "nvidia-smi-topo",
         detect: topology::nvidia::looks_like_topo_matrix,
         parse: topology::nvidia::parse_topo_matrix,
+        header: Some(Header {
+            first: b"G",
+            is: |_, t| t.starts_with("GPU0") && t.contains("CPU Affinity"),
+            rule: None,
+        }),
         live: &[inventory(
             1,
             "nvidia-smi",
@@ -363,6 +502,11 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "lsmod",
         detect: lsmod::looks_like_lsmod,
         parse: lsmod::parse_lsmod,
+        header: Some(Header {
+            first: b"M",
+            is: |_, t| lsmod::is_header(t),
+            rule: None,
+        }),
         live: &[],
     },
     // Last: a grep of its rows is only `name: count` lines. Live
@@ -373,6 +517,7 @@ pub static TOOLS: &[ToolSpec] = &[
         name: "ethtool-stats",
         detect: ethtool::looks_like_ethtool_stats,
         parse: ethtool::parse_ethtool_stats,
+        header: None,
         live: &[],
     },
 ];

@@ -583,8 +583,12 @@ fn node_files(
     // The input's bytes when it was a bundle; else the bundle as written.
     let json = match raw {
         Some(bytes) => bytes,
-        None => serde_json::to_vec(b)
-            .map_err(|e| anyhow::anyhow!("bundle of {} does not serialise: {e}", b.host.name))?,
+        None => {
+            // As it always was here: without the file's trailing newline.
+            let mut json = b.to_json_bytes();
+            json.pop();
+            json
+        }
     };
     out.push((format!("{dir}/bundle.json"), json));
     Ok(out)

@@ -37,3 +37,4 @@ mod streaming;
 mod ticket;
 mod topology_map;
 mod verdicts;
+mod wire;

@@ -1,15 +1,25 @@
-//! Compact JSON into a byte buffer, byte for byte what
-//! `serde_json::to_writer` writes, in fewer instructions: a string is
-//! checked for characters to escape many bytes at a time (`escape`; a
-//! transcript's text is most of a bundle's bytes), and every write goes
-//! straight into the `Vec`. Numbers are formatted by serde_json's own
-//! formatter.
+//! The bundle writer: one serde serializer that writes compact JSON into a
+//! byte buffer, byte for byte what `serde_json::to_writer` writes, in
+//! fewer instructions. Strings are checked for characters to escape eight
+//! bytes at a time (`escape`; a transcript's text is most of a bundle's
+//! bytes) and every write goes straight into the `Vec`; numbers are
+//! formatted by serde_json's own formatter.
 //!
-//! What serde_json would write differently or refuse (a map key that is not
-//! a string: serde_json quotes numbers and refuses others) is not written
-//! here: [`write`] then starts again with serde_json, so the bytes never
-//! depend on which writer ran.
+//! It also holds the bundle's file table, so that a source can be two
+//! numbers. Three names, which serde_json ignores, mark what it treats
+//! differently:
+//! - a struct named [`SOURCE`] is written as a list of its values
+//!   (`[file, line]`) instead of an object;
+//! - a newtype named [`FILE`] around a path is written as the path's index
+//!   in the table, the path added when it is new;
+//! - a newtype named [`FILES`] marks where the table goes: it is written
+//!   there once everything else is (its paths are known only then).
+//!
+//! A map key that serde_json would quote (a number) or refuse is an error
+//! here: no bundle has one. The tests (`tests/it/wire.rs`) compare the
+//! bytes with serde_json's for every shape serde makes and every capture.
 
+use std::collections::HashMap;
 use std::fmt::{self, Display};
 
 use serde::ser::{self, Serialize};
@@ -19,127 +29,97 @@ use escape::{next_escaped, plain_short};
 
 mod escape;
 
-/// Writes `value` as compact JSON at the end of `out`: this writer, or
-/// serde_json where this one declines (see the module doc).
-pub fn write<T: ?Sized + Serialize>(value: &T, out: &mut Vec<u8>) -> serde_json::Result<()> {
-    let start = out.len();
-    if value.serialize(&mut Compact { out: &mut *out }).is_ok() {
-        return Ok(());
+/// A struct written as the list of its values.
+pub const SOURCE: &str = "$wire::Source";
+/// A path written as its index in the file table.
+pub const FILE: &str = "$wire::File";
+/// Where the file table is written.
+pub const FILES: &str = "$wire::Files";
+
+/// Writes `value` at the end of `out`, the file table (if `value` has a
+/// [`FILES`] mark) where the mark is.
+pub fn write<T: ?Sized + Serialize>(value: &T, out: &mut Vec<u8>) -> Result<(), Error> {
+    let mut c = Compact {
+        out,
+        files: Files::default(),
+        file_next: false,
+        files_at: None,
+    };
+    value.serialize(&mut c)?;
+    if let Some(at) = c.files_at {
+        let mut table = Vec::with_capacity(c.files.json.len() + 2);
+        table.push(b'[');
+        table.extend_from_slice(&c.files.json);
+        table.push(b']');
+        c.out.splice(at..at, table);
     }
-    out.truncate(start);
-    serde_json::to_writer(&mut *out, value)
+    Ok(())
 }
 
-/// An object written field by field (`{`, then `"key":value` pairs).
-pub struct Object<'o> {
-    out: &'o mut Vec<u8>,
-    first: bool,
-}
-
-impl<'o> Object<'o> {
-    pub fn open(out: &'o mut Vec<u8>) -> Object<'o> {
-        out.push(b'{');
-        Object { out, first: true }
-    }
-
-    /// `"key":` (after a comma unless first); the value is the caller's to
-    /// write into [`Object::out`].
-    pub fn key(&mut self, key: &str) {
-        if !self.first {
-            self.out.push(b',');
-        }
-        self.first = false;
-        write_str(self.out, key);
-        self.out.push(b':');
-    }
-
-    pub fn field<T: ?Sized + Serialize>(&mut self, key: &str, v: &T) -> Result<(), Declined> {
-        self.key(key);
-        v.serialize(&mut Compact { out: self.out })
-    }
-
-    pub fn out(&mut self) -> &mut Vec<u8> {
-        self.out
-    }
-
-    pub fn close(self) {
-        self.out.push(b'}');
-    }
-}
-
-/// An unsigned integer as serde_json writes it.
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let _ = CompactFormatter.write_u64(out, v);
-}
-
-/// `key` (`,"name":`) and `v` when there is one: a field serde skips when
-/// it is absent (`skip_serializing_if = "Option::is_none"`).
-#[inline]
-pub fn opt_u64(out: &mut Vec<u8>, key: &[u8], v: Option<u64>) {
-    if let Some(v) = v {
-        out.extend_from_slice(key);
-        write_u64(out, v);
-    }
-}
-
-/// [`opt_u64`] for a float.
-#[inline]
-pub fn opt_f64(out: &mut Vec<u8>, key: &[u8], v: Option<f64>) {
-    if let Some(v) = v {
-        out.extend_from_slice(key);
-        write_f64(out, v);
-    }
-}
-
-/// [`opt_u64`] for a string.
-#[inline]
-pub fn opt_str(out: &mut Vec<u8>, key: &[u8], v: Option<&str>) {
-    if let Some(v) = v {
-        out.extend_from_slice(key);
-        write_str(out, v);
-    }
-}
-
-/// A float as serde_json writes it (`null` when not finite).
-pub fn write_f64(out: &mut Vec<u8>, v: f64) {
-    if v.is_finite() {
-        let _ = CompactFormatter.write_f64(out, v);
-    } else {
-        out.extend_from_slice(b"null");
-    }
-}
-
-/// Why this writer declined; [`write`] then uses serde_json.
+/// Why a value could not be written.
 #[derive(Debug)]
-pub struct Declined(String);
+pub struct Error(String);
 
-impl Display for Declined {
+impl Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "not written by the compact writer: {}", self.0)
+        f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for Declined {}
+impl std::error::Error for Error {}
 
-impl From<serde_json::Error> for Declined {
-    fn from(e: serde_json::Error) -> Declined {
-        Declined(e.to_string())
+impl ser::Error for Error {
+    fn custom<T: Display>(msg: T) -> Error {
+        Error(msg.to_string())
     }
 }
 
-impl ser::Error for Declined {
-    fn custom<T: Display>(msg: T) -> Declined {
-        Declined(msg.to_string())
+fn io(e: std::io::Error) -> Error {
+    Error(e.to_string())
+}
+
+/// The file table: each path once, in the order first written.
+#[derive(Default)]
+struct Files {
+    paths: Vec<String>,
+    index: HashMap<String, u32>,
+    /// The paths as JSON strings, comma-separated.
+    json: Vec<u8>,
+}
+
+impl Files {
+    fn index_of(&mut self, path: &str) -> u32 {
+        // A node names a few files, and the sources of one come together.
+        if self.paths.last().is_some_and(|p| p == path) {
+            return self.paths.len() as u32 - 1;
+        }
+        let found = if self.paths.len() <= 8 {
+            self.paths.iter().position(|p| p == path).map(|i| i as u32)
+        } else {
+            self.index.get(path).copied()
+        };
+        if let Some(i) = found {
+            return i;
+        }
+        let i = self.paths.len() as u32;
+        self.paths.push(path.to_string());
+        self.index.insert(path.to_string(), i);
+        if i > 0 {
+            self.json.push(b',');
+        }
+        write_str(&mut self.json, path);
+        i
     }
 }
 
-fn io(e: std::io::Error) -> Declined {
-    Declined(e.to_string())
-}
-
-/// The serializer: everything goes to `out`.
+/// The serializer.
 pub struct Compact<'o> {
     out: &'o mut Vec<u8>,
+    files: Files,
+    /// The next string is a path, written as its index ([`FILE`]).
+    file_next: bool,
+    /// Where the file table goes ([`FILES`]).
+    files_at: Option<usize>,
 }
 
 /// `s` as a JSON string, escaped as serde_json escapes: `\"`, `\\`, the
@@ -202,7 +182,11 @@ enum State {
 pub struct Open<'a, 'o> {
     ser: &'a mut Compact<'o>,
     state: State,
+    last: u8,
     close: &'static [u8],
+    /// Whether a struct's fields are written with their names (not for a
+    /// [`SOURCE`]).
+    keys: bool,
 }
 
 impl<'o> Compact<'o> {
@@ -224,7 +208,9 @@ impl<'o> Compact<'o> {
         Open {
             ser: self,
             state,
+            last: brackets[1],
             close: b"",
+            keys: true,
         }
     }
 }
@@ -237,40 +223,36 @@ impl Open<'_, '_> {
         self.state = State::Rest;
     }
 
-    fn element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
+    fn element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
         self.comma();
         v.serialize(&mut *self.ser)
     }
 
-    /// A struct's field name: `,"name":`.
-    fn field(&mut self, name: &str) {
-        let out = &mut *self.ser.out;
-        if self.state != State::First {
-            out.push(b',');
+    /// A struct's field: `,"name":value`.
+    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T) -> Result<(), Error> {
+        self.comma();
+        if self.keys {
+            write_str(self.ser.out, name);
+            self.ser.out.push(b':');
         }
-        self.state = State::Rest;
-        let b = name.as_bytes();
-        if plain_short(b) {
-            out.reserve(b.len() + 3);
-            out.push(b'"');
-            out.extend_from_slice(b);
-            out.extend_from_slice(b"\":");
-        } else {
-            write_str(out, name);
-            out.push(b':');
-        }
+        v.serialize(&mut *self.ser)
     }
 
-    fn key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), Declined> {
+    /// A map's key: what serde_json writes for a string key, else an error.
+    fn key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), Error> {
         self.comma();
-        k.serialize(Key(&mut *self.ser))?;
+        let at = self.ser.out.len();
+        k.serialize(&mut *self.ser)?;
+        if self.ser.out.get(at) != Some(&b'"') {
+            return Err(Error("a map key that is not a string".into()));
+        }
         self.ser.out.push(b':');
         Ok(())
     }
 
-    fn end(self, last: u8) -> Result<(), Declined> {
+    fn finish(self) -> Result<(), Error> {
         if self.state != State::Empty {
-            self.ser.out.push(last);
+            self.ser.out.push(self.last);
         }
         self.ser.out.extend_from_slice(self.close);
         Ok(())
@@ -279,7 +261,7 @@ impl Open<'_, '_> {
 
 macro_rules! numbers {
     ($($f:ident: $t:ty => $w:ident),*) => {$(
-        fn $f(self, v: $t) -> Result<(), Declined> {
+        fn $f(self, v: $t) -> Result<(), Error> {
             CompactFormatter.$w(&mut *self.out, v).map_err(io)
         }
     )*};
@@ -287,7 +269,7 @@ macro_rules! numbers {
 
 impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
     type Ok = ();
-    type Error = Declined;
+    type Error = Error;
     type SerializeSeq = Open<'a, 'o>;
     type SerializeTuple = Open<'a, 'o>;
     type SerializeTupleStruct = Open<'a, 'o>;
@@ -302,56 +284,59 @@ impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
         serialize_u16: u16 => write_u16, serialize_u32: u32 => write_u32,
         serialize_u64: u64 => write_u64, serialize_u128: u128 => write_u128);
 
-    fn serialize_bool(self, v: bool) -> Result<(), Declined> {
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
         self.out
             .extend_from_slice(if v { b"true" } else { b"false" });
         Ok(())
     }
 
-    fn serialize_f32(self, v: f32) -> Result<(), Declined> {
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
         if !v.is_finite() {
             return self.serialize_unit();
         }
         CompactFormatter.write_f32(&mut *self.out, v).map_err(io)
     }
 
-    fn serialize_f64(self, v: f64) -> Result<(), Declined> {
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
         if !v.is_finite() {
             return self.serialize_unit();
         }
         CompactFormatter.write_f64(&mut *self.out, v).map_err(io)
     }
 
-    fn serialize_char(self, v: char) -> Result<(), Declined> {
-        write_str(self.out, v.encode_utf8(&mut [0; 4]));
-        Ok(())
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
 
-    fn serialize_str(self, v: &str) -> Result<(), Declined> {
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        if std::mem::take(&mut self.file_next) {
+            let i = self.files.index_of(v);
+            return self.serialize_u32(i);
+        }
         write_str(self.out, v);
         Ok(())
     }
 
-    fn serialize_bytes(self, v: &[u8]) -> Result<(), Declined> {
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
         CompactFormatter
             .write_byte_array(&mut *self.out, v)
             .map_err(io)
     }
 
-    fn serialize_none(self) -> Result<(), Declined> {
+    fn serialize_none(self) -> Result<(), Error> {
         self.serialize_unit()
     }
 
-    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), Declined> {
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), Error> {
         v.serialize(self)
     }
 
-    fn serialize_unit(self) -> Result<(), Declined> {
+    fn serialize_unit(self) -> Result<(), Error> {
         self.out.extend_from_slice(b"null");
         Ok(())
     }
 
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Declined> {
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
         self.serialize_unit()
     }
 
@@ -360,16 +345,30 @@ impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
         _: &'static str,
         _: u32,
         variant: &'static str,
-    ) -> Result<(), Declined> {
+    ) -> Result<(), Error> {
         self.serialize_str(variant)
     }
 
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
-        _: &'static str,
+        name: &'static str,
         v: &T,
-    ) -> Result<(), Declined> {
-        v.serialize(self)
+    ) -> Result<(), Error> {
+        match name {
+            FILES => {
+                self.files_at = Some(self.out.len());
+                Ok(())
+            }
+            FILE => {
+                self.file_next = true;
+                v.serialize(&mut *self)?;
+                match std::mem::take(&mut self.file_next) {
+                    true => Err(Error("a file that is not a path".into())),
+                    false => Ok(()),
+                }
+            }
+            _ => v.serialize(self),
+        }
     }
 
     fn serialize_newtype_variant<T: ?Sized + Serialize>(
@@ -378,22 +377,22 @@ impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
         _: u32,
         variant: &'static str,
         v: &T,
-    ) -> Result<(), Declined> {
+    ) -> Result<(), Error> {
         self.open_variant(variant);
         v.serialize(&mut *self)?;
         self.out.push(b'}');
         Ok(())
     }
 
-    fn serialize_seq(self, len: Option<usize>) -> Result<Open<'a, 'o>, Declined> {
+    fn serialize_seq(self, len: Option<usize>) -> Result<Open<'a, 'o>, Error> {
         Ok(self.open(len, b"[]"))
     }
 
-    fn serialize_tuple(self, len: usize) -> Result<Open<'a, 'o>, Declined> {
+    fn serialize_tuple(self, len: usize) -> Result<Open<'a, 'o>, Error> {
         self.serialize_seq(Some(len))
     }
 
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Open<'a, 'o>, Declined> {
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Open<'a, 'o>, Error> {
         self.serialize_seq(Some(len))
     }
 
@@ -403,18 +402,23 @@ impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Open<'a, 'o>, Declined> {
+    ) -> Result<Open<'a, 'o>, Error> {
         self.open_variant(variant);
         let mut open = self.open(Some(len), b"[]");
         open.close = b"}";
         Ok(open)
     }
 
-    fn serialize_map(self, len: Option<usize>) -> Result<Open<'a, 'o>, Declined> {
+    fn serialize_map(self, len: Option<usize>) -> Result<Open<'a, 'o>, Error> {
         Ok(self.open(len, b"{}"))
     }
 
-    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Open<'a, 'o>, Declined> {
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Open<'a, 'o>, Error> {
+        if name == SOURCE {
+            let mut open = self.open(Some(len), b"[]");
+            open.keys = false;
+            return Ok(open);
+        }
         self.serialize_map(Some(len))
     }
 
@@ -424,244 +428,68 @@ impl<'a, 'o> ser::Serializer for &'a mut Compact<'o> {
         _: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<Open<'a, 'o>, Declined> {
+    ) -> Result<Open<'a, 'o>, Error> {
         self.open_variant(variant);
         let mut open = self.open(Some(len), b"{}");
         open.close = b"}";
         Ok(open)
     }
 
-    fn collect_str<T: ?Sized + Display>(self, v: &T) -> Result<(), Declined> {
+    fn collect_str<T: ?Sized + Display>(self, v: &T) -> Result<(), Error> {
         self.serialize_str(&v.to_string())
     }
 }
 
-impl ser::SerializeSeq for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b']')
-    }
-}
-
-impl ser::SerializeTuple for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b']')
-    }
-}
-
-impl ser::SerializeTupleStruct for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b']')
-    }
-}
-
-impl ser::SerializeTupleVariant for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
-        self.element(v)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b']')
-    }
-}
-
-impl ser::SerializeMap for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), Declined> {
-        self.key(k)
-    }
-    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Declined> {
-        v.serialize(&mut *self.ser)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b'}')
-    }
-}
-
-impl ser::SerializeStruct for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Declined> {
-        self.field(key);
-        v.serialize(&mut *self.ser)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b'}')
-    }
-}
-
-impl ser::SerializeStructVariant for Open<'_, '_> {
-    type Ok = ();
-    type Error = Declined;
-    fn serialize_field<T: ?Sized + Serialize>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Declined> {
-        self.field(key);
-        v.serialize(&mut *self.ser)
-    }
-    fn end(self) -> Result<(), Declined> {
-        Open::end(self, b'}')
-    }
-}
-
-/// A map key: a string (a `str`, a `char`, a unit variant, a newtype of
-/// one) is written as serde_json writes it; anything else is declined
-/// (serde_json quotes a number or a bool, and refuses the rest).
-struct Key<'a, 'o>(&'a mut Compact<'o>);
-
-macro_rules! declined {
-    ($($f:ident($($t:ty),*)),*) => {$(
-        fn $f(self, $(_: $t),*) -> Result<(), Declined> {
-            Err(Declined(concat!("a map key from ", stringify!($f)).into()))
+/// The compound values: elements and fields, one impl per serde trait.
+macro_rules! compound {
+    ($($tr:ident: $f:ident),*) => {$(
+        impl ser::$tr for Open<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn $f<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
+                self.element(v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
         }
     )*};
 }
 
-impl ser::Serializer for Key<'_, '_> {
+compound!(SerializeSeq: serialize_element, SerializeTuple: serialize_element,
+    SerializeTupleStruct: serialize_field, SerializeTupleVariant: serialize_field);
+
+impl ser::SerializeMap for Open<'_, '_> {
     type Ok = ();
-    type Error = Declined;
-    type SerializeSeq = ser::Impossible<(), Declined>;
-    type SerializeTuple = ser::Impossible<(), Declined>;
-    type SerializeTupleStruct = ser::Impossible<(), Declined>;
-    type SerializeTupleVariant = ser::Impossible<(), Declined>;
-    type SerializeMap = ser::Impossible<(), Declined>;
-    type SerializeStruct = ser::Impossible<(), Declined>;
-    type SerializeStructVariant = ser::Impossible<(), Declined>;
-
-    declined!(
-        serialize_bool(bool),
-        serialize_i8(i8),
-        serialize_i16(i16),
-        serialize_i32(i32),
-        serialize_i64(i64),
-        serialize_i128(i128),
-        serialize_u8(u8),
-        serialize_u16(u16),
-        serialize_u32(u32),
-        serialize_u64(u64),
-        serialize_u128(u128),
-        serialize_f32(f32),
-        serialize_f64(f64),
-        serialize_bytes(&[u8]),
-        serialize_none(),
-        serialize_unit(),
-        serialize_unit_struct(&'static str)
-    );
-
-    fn serialize_str(self, v: &str) -> Result<(), Declined> {
-        write_str(self.0.out, v);
-        Ok(())
+    type Error = Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<(), Error> {
+        self.key(k)
     }
-
-    fn serialize_char(self, v: char) -> Result<(), Declined> {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Error> {
+        v.serialize(&mut *self.ser)
     }
-
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<(), Declined> {
-        self.serialize_str(variant)
-    }
-
-    fn serialize_newtype_struct<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), Declined> {
-        v.serialize(self)
-    }
-
-    fn collect_str<T: ?Sized + Display>(self, v: &T) -> Result<(), Declined> {
-        self.serialize_str(&v.to_string())
-    }
-
-    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<(), Declined> {
-        Err(Declined("a map key from serialize_some".into()))
-    }
-
-    fn serialize_newtype_variant<T: ?Sized + Serialize>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Declined> {
-        Err(Declined("a map key from a newtype variant".into()))
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Declined> {
-        Err(Declined("a map key from a list".into()))
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Declined> {
-        Err(Declined("a map key from a tuple".into()))
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Declined> {
-        Err(Declined("a map key from a tuple struct".into()))
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Declined> {
-        Err(Declined("a map key from a tuple variant".into()))
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Declined> {
-        Err(Declined("a map key from a map".into()))
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, Declined> {
-        Err(Declined("a map key from a struct".into()))
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Declined> {
-        Err(Declined("a map key from a struct variant".into()))
+    fn end(self) -> Result<(), Error> {
+        self.finish()
     }
 }
 
-#[cfg(test)]
-mod tests;
+macro_rules! fields {
+    ($($tr:ident),*) => {$(
+        impl ser::$tr for Open<'_, '_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: ?Sized + Serialize>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Error> {
+                self.field(key, v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
+        }
+    )*};
+}
+
+fields!(SerializeStruct, SerializeStructVariant);

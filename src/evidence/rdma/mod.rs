@@ -241,6 +241,7 @@ mod perftest;
 mod ports;
 mod statistics;
 
+pub(crate) use perftest::is_title as is_perftest_title;
 pub use perftest::{looks_like_perftest, parse_perftest};
 pub use ports::{
     looks_like_ibstat, looks_like_ibstatus, looks_like_ibv_devices, looks_like_ibv_devinfo,

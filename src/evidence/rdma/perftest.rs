@@ -686,5 +686,11 @@ fn perftest_cell(m: &mut Measurement, run: &PerftestRun<'_>, latency: bool, unit
     }));
 }
 
+/// `RDMA_Write BW Test`, `Send Latency Test`, `Atomic FETCH_AND_ADD ...`.
+pub(crate) fn is_title(t: &str) -> bool {
+    (t.ends_with(" BW Test") || t.ends_with(" Latency Test"))
+        && (t.starts_with("RDMA_") || t.starts_with("Send") || t.starts_with("Atomic"))
+}
+
 #[cfg(test)]
 mod tests;

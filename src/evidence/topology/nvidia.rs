@@ -679,7 +679,7 @@ pub fn parse_nvlink_status(text: &str) -> Result<Parsed, ParseError> {
 }
 
 mod detect;
-pub(crate) use detect::{is_p2p_header, is_p2p_row};
+pub(crate) use detect::{is_nvlink_gpu_line, is_p2p_header, is_p2p_row};
 pub use detect::{looks_like_nvlink_status, looks_like_p2p_status, looks_like_topo_matrix};
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! Finding the characters JSON escapes in a string: eight bytes a step
-//! by word arithmetic, sixteen with SSE2 where the build has it.
+//! by word arithmetic, in safe code. (An SSE2 test of sixteen bytes a
+//! step took a third of the instructions on long strings, for `unsafe`
+//! code of our own: see the note in the module doc of `wire`.)
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -24,58 +26,7 @@ pub(super) fn is_escaped(c: u8) -> bool {
     c < 0x20 || c == b'"' || c == b'\\'
 }
 
-/// Which of the 16 bytes of `c` JSON escapes, a bit each, lowest first:
-/// SSE2 (every x86_64 has it) tests a transcript's text in a third of the
-/// instructions the word-wise test takes.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "sse2")]
-fn escaped16(c: &[u8]) -> u32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
-        _mm_set1_epi8,
-    };
-    let half =
-        |at: usize| i64::from_le_bytes(c[at..at + 8].try_into().expect("a chunk of 8 bytes"));
-    let v = _mm_set_epi64x(half(8), half(0));
-    // Unsigned: a byte is a control character when min(byte, 0x1f) is itself.
-    let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-    _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))) as u32
-}
-
-/// [`escaped16`], where the build has SSE2.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-fn escaped16_here(c: &[u8]) -> u32 {
-    // SAFETY: this build enables SSE2 (the cfg above), the one target
-    // feature `escaped16` needs; it reads `c` only through safe indexing.
-    unsafe { escaped16(c) }
-}
-
 /// The first byte at or after `i` that JSON escapes.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub(super) fn next_escaped(b: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(chunk) = b.get(i..i + 16) {
-        let m = escaped16_here(chunk);
-        if m != 0 {
-            return Some(i + m.trailing_zeros() as usize);
-        }
-        i += 16;
-    }
-    if i >= b.len() {
-        return None;
-    }
-    if b.len() >= 16 {
-        // The last 16 bytes, less those before `i` (tested already).
-        let start = b.len() - 16;
-        let m = escaped16_here(&b[start..]) >> (i - start);
-        return (m != 0).then(|| i + m.trailing_zeros() as usize);
-    }
-    b[i..].iter().position(|&c| is_escaped(c)).map(|k| i + k)
-}
-
-/// The first byte at or after `i` that JSON escapes.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 pub(super) fn next_escaped(b: &[u8], mut i: usize) -> Option<usize> {
     let word = |c: &[u8]| u64::from_le_bytes(c.try_into().expect("a chunk of 8 bytes"));
     // Two words a step while both are plain (most of a transcript's text).

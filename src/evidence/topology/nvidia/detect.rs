@@ -108,3 +108,12 @@ pub fn looks_like_nvlink_status(text: &str, lines: &[&str]) -> bool {
         })
         && crate::evidence::numbered(lines).any(|(_, l)| parse_gpu_line(l).is_some())
 }
+
+/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)`.
+pub(crate) fn is_nvlink_gpu_line(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix("GPU ") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && rest[digits..].starts_with(": ") && t.contains("(UUID:")
+}

@@ -1,12 +1,19 @@
+//! The bundle writer (`bundle::wire::compact`): serde_json's bytes for
+//! every shape serde makes and every capture's bundle, and the file
+//! table's marks.
+
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde::Serialize;
 
-use super::*;
+use wire_report::bundle::Bundle;
+use wire_report::bundle::wire::compact::{Error, write};
+use wire_report::bundle::wire::{self, FilesMark};
+use wire_report::evidence::Source;
 
-/// What [`write`] writes, as text.
-fn ours<T: ?Sized + Serialize>(v: &T) -> serde_json::Result<String> {
+/// What [`write`] writes, as text, or why it could not.
+fn compact_only<T: ?Sized + Serialize>(v: &T) -> Result<String, Error> {
     let mut out = b"kept ".to_vec();
     write(v, &mut out)?;
     let text = String::from_utf8(out).expect("UTF-8");
@@ -16,17 +23,8 @@ fn ours<T: ?Sized + Serialize>(v: &T) -> serde_json::Result<String> {
         .to_string())
 }
 
-/// What the compact writer alone writes, or why it declined.
-fn compact_only<T: ?Sized + Serialize>(v: &T) -> Result<String, Declined> {
-    let mut out = Vec::new();
-    v.serialize(&mut Compact { out: &mut out })?;
-    Ok(String::from_utf8(out).expect("UTF-8"))
-}
-
 fn same<T: ?Sized + Serialize>(v: &T) {
-    let theirs = serde_json::to_string(v).unwrap();
-    assert_eq!(compact_only(v).unwrap(), theirs);
-    assert_eq!(ours(v).unwrap(), theirs);
+    assert_eq!(compact_only(v).unwrap(), serde_json::to_string(v).unwrap());
 }
 
 #[test]
@@ -215,54 +213,104 @@ fn every_shape_serde_makes_is_written_as_serde_json_writes_it() {
 }
 
 #[test]
-fn a_key_serde_json_quotes_or_refuses_is_left_to_serde_json() {
+fn a_key_serde_json_quotes_or_refuses_is_an_error() {
     let numbers: BTreeMap<u32, u8> = [(1, 2), (30, 4)].into_iter().collect();
     assert!(compact_only(&numbers).is_err());
-    assert_eq!(ours(&numbers).unwrap(), r#"{"1":2,"30":4}"#);
     let bools: BTreeMap<bool, u8> = [(true, 1)].into_iter().collect();
     assert!(compact_only(&bools).is_err());
-    assert_eq!(
-        ours(&bools).unwrap(),
-        serde_json::to_string(&bools).unwrap()
-    );
-    let optional: BTreeMap<Option<&str>, u8> = [(Some("a"), 1)].into_iter().collect();
-    assert!(compact_only(&optional).is_err());
-    assert_eq!(ours(&optional).ok(), serde_json::to_string(&optional).ok());
-    // What serde_json refuses, `write` refuses too.
     let lists: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
     assert!(compact_only(&lists).is_err());
-    assert!(ours(&lists).is_err());
-    assert!(serde_json::to_string(&lists).is_err());
 }
 
-/// [`crate::bundle::wire::write`] (this writer, cells field by field) and
-/// serde_json agree on `b`.
-fn written_as_serde_json_writes(b: &crate::bundle::Bundle) {
+/// A bundle's parts that hold no source (its series and cells as read
+/// back among them) are written as serde_json writes them; the sources are `[index, line]`
+/// into `files`, which names each path once.
+fn written_as_serde_json_writes(b: &Bundle) -> Vec<u8> {
+    let same = |ours: String, theirs: String| assert!(ours == theirs, "{}", b.host.name);
+    same(
+        compact_only(&b.transcripts).unwrap(),
+        serde_json::to_string(&b.transcripts).unwrap(),
+    );
+    same(
+        compact_only(&b.problems).unwrap(),
+        serde_json::to_string(&b.problems).unwrap(),
+    );
+    let bytes = wire::write(b);
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let m: wire_report::bundle::read::Measurements =
+        serde_json::from_value(v["measurements"].clone()).unwrap();
+    same(
+        compact_only(&m).unwrap(),
+        serde_json::to_string(&m).unwrap(),
+    );
+    let files: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    for (i, f) in files.iter().enumerate() {
+        assert!(!files[..i].contains(f), "{}: {f} twice", b.host.name);
+    }
+    for d in v["topology"]["devices"].as_array().unwrap() {
+        let s = d["source"].as_array().unwrap();
+        assert!(s[0].as_u64().unwrap() < files.len() as u64);
+        assert_eq!(s.len(), 2);
+    }
+    // Any serializer gets the very bytes.
     let mut theirs = serde_json::to_vec(b).unwrap();
     theirs.push(b'\n');
-    let mine = crate::bundle::wire::write(b);
-    assert!(mine == theirs, "{}: the writers differ", b.host.name);
+    assert!(theirs == bytes, "{}", b.host.name);
+    bytes
+}
+
+#[test]
+fn a_source_is_an_index_and_a_line_in_a_bundle_and_file_and_line_elsewhere() {
+    let s = Source {
+        file: "a/\"b\".txt".into(),
+        line: 7,
+    };
     assert_eq!(
-        compact_only(b).unwrap().as_bytes(),
-        &theirs[..theirs.len() - 1]
+        serde_json::to_string(&s).unwrap(),
+        r#"{"file":"a/\"b\".txt","line":7}"#
+    );
+    #[derive(Serialize)]
+    struct Marked<'a> {
+        files: FilesMark,
+        sources: [&'a Source; 3],
+    }
+    let t = Source {
+        file: "t".into(),
+        line: 1,
+    };
+    let v = Marked {
+        files: FilesMark,
+        sources: [&s, &t, &s],
+    };
+    assert_eq!(
+        compact_only(&v).unwrap(),
+        r#"{"files":["a/\"b\".txt","t"],"sources":[[0,7],[1,1],[0,7]]}"#
     );
 }
 
 #[test]
 fn every_capture_bundle_is_written_as_serde_json_writes_it() {
-    let nodes = crate::inputs::ingest(&["captures".into()]).unwrap();
+    let nodes = wire_report::inputs::ingest(&["captures".into()]).unwrap();
     assert!(nodes.len() > 50);
     for n in &nodes {
-        written_as_serde_json_writes(&n.bundle);
+        let bytes = written_as_serde_json_writes(&n.bundle);
+        // Read back, the bundle writes the very bytes.
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let back = Bundle::from_json(text, "b.json".as_ref()).unwrap();
+        assert!(wire::write(&back) == bytes, "{}", n.bundle.host.name);
     }
 }
-
 #[test]
 fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them() {
-    use crate::evidence::measurement::{Kind, Measurement, Statistic};
-    let mut b = crate::bundle::Bundle::new(crate::bundle::Host {
+    use wire_report::evidence::measurement::{Kind, Measurement, Statistic};
+    let mut b = Bundle::new(wire_report::bundle::Host {
         name: "n".into(),
-        origin: crate::bundle::Origin::Ingested,
+        origin: wire_report::bundle::Origin::Ingested,
     });
     let odd = [
         0.0,
@@ -286,18 +334,18 @@ fn cells_with_every_field_and_odd_numbers_are_written_as_serde_json_writes_them(
         b.measurements.push(m);
     }
     written_as_serde_json_writes(&b);
-    written_as_serde_json_writes(&crate::bundle::Bundle::new(b.host.clone()));
+    written_as_serde_json_writes(&Bundle::new(b.host.clone()));
 }
 
 #[test]
 fn series_with_every_field_are_written_as_serde_json_writes_them() {
-    use crate::evidence::answers::{Path, Unit};
-    use crate::evidence::measurement::{
+    use wire_report::evidence::answers::{Path, Unit};
+    use wire_report::evidence::measurement::{
         Buffers, CopyEngine, Direction, Kind, Measurement, P2p, Statistic, Verification,
     };
-    let mut b = crate::bundle::Bundle::new(crate::bundle::Host {
+    let mut b = Bundle::new(wire_report::bundle::Host {
         name: "n".into(),
-        origin: crate::bundle::Origin::Ingested,
+        origin: wire_report::bundle::Origin::Ingested,
     });
     for i in 0..6u32 {
         let mut m = Measurement::new("t\"", 3, Kind::MpiPt2pt, "x\ty", Statistic::P999);
