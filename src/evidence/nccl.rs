@@ -44,6 +44,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{ParseError, Parsed, Source, numbered_lines};
 
+mod grammar;
+
+pub use grammar::bus_id;
+use grammar::{Init, Listed, adapters, gpu_direct, init_line, is_cut, path, split_line, version};
+
 /// One NCCL (or RCCL) initialisation: a communicator's ranks, the
 /// adapters and network it chose, and the path of every channel.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -227,232 +232,6 @@ impl NcclInit {
     }
 }
 
-/// A line's NCCL prefix and message: `node1:123:456 [0] NCCL INFO msg`.
-struct Line<'a> {
-    host: Option<&'a str>,
-    msg: &'a str,
-    /// `NCCL WARN` rather than `NCCL INFO`.
-    warn: bool,
-}
-
-/// Splits off the `host:pid:tid [dev] NCCL INFO ` prefix (anything before
-/// it, a timestamp or a logger's own head, is passed over); a line without
-/// one is a bare message (a log whose prefixes were cut off).
-fn split_line(l: &str) -> Line<'_> {
-    let (head, msg, warn) = if let Some(i) = l.find("NCCL INFO") {
-        (&l[..i], &l[i + "NCCL INFO".len()..], false)
-    } else if let Some(i) = l.find("NCCL WARN") {
-        (&l[..i], &l[i + "NCCL WARN".len()..], true)
-    } else {
-        return Line {
-            host: None,
-            msg: l.trim(),
-            warn: false,
-        };
-    };
-    // `host:pid:tid [3] ` (a WARN has `file:line ` after the bracket).
-    let host = head
-        .split_whitespace()
-        .rev()
-        .find(|w| w.matches(':').count() >= 2 && !w.starts_with('['))
-        .and_then(|w| {
-            let mut parts = w.rsplitn(3, ':');
-            let tid = parts.next()?;
-            let pid = parts.next()?;
-            let host = parts.next()?;
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            (digits(tid) && digits(pid) && !host.is_empty()).then_some(host)
-        });
-    Line {
-        host,
-        msg: msg.trim(),
-        warn,
-    }
-}
-
-/// `1b000` -> `0000:1b:00.0` (NCCL's `int64ToBusId`).
-pub fn bus_id(hex: &str) -> Option<String> {
-    let hex = hex.trim_start_matches("0x");
-    if hex.is_empty() || hex.len() > 12 {
-        return None;
-    }
-    let id = u64::from_str_radix(hex, 16).ok()?;
-    Some(format!(
-        "{:04x}:{:02x}:{:02x}.{:x}",
-        id >> 20,
-        (id >> 12) & 0xff,
-        (id >> 4) & 0xff,
-        id & 0xf
-    ))
-}
-
-/// `NCCL version 2.18.3+cuda12.1`, `RCCL version : 2.21.5-HEAD:9a0e6a1`:
-/// the version and whether RCCL printed it.
-fn version(msg: &str) -> Option<(String, bool)> {
-    let (rest, rccl) = if let Some(r) = msg.strip_prefix("NCCL version") {
-        (r, false)
-    } else {
-        (msg.strip_prefix("RCCL version")?, true)
-    };
-    let rest = rest.trim_start().trim_start_matches(':').trim_start();
-    let word = rest.split_whitespace().next()?;
-    let v: &str = word.split(['+', '-']).next()?;
-    let ok = v.split('.').count() >= 2 && v.split('.').all(|p| p.parse::<u32>().is_ok());
-    ok.then(|| (v.to_string(), rccl))
-}
-
-/// What an `Init START` / `Init COMPLETE` line says.
-struct Init<'a> {
-    rank: u32,
-    nranks: u32,
-    cuda_dev: u32,
-    bus_id: String,
-    comm_id: Option<&'a str>,
-    complete: bool,
-}
-
-fn init_line(msg: &str) -> Option<Init<'_>> {
-    let complete = msg.ends_with("Init COMPLETE");
-    if !complete && !msg.ends_with("Init START") {
-        return None;
-    }
-    let words: Vec<&str> = msg.split_whitespace().collect();
-    let after = |key: &str| {
-        words
-            .iter()
-            .position(|w| *w == key)
-            .and_then(|i| words.get(i + 1))
-            .copied()
-    };
-    let num = |key: &str| after(key)?.parse::<u32>().ok();
-    Some(Init {
-        rank: num("rank")?,
-        nranks: num("nranks").or_else(|| num("nRanks"))?,
-        cuda_dev: num("cudaDev")?,
-        bus_id: bus_id(after("busId")?)?,
-        comm_id: after("commId"),
-        complete,
-    })
-}
-
-/// An adapter as listed: its name, port and link layer.
-type Listed = (String, Option<u32>, Option<String>);
-
-/// A GPUDirect RDMA line: the adapter's name (or its index), enabled,
-/// the GPU's bus id, NCCL's reason.
-type GdrLine = (Result<String, u32>, bool, Option<String>, Option<String>);
-
-/// `NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:…`.
-fn adapters(msg: &str) -> Option<Vec<Listed>> {
-    let list = msg.strip_prefix("NET/IB")?.trim_start();
-    let list = list.strip_prefix(':')?.trim_start().strip_prefix("Using")?;
-    let list = list.split(';').next().unwrap_or(list);
-    let mut out = Vec::new();
-    // Each entry follows a `]`: `[0]mlx5_0:1/IB`, `[0]={[0] mlx5_0:1/IB,`.
-    for piece in list.split('[').skip(1) {
-        let Some((_, rest)) = piece.split_once(']') else {
-            continue;
-        };
-        let rest = rest.trim_start().trim_start_matches("={").trim_start();
-        let entry = rest
-            .split(|c: char| c.is_whitespace() || c == ',' || c == '}')
-            .next()
-            .unwrap_or("");
-        let Some((name, tail)) = entry.split_once(':') else {
-            continue;
-        };
-        if name.is_empty() {
-            continue;
-        }
-        let (port, layer) = match tail.split_once('/') {
-            Some((p, l)) => (p, Some(l)),
-            None => (tail, None),
-        };
-        let port = port.split(':').next().and_then(|p| p.parse().ok());
-        let layer = layer
-            .and_then(|l| l.split('/').next())
-            .filter(|l| matches!(*l, "IB" | "RoCE"))
-            .map(String::from);
-        out.push((name.to_string(), port, layer));
-    }
-    Some(out)
-}
-
-/// `GPU Direct RDMA Enabled for HCA 0 'mlx5_0'`, `… for GPU 1b000 / HCA 0 (…)`.
-fn gpu_direct(msg: &str) -> Option<GdrLine> {
-    let i = msg.find("GPU Direct RDMA ")?;
-    let rest = &msg[i + "GPU Direct RDMA ".len()..];
-    let (enabled, rest) = if let Some(r) = rest.strip_prefix("Enabled for ") {
-        (true, r)
-    } else {
-        (false, rest.strip_prefix("Disabled for ")?)
-    };
-    let why = rest
-        .find('(')
-        .map(|i| {
-            rest[i..]
-                .split(')')
-                .next()
-                .unwrap_or("")
-                .trim_start_matches('(')
-        })
-        .map(str::to_string);
-    // `for GPU 1b000 / HCA 0 (distance ...)`
-    if let Some(r) = rest.strip_prefix("GPU ") {
-        let (gpu, hca) = r.split_once(" / HCA ")?;
-        let n: u32 = hca.split_whitespace().next()?.parse().ok()?;
-        return Some((Err(n), enabled, bus_id(gpu.trim()), why));
-    }
-    // `for HCA 0 'mlx5_0'`
-    let r = rest.strip_prefix("HCA ")?;
-    let name = r.split('\'').nth(1).filter(|n| !n.is_empty());
-    match name {
-        Some(n) => Some((Ok(n.to_string()), enabled, None, why)),
-        None => {
-            let n: u32 = r.split_whitespace().next()?.parse().ok()?;
-            Some((Err(n), enabled, None, why))
-        }
-    }
-}
-
-/// A channel line: `Channel 00/0 : 0[1b000] -> 1[1c000] [send] via P2P/IPC/read`.
-fn path(msg: &str) -> Option<(u32, u32, u32, NcclTransport, String, Option<String>)> {
-    let (kind, rest) = msg.split_once(' ')?;
-    if !matches!(kind, "Channel" | "Ring" | "CollNet" | "Coll") {
-        return None;
-    }
-    let (chan, rest) = rest.split_once(" : ")?;
-    let channel: u32 = chan.split('/').next()?.trim().parse().ok()?;
-    let (ends, via) = rest.split_once(" via ")?;
-    let rank = |s: &str| s.trim().split('[').next()?.trim().parse::<u32>().ok();
-    let mut side = None;
-    let mut ends = ends.trim();
-    for s in ["send", "receive", "recv"] {
-        if let Some(e) = ends.strip_suffix(&format!("[{s}]")) {
-            side = Some(if s == "recv" { "receive" } else { s }.to_string());
-            ends = e.trim();
-        }
-    }
-    let (src, dst) = match ends.split_once("->") {
-        Some((a, b)) => (rank(a)?, rank(b)?),
-        None => {
-            let r = rank(ends)?;
-            (r, r)
-        }
-    };
-    // RCCL: `via P2P/IPC comm 0x… nRanks 08`.
-    let via = via.split(" comm ").next().unwrap_or(via).trim();
-    let transport = match via.split('/').next()? {
-        "P2P" => NcclTransport::P2p,
-        "SHM" => NcclTransport::Shm,
-        "NET" => NcclTransport::Net,
-        "NVLS" => NcclTransport::Nvls,
-        "COLLNET" => NcclTransport::Collnet,
-        _ => return None,
-    };
-    Some((channel, src, dst, transport, via.to_string(), side))
-}
-
 /// The facts of an NCCL log and how each line was used.
 #[derive(Default)]
 struct Reader {
@@ -546,8 +325,6 @@ pub(crate) fn read_into(text: &str, out: &mut Parsed, account: bool) {
         }
         last = Some((n, l, false));
         let line = split_line(l);
-        let host = line.host.map(String::from);
-        let is_nccl = line.host.is_some() || l.contains("NCCL INFO") || line.warn;
         if line.warn {
             if account {
                 out.tool_error(n, format!("NCCL warned: {}", line.msg));
@@ -556,103 +333,14 @@ pub(crate) fn read_into(text: &str, out: &mut Parsed, account: bool) {
             }
             continue;
         }
-        let msg = line.msg;
-        let read = if let Some((v, rccl)) = version(msg) {
-            let first = r.pending.version.is_none();
-            if first {
-                r.pending.version = Some(v.clone());
-                r.pending.rccl = rccl;
-                r.pending.version_source = Some(Source::line(n));
-            }
-            r.version = Some((v, rccl, Source::line(n)));
-            first
-        } else if let Some(i) = init_line(msg) {
-            let k = r.init_for(&i, n);
-            let e = &mut r.inits[k];
-            match e.devices.iter_mut().find(|d| d.rank == i.rank) {
-                Some(d) => {
-                    d.complete |= i.complete;
-                    out.context_lines.push(n);
-                }
-                None => e.devices.push(NcclDevice {
-                    rank: i.rank,
-                    host,
-                    cuda_dev: i.cuda_dev,
-                    bus_id: i.bus_id,
-                    complete: i.complete,
-                    source: Source::line(n),
-                }),
-            }
-            true
-        } else if let Some(list) = adapters(msg) {
-            r.names = list.iter().map(|a| a.0.clone()).collect();
-            let known = |a: &NcclAdapter| a.name.clone();
-            let have: Vec<String> = r.pending.adapters.iter().map(known).collect();
-            let mut any = false;
-            for (name, port, layer) in list {
-                if have.contains(&name) {
-                    continue;
-                }
-                any = true;
-                r.pending.adapters.push(NcclAdapter {
-                    name,
-                    port,
-                    link_layer: layer,
-                    host: host.clone(),
-                    source: Source::line(n),
-                });
-            }
-            any
-        } else if let Some(net) = msg.strip_prefix("Using network ") {
-            if r.pending.net.is_none() {
-                r.pending.net = Some(net.trim().to_string());
-                r.pending.net_source = Some(Source::line(n));
-                true
-            } else {
-                false
-            }
-        } else if let Some((who, enabled, gpu, why)) = gpu_direct(msg) {
-            let adapter = match who {
-                Ok(name) => name,
-                Err(i) => r
-                    .names
-                    .get(i as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("HCA {i}")),
-            };
-            r.pending.gpu_direct.push(NcclGpuDirect {
-                adapter,
-                enabled,
-                gpu_bus_id: gpu,
-                why,
-                source: Source::line(n),
-            });
-            true
-        } else if let Some((channel, src, dst, transport, via, side)) = path(msg) {
-            r.pending.paths.push(NcclPath {
-                channel,
-                src_rank: src,
-                dst_rank: dst,
-                transport,
-                via,
-                side,
-                host,
-                source: Source::line(n),
-            });
-            true
-        } else if let Some(rest) = msg.strip_prefix("NVLS multicast support is ") {
-            r.pending.nvls = Some(rest.starts_with("available"));
-            true
-        } else {
-            false
-        };
-        if read {
+        let host = line.host.map(String::from);
+        if r.read(line.msg, host, n, out) {
             last = Some((n, l, true));
             if r.pending.source.line == 0 {
                 r.pending.source = Source::line(n);
             }
         } else if account {
-            if is_nccl {
+            if line.host.is_some() || line.marked {
                 out.skipped_lines
                     .push((n, "an NCCL log line with no fact read here"));
             } else {
@@ -669,24 +357,115 @@ pub(crate) fn read_into(text: &str, out: &mut Parsed, account: bool) {
     out.nccl.extend(r.finish());
 }
 
-/// A last line that is the start of one of NCCL's: its prefix and no
-/// message (`node:921`, `host:1:2 [0] NCCL INF`), or a channel line
-/// before its `via`.
-fn is_cut(l: &str) -> bool {
-    let t = l.trim();
-    if t.contains("NCCL INFO") {
-        let msg = split_line(t).msg;
-        return msg.is_empty()
-            || (msg.starts_with("Channel ") || msg.starts_with("Ring ")) && !msg.contains(" via ");
+impl Reader {
+    /// Reads the fact of message `msg` (line `n`, of `host`): whether
+    /// there was one.
+    fn read(&mut self, msg: &str, host: Option<String>, n: usize, out: &mut Parsed) -> bool {
+        if let Some((v, rccl)) = version(msg) {
+            let first = self.pending.version.is_none();
+            if first {
+                self.pending.version = Some(v.clone());
+                self.pending.rccl = rccl;
+                self.pending.version_source = Some(Source::line(n));
+            }
+            self.version = Some((v, rccl, Source::line(n)));
+            first
+        } else if let Some(i) = init_line(msg) {
+            self.device(&i, host, n, out);
+            true
+        } else if let Some(list) = adapters(msg) {
+            self.adapters(list, host, n)
+        } else if let Some(net) = msg.strip_prefix("Using network ") {
+            let first = self.pending.net.is_none();
+            if first {
+                self.pending.net = Some(net.trim().to_string());
+                self.pending.net_source = Some(Source::line(n));
+            }
+            first
+        } else if let Some((who, enabled, gpu, why)) = gpu_direct(msg) {
+            let adapter = match who {
+                Ok(name) => name,
+                Err(i) => self
+                    .names
+                    .get(i as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("HCA {i}")),
+            };
+            self.pending.gpu_direct.push(NcclGpuDirect {
+                adapter,
+                enabled,
+                gpu_bus_id: gpu,
+                why,
+                source: Source::line(n),
+            });
+            true
+        } else if let Some((channel, src, dst, transport, via, side)) = path(msg) {
+            self.pending.paths.push(NcclPath {
+                channel,
+                src_rank: src,
+                dst_rank: dst,
+                transport,
+                via,
+                side,
+                host,
+                source: Source::line(n),
+            });
+            true
+        } else if let Some(rest) = msg.strip_prefix("NVLS multicast support is ") {
+            self.pending.nvls = Some(rest.starts_with("available"));
+            true
+        } else {
+            false
+        }
     }
-    let head = t.split_whitespace().next().unwrap_or("");
-    let prefix = head.contains(':')
-        && head
-            .rsplit(':')
-            .next()
-            .is_some_and(|x| x.is_empty() || x.bytes().all(|b| b.is_ascii_digit()));
-    prefix
-        && (t.split_whitespace().count() <= 3 || t.ends_with("NCCL IN") || t.ends_with("NCCL INF"))
+
+    /// An init line: its rank's device, once (a rank's `Init START` then
+    /// its `Init COMPLETE` is one device; the second line is context).
+    fn device(&mut self, i: &Init<'_>, host: Option<String>, n: usize, out: &mut Parsed) {
+        let k = self.init_for(i, n);
+        let e = &mut self.inits[k];
+        match e.devices.iter_mut().find(|d| d.rank == i.rank) {
+            Some(d) => {
+                d.complete |= i.complete;
+                out.context_lines.push(n);
+            }
+            None => e.devices.push(NcclDevice {
+                rank: i.rank,
+                host,
+                cuda_dev: i.cuda_dev,
+                bus_id: i.bus_id.clone(),
+                complete: i.complete,
+                source: Source::line(n),
+            }),
+        }
+    }
+
+    /// An adapter list: the adapters not listed before in this setup
+    /// (whether there was one), and the names by index for older GDR lines.
+    fn adapters(&mut self, list: Vec<Listed>, host: Option<String>, n: usize) -> bool {
+        self.names = list.iter().map(|a| a.0.clone()).collect();
+        let have: Vec<String> = self
+            .pending
+            .adapters
+            .iter()
+            .map(|a| a.name.clone())
+            .collect();
+        let mut any = false;
+        for (name, port, layer) in list {
+            if have.contains(&name) {
+                continue;
+            }
+            any = true;
+            self.pending.adapters.push(NcclAdapter {
+                name,
+                port,
+                link_layer: layer,
+                host: host.clone(),
+                source: Source::line(n),
+            });
+        }
+        any
+    }
 }
 
 /// NCCL's or RCCL's INFO log: a line with its prefix and `NCCL INFO`

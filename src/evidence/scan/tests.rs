@@ -1,3 +1,4 @@
+use super::prefixes::*;
 use super::*;
 
 #[test]
@@ -318,4 +319,18 @@ fn quotes_without_spaces_come_off_one_level_at_a_time() {
     assert_eq!(strip_prefixes(">\tGPU0\tX"), "\tGPU0\tX");
     assert_eq!(strip_prefixes("> > > > > > GPU0"), "GPU0");
     assert_eq!(strip_prefixes(">>>"), "");
+}
+
+#[test]
+fn terminal_escapes_go_and_every_line_keeps_its_place() {
+    let t = "\tx\u{1b}[4mGPU0\tGPU1\u{1b}[0m\nGPU0\t X\n";
+    let plain = strip_terminal_escapes(t).unwrap();
+    assert_eq!(plain, "\txGPU0\tGPU1\nGPU0\t X\n");
+    assert_eq!(plain.lines().count(), t.lines().count());
+    assert!(strip_terminal_escapes("no escapes\n").is_none());
+    // A lone ESC, and one cut at the end of a line, lose only themselves.
+    assert_eq!(
+        strip_terminal_escapes("a\u{1b}b\u{1b}[\nc").unwrap(),
+        "ab\nc"
+    );
 }
