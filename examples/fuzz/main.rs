@@ -5,8 +5,8 @@
 //! non-UTF-8 bytes).
 //!
 //! ```text
-//! cargo run --release --example fuzz -- --cases 40000 --bundle-cases 2000
-//! cargo build --release && cargo run --release --example fuzz -- --cases 0 --bundle-cases 0 --fs-cases 200
+//! cargo run --release --features fuzz --example fuzz -- --cases 40000 --bundle-cases 2000
+//! cargo build --release && cargo run --release --features fuzz --example fuzz -- --cases 0 --bundle-cases 0 --fs-cases 200
 //! ```
 //!
 //! `--fs-cases N` runs the file-system generators of `files.rs` (near node
