@@ -216,22 +216,7 @@ fn fleet_view(
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     let f = fleet::fleet_from(nodes);
     let nodes = || names.iter().zip(slugs);
-    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for ((name, s), signature) in nodes().zip(&f.signatures) {
-        groups
-            .entry(signature.clone())
-            .or_default()
-            .push((name.clone(), link(s)));
-    }
-    let mut groups: Vec<TopologyGroup> = groups
-        .into_iter()
-        .map(|(sig, mut nodes)| {
-            let count = nodes.len();
-            nodes.truncate(GROUP_LIST);
-            (sig, count, nodes)
-        })
-        .collect();
-    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let groups = topology_groups(nodes(), &f.signatures, link);
     // The metrics most nodes have first.
     let mut metrics = f.metrics.clone();
     metrics.sort_by_key(|k| {
@@ -277,23 +262,7 @@ fn fleet_view(
         .map(|(name, s)| {
             let cells = metrics
                 .iter()
-                .map(|k| match f.values.get(name).and_then(|m| m.get(k)) {
-                    Some(v) => {
-                        let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
-                        let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
-                        let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
-                        FleetCell {
-                            text: format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
-                            style: format!("background:hsl(0,70%,{light}%)"),
-                            outlier: flagged.contains(&(name.as_str(), k.0.as_str())),
-                        }
-                    }
-                    None => FleetCell {
-                        text: String::new(),
-                        style: String::new(),
-                        outlier: false,
-                    },
-                })
+                .map(|k| fleet_cell(&f, &flagged, name, k))
                 .collect();
             FleetRow {
                 name: name.clone(),
@@ -302,22 +271,7 @@ fn fleet_view(
             }
         })
         .collect();
-    let outliers = f
-        .outliers
-        .iter()
-        .map(|o| {
-            format!(
-                "{}: {} {} is {}{} against a median of {} (MAD {}) among nodes wired like it",
-                o.node,
-                o.metric,
-                o.which,
-                format::gbs_fixed(o.value, 2),
-                o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
-                format::gbs_fixed(o.fleet_median, 2),
-                format::gbs_fixed(o.fleet_mad, 2)
-            )
-        })
-        .collect();
+    let outliers = f.outliers.iter().map(outlier_line).collect();
     Some(FleetView {
         groups,
         grid_note,
@@ -326,6 +280,75 @@ fn fleet_view(
         outliers,
         hidden_metrics: hidden,
     })
+}
+
+/// The nodes grouped by wiring signature, most nodes first: each group's
+/// signature, its node count and (at most [`GROUP_LIST`] of) its nodes as
+/// (name, link).
+fn topology_groups<'a>(
+    nodes: impl Iterator<Item = (&'a String, &'a String)>,
+    signatures: &[String],
+    link: &dyn Fn(&str) -> String,
+) -> Vec<TopologyGroup> {
+    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for ((name, s), signature) in nodes.zip(signatures) {
+        groups
+            .entry(signature.clone())
+            .or_default()
+            .push((name.clone(), link(s)));
+    }
+    let mut groups: Vec<TopologyGroup> = groups
+        .into_iter()
+        .map(|(sig, mut nodes)| {
+            let count = nodes.len();
+            nodes.truncate(GROUP_LIST);
+            (sig, count, nodes)
+        })
+        .collect();
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    groups
+}
+
+/// One cell of the fleet grid: node `name`'s median and worst of metric
+/// `k` in GB/s, shaded darker the further its worst falls below the
+/// fleet's median; empty where the node has no such figure.
+fn fleet_cell(
+    f: &fleet::Fleet,
+    flagged: &std::collections::BTreeSet<(&str, &str)>,
+    name: &str,
+    k: &fleet::MetricKey,
+) -> FleetCell {
+    match f.values.get(name).and_then(|m| m.get(k)) {
+        Some(v) => {
+            let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
+            let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
+            let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
+            FleetCell {
+                text: format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
+                style: format!("background:hsl(0,70%,{light}%)"),
+                outlier: flagged.contains(&(name, k.0.as_str())),
+            }
+        }
+        None => FleetCell {
+            text: String::new(),
+            style: String::new(),
+            outlier: false,
+        },
+    }
+}
+
+/// An outlier in words, against the nodes wired like it.
+fn outlier_line(o: &fleet::Outlier) -> String {
+    format!(
+        "{}: {} {} is {}{} against a median of {} (MAD {}) among nodes wired like it",
+        o.node,
+        o.metric,
+        o.which,
+        format::gbs_fixed(o.value, 2),
+        o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
+        format::gbs_fixed(o.fleet_median, 2),
+        format::gbs_fixed(o.fleet_mad, 2)
+    )
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
