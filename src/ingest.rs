@@ -10,13 +10,19 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::bundle::{Block, LineAccount, Problem, ProblemKind, Transcript};
+use crate::bundle::{LineAccount, Problem, ProblemKind, Transcript};
 use crate::evidence::measurement::Measurement;
 use crate::evidence::pcie::PcieLink;
 use crate::evidence::rdma::RdmaDevice;
 use crate::evidence::text::Text;
 use crate::evidence::topology::Topology;
 use crate::evidence::{self, IssueKind, Tool, scan};
+
+mod blocks;
+mod decode;
+use blocks::{Blocks, Use, line_account};
+use decode::decode;
+pub use decode::without_bom;
 
 /// What one file yielded: its transcript and evidence when a parser read
 /// it, and its problems either way.
@@ -98,214 +104,6 @@ pub fn read_transcript(path: &str, bytes: &[u8]) -> Reading {
     match evidence::scan::tabs_from_listchars(text) {
         Some(tabbed) => read_blocks(path, bytes, &tabbed),
         None => read_blocks(path, bytes, text),
-    }
-}
-
-/// What one line of a file was used for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Use {
-    /// Not yet assigned (a blank line between blocks ends up here).
-    Unset,
-    Read,
-    Skipped(&'static str),
-    NotUnderstood,
-}
-
-/// The blocks of one file as they are read: facts, problems, lines.
-struct Blocks<'p> {
-    path: &'p str,
-    /// Whether each line of the file is blank as a segment holds it
-    /// ([`scan::Scan::blank_kept`]).
-    blank_kept: &'p [bool],
-    all: evidence::Parsed,
-    blocks: Vec<Block>,
-    problems: Vec<Problem>,
-    uses: Vec<Use>,
-}
-
-/// A block's text line by its file line number: what
-/// `lines.zip(text.lines()).collect::<HashMap<_, _>>()` answers (the last
-/// text of a number given twice), in a list over the numbers' range
-/// instead of a hashed map.
-#[derive(Default)]
-struct LineTexts<'t> {
-    first: usize,
-    texts: Vec<Option<&'t str>>,
-}
-
-impl<'t> LineTexts<'t> {
-    fn new(lines: &[usize], text: &'t str) -> LineTexts<'t> {
-        let pairs = || lines.iter().copied().zip(evidence::lines(text));
-        let (Some(first), Some(last)) = (pairs().map(|p| p.0).min(), pairs().map(|p| p.0).max())
-        else {
-            return LineTexts::default();
-        };
-        let mut texts = vec![None; last - first + 1];
-        for (n, t) in pairs() {
-            texts[n - first] = Some(t);
-        }
-        LineTexts { first, texts }
-    }
-
-    fn get(&self, n: usize) -> Option<&'t str> {
-        self.texts
-            .get(n.checked_sub(self.first)?)
-            .copied()
-            .flatten()
-    }
-}
-
-impl Blocks<'_> {
-    fn set(&mut self, line: usize, u: Use) {
-        if let Some(x) = line.checked_sub(1).and_then(|i| self.uses.get_mut(i)) {
-            *x = u;
-        }
-    }
-
-    /// Whether line `n` of the file is blank in the segment that holds it
-    /// (a segment's text has one line per entry of its `lines`).
-    fn blank_kept(&self, n: usize) -> bool {
-        n.checked_sub(1)
-            .and_then(|i| self.blank_kept.get(i))
-            .copied()
-            .unwrap_or(true)
-    }
-
-    /// A block its tool's parser read (or rejected). `loose` are the lines
-    /// of text no tool recognised that were read along with the block (an
-    /// environment dump before a run): read only where a fact cites them.
-    fn take(
-        &mut self,
-        seg: &scan::Segment,
-        tool: Tool,
-        parsed: Result<evidence::Parsed, evidence::ParseError>,
-        loose: &[usize],
-    ) {
-        let mut p = match parsed {
-            Ok(p) => p,
-            Err(e) => {
-                self.problems.push(Problem {
-                    file: self.path.to_string(),
-                    line: Some(seg.original(e.line)),
-                    kind: ProblemKind::Parse,
-                    message: format!(
-                        "{}: expected {}",
-                        tool.as_str(),
-                        evidence::map_line_refs(&e.expected, &|l| seg.original(l))
-                    ),
-                });
-                self.unread(seg);
-                return;
-            }
-        };
-        evidence::context::apply(tool, seg.command.as_deref(), &seg.text, &mut p);
-        p.map_lines(|l| seg.original(l));
-        // A line a fact cites is read, even when a note is attached to it.
-        for &n in &seg.lines {
-            let u = if self.blank_kept(n) {
-                Use::Skipped("blank")
-            } else {
-                Use::Read
-            };
-            self.set(n, u);
-        }
-        // Lines the parser noted and passed over are skipped, unless a
-        // fact cites them (a note may sit on a row that was read).
-        let mut cited = Vec::new();
-        let passed = !p.skipped_lines.is_empty() || !p.unread_lines.is_empty();
-        if !p.notes.is_empty() || !loose.is_empty() || passed {
-            cited = vec![false; self.uses.len()];
-            p.for_each_source(|s| {
-                if let Some(c) = s.line.checked_sub(1).and_then(|i| cited.get_mut(i)) {
-                    *c = true;
-                }
-            });
-            // Lines the parser read a run's context from count as cited.
-            for &l in &p.context_lines {
-                if let Some(c) = l.checked_sub(1).and_then(|i| cited.get_mut(i)) {
-                    *c = true;
-                }
-            }
-        }
-        for note in &p.notes {
-            let i = note.line.wrapping_sub(1);
-            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = Use::Skipped("passed over by the parser (see notes)");
-            }
-        }
-        // Lines the parser named as its tool's own with nothing read, or
-        // as not its tool's at all: skipped or not understood, unless a
-        // fact cites them.
-        for &(n, why) in &p.skipped_lines {
-            let i = n.wrapping_sub(1);
-            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = Use::Skipped(why);
-            }
-        }
-        for &n in &p.unread_lines {
-            let i = n.wrapping_sub(1);
-            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = Use::NotUnderstood;
-            }
-        }
-        // Text before the tool's title (or between its runs) is read only
-        // where a fact cites it or the parser read context from it: the
-        // tool's own setup lines are skipped,
-        // anything else (an environment dump, an MPI warning) was not
-        // understood.
-        // The block's text line of each file line, found once (an
-        // environment dump can run to thousands of lines).
-        let text_of = if loose.is_empty() {
-            LineTexts::default()
-        } else {
-            LineTexts::new(&seg.lines, &seg.text)
-        };
-        for &n in loose {
-            let i = n.wrapping_sub(1);
-            if cited.get(i) == Some(&false) && self.uses.get(i) == Some(&Use::Read) {
-                self.uses[i] = match text_of.get(n) {
-                    Some(t) => loose_use(tool, t),
-                    None => Use::NotUnderstood,
-                };
-            }
-        }
-        for i in &p.issues {
-            if i.kind == IssueKind::Unreadable {
-                self.set(i.line, Use::NotUnderstood);
-            }
-        }
-        let (first_line, last_line) = seg.range();
-        self.blocks.push(Block {
-            tool,
-            first_line,
-            last_line,
-            command: seg.command.clone(),
-        });
-        merge_parsed(&mut self.all, p, self.path, &mut self.problems);
-    }
-
-    /// A command that printed nothing and still says something (an empty
-    /// `lsmod | grep nv_peer_mem`): a block of its own line.
-    fn silent(&mut self, line: usize, command: &str, listing: evidence::lsmod::ModuleListing) {
-        self.set(line, Use::Read);
-        self.blocks.push(Block {
-            tool: Tool::Lsmod,
-            first_line: line,
-            last_line: line,
-            command: Some(command.to_string()),
-        });
-        let mut p = evidence::Parsed::default();
-        p.modules.push(listing);
-        merge_parsed(&mut self.all, p, self.path, &mut self.problems);
-    }
-
-    /// Lines no parser read: not understood, unless already accounted.
-    fn unread(&mut self, seg: &scan::Segment) {
-        for &n in &seg.lines {
-            if n >= 1 && self.uses.get(n - 1) == Some(&Use::Unset) && !self.blank_kept(n) {
-                self.set(n, Use::NotUnderstood);
-            }
-        }
     }
 }
 
@@ -447,32 +245,6 @@ fn silent_session<'s>(scan: &'s scan::Scan<'_>) -> Vec<&'s (usize, String)> {
     out
 }
 
-/// What a line of unrecognised text read along with `tool`'s block is,
-/// when no fact cites it.
-fn loose_use(tool: Tool, line: &str) -> Use {
-    let t = line.trim();
-    if t.len() >= 3 && t.bytes().all(|b| matches!(b, b'-' | b'.' | b'*' | b'=')) {
-        return Use::Skipped("a rule line");
-    }
-    if t.starts_with("export ") && t.contains('=') {
-        return Use::Skipped("a shell setting");
-    }
-    if scan::is_command(t) {
-        return Use::Skipped("a command line");
-    }
-    // perftest's own setup lines; nccl-tests' version line.
-    let own = match tool {
-        Tool::Perftest => evidence::rdma::is_perftest_setup(t),
-        Tool::NcclTests => t.starts_with("# nccl-tests version") || t.starts_with("# rccl-tests"),
-        _ => false,
-    };
-    if own {
-        Use::Skipped("the tool's own setup line, no figure in it")
-    } else {
-        Use::NotUnderstood
-    }
-}
-
 /// The most lines, blank ones aside, that may follow a block's last
 /// readable line and be taken for a stray tail ("Thanks!", a signature)
 /// rather than the tool's output.
@@ -578,70 +350,6 @@ fn groups(tools: &[Option<Tool>], fenced: &[bool]) -> Vec<Vec<usize>> {
     out
 }
 
-/// Counts the lines' uses; an unassigned line is blank or not understood
-/// (`blank[i]`: line `i + 1` is blank).
-fn line_account(uses: &[Use], blank: &[bool]) -> LineAccount {
-    let mut a = LineAccount::default();
-    for (i, (u, blank)) in uses.iter().zip(blank).enumerate() {
-        let u = match *u {
-            Use::Unset if *blank => Use::Skipped("blank"),
-            Use::Unset => Use::NotUnderstood,
-            u => u,
-        };
-        match u {
-            Use::Read => a.read += 1,
-            Use::Skipped(reason) => {
-                a.skipped += 1;
-                match a.skipped_by_reason.iter_mut().find(|x| x.0 == reason) {
-                    Some(x) => x.1 += 1,
-                    None => a.skipped_by_reason.push((reason.to_string(), 1)),
-                }
-            }
-            _ => {
-                a.not_understood += 1;
-                a.not_understood_lines.push(i + 1);
-            }
-        }
-    }
-    a.skipped_by_reason.sort();
-    a
-}
-
-/// Folds another block's facts into the file's.
-fn merge_parsed(
-    into: &mut evidence::Parsed,
-    p: evidence::Parsed,
-    path: &str,
-    problems: &mut Vec<Problem>,
-) {
-    for c in into.topology.merge(p.topology) {
-        problems.push(Problem {
-            file: path.to_string(),
-            line: Some(c.other.line),
-            kind: ProblemKind::Conflict,
-            message: format!("disagrees with line {}: {}", c.kept.line, c.what),
-        });
-    }
-    // Most files are one block: its cells move in whole, not copied over.
-    if into.measurements.is_empty() {
-        into.measurements = p.measurements;
-    } else {
-        into.measurements.extend(p.measurements);
-    }
-    crate::bundle::merge_rdma(&mut into.rdma, p.rdma);
-    into.pcie.extend(p.pcie);
-    if !p.interfaces.is_empty() {
-        into.interfaces.extend(p.interfaces);
-        evidence::ethtool::settle(&mut into.interfaces, None);
-    }
-    into.modules.extend(p.modules);
-    into.nccl.extend(p.nccl);
-    into.numa.extend(p.numa);
-    into.counters.extend(p.counters);
-    into.notes.extend(p.notes);
-    into.issues.extend(p.issues);
-}
-
 /// A parser's output as a reading: the file named on every fact.
 fn read_parsed(
     path: &str,
@@ -694,73 +402,6 @@ pub fn is_bundle(text: &str) -> bool {
     without_bom(text).trim_start().starts_with('{') && text.contains("\"schema_version\"")
 }
 
-/// `text` without the UTF-8 byte-order mark Windows editors put first
-/// (not whitespace to Rust, so a matrix header after it is not seen).
-pub fn without_bom(text: &str) -> &str {
-    text.strip_prefix('\u{feff}').unwrap_or(text)
-}
-
-/// The text of a transcript's bytes as editors and shells save it: UTF-8
-/// with or without a byte-order mark, UTF-16 with one (PowerShell's `>`)
-/// or without (told by its NUL high bytes),
-/// and old Mac line ends (CR alone, no LF anywhere) made LF, one line for
-/// one line. Anything else is an error with its line and why.
-fn decode(bytes: &[u8]) -> Result<std::borrow::Cow<'_, str>, (usize, String)> {
-    use std::borrow::Cow;
-    type Unit = fn([u8; 2]) -> u16;
-    let (le, be): (Unit, Unit) = (u16::from_le_bytes, u16::from_be_bytes);
-    // UTF-16 saved without its mark: ASCII text with every other byte NUL.
-    let head = &bytes[..bytes.len().min(512)];
-    let nul_at = |odd: usize| head.len() >= 4 && head.iter().skip(odd).step_by(2).all(|b| *b == 0);
-    let utf16 = match bytes {
-        [0xff, 0xfe, rest @ ..] => Some((rest, le, "LE")),
-        [0xfe, 0xff, rest @ ..] => Some((rest, be, "BE")),
-        _ if bytes.len().is_multiple_of(2) && nul_at(1) => Some((bytes, le, "LE")),
-        _ if bytes.len().is_multiple_of(2) && nul_at(0) => Some((bytes, be, "BE")),
-        _ => None,
-    };
-    let text: Cow<str> = if let Some((rest, unit, order)) = utf16 {
-        let units = rest.chunks(2).map(|c| match c {
-            [a, b] => unit([*a, *b]),
-            // An odd last byte: a cut file; the replacement names it below.
-            _ => 0xd800,
-        });
-        let mut s = String::with_capacity(rest.len() / 2);
-        for c in char::decode_utf16(units) {
-            match c {
-                Ok(c) => s.push(c),
-                Err(_) => {
-                    let line = s.matches('\n').count() + 1;
-                    return Err((
-                        line,
-                        format!("expected UTF-16 {order} text; found a broken character"),
-                    ));
-                }
-            }
-        }
-        Cow::Owned(s)
-    } else {
-        match std::str::from_utf8(bytes) {
-            Ok(t) => Cow::Borrowed(without_bom(t)),
-            Err(e) => {
-                let line = bytes[..e.valid_up_to()]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count()
-                    + 1;
-                return Err((
-                    line,
-                    "expected UTF-8 or UTF-16 text; this looks like a binary file".into(),
-                ));
-            }
-        }
-    };
-    if text.contains('\r') && !text.contains('\n') {
-        return Ok(Cow::Owned(text.replace('\r', "\n")));
-    }
-    Ok(text)
-}
-
 fn known_tools() -> String {
     let mut tools: Vec<Tool> = Tool::all().collect();
     tools.sort();
@@ -784,70 +425,4 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_texts_answer_as_a_hash_map_of_the_pairs() {
-        let text = "a\nb\r\n\nc\nd";
-        for lines in [
-            &[][..],
-            &[3],
-            &[4, 5, 9, 10],
-            &[7, 2, 7],
-            &[1, 2, 3, 4, 5, 6, 7],
-        ] {
-            let want: std::collections::HashMap<usize, &str> =
-                lines.iter().copied().zip(text.lines()).collect();
-            let got = LineTexts::new(lines, text);
-            for n in 0..14 {
-                assert_eq!(got.get(n), want.get(&n).copied(), "{lines:?} {n}");
-            }
-        }
-    }
-
-    #[test]
-    fn binary_junk_becomes_a_problem_with_a_line() {
-        let b = read_transcript("junk.bin", b"line one\n\xff\xfe\x00");
-        assert_eq!(b.problems.len(), 1);
-        assert_eq!(
-            b.problems[0].one_line(),
-            "junk.bin:2: expected UTF-8 or UTF-16 text; this looks like a binary file"
-        );
-        assert!(b.transcript.is_none());
-    }
-
-    #[test]
-    fn garbled_matrix_names_the_line() {
-        let b = read_transcript(
-            "topo.txt",
-            b"\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-3\nGPU1\tNV4\n\nLegend:\n  X = Self\n  PIX  = Connection traversing at most a single PCIe bridge\n  NV#  = Connection traversing a bonded set of # NVLinks\n",
-        );
-        assert_eq!(b.problems.len(), 1, "{:?}", b.problems);
-        assert!(
-            b.problems[0]
-                .one_line()
-                .starts_with("topo.txt:3: nvidia-smi-topo: expected 2 cells")
-        );
-    }
-
-    #[test]
-    fn silent_commands_out_of_line_order_never_panic() {
-        // Synthetic: a scan whose silent commands are not in line order
-        // (no scanner makes one today); each starts a run of its own.
-        let mut scan = scan::scan("a\nb\nc\nd\ne\nf\n");
-        scan.silent = vec![
-            (5, "lsmod | grep nv_peer_mem".into()),
-            (3, "lsmod | grep nvidia_peermem".into()),
-        ];
-        assert_eq!(silent_session(&scan).len(), 2);
-    }
-
-    #[test]
-    fn sha256_matches_a_known_digest() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-}
+mod tests;

@@ -37,9 +37,15 @@ pub struct Row {
     pub about: About,
 }
 
-/// The row a rule chose. Each variant is one row of [`Why::row`]; the
-/// match is exhaustive, so a new row without a severity and a reason
-/// does not compile.
+/// A row's cells, in [`Row`]'s order: kind, when, severity, reason,
+/// about.
+type Cells = (&'static str, &'static str, Severity, &'static str, About);
+
+/// The row a rule chose. Each variant is one row of [`Why::row`]; its
+/// match, which sends each variant to its family's table, is exhaustive,
+/// so a new row without a family does not compile, and the tests that
+/// read every row of [`Why::ALL`] fail until its family gives it a
+/// severity and a reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Why {
@@ -148,11 +154,72 @@ impl Why {
         self.row().severity
     }
 
-    /// The table.
+    /// The table: each family of rows is a table of its own, below.
     pub const fn row(self) -> Row {
-        use About::{Evidence, Hardware};
-        use Severity::{Critical, Info, Warning};
         let (kind, when, severity, reason, about) = match self {
+            Why::HostHopSplitsGroups
+            | Why::HostHopRoutable
+            | Why::HostHopNoDirectLinks
+            | Why::HostHopBetweenDesignGroups
+            | Why::HostHopOnSwitchedFabric
+            | Why::StagesOnPeerCapablePart
+            | Why::StagesByDesign
+            | Why::StagesPartNotNamed
+            | Why::PeerSlowerThanStaged
+            | Why::PeerHalfOfStaged
+            | Why::NoPeerPathByDesign
+            | Why::NoPeerPathPlatform => self.gpu_pair_row(),
+            Why::NcclShmBetweenGpus
+            | Why::NcclShmByDesign
+            | Why::NcclNetWithoutGdrdma
+            | Why::NcclSocketWithRdma => self.nccl_row(),
+            Why::NicOnOtherSocket
+            | Why::NicAcrossHostBridge
+            | Why::NoPeerMemoryModule
+            | Why::NoPeerMemoryModuleDmaBuf
+            | Why::GpuBuffersBelowHost
+            | Why::ProcessAwayFromEveryGpu
+            | Why::ProcessAwayFromSomeDevices
+            | Why::AdapterPerTwoGpus
+            | Why::FewerAdaptersThanGpus => self.host_side_row(),
+            Why::PcieWidthDownSlotWider
+            | Why::PcieWidthDownCardOnly
+            | Why::PcieSpeedDownNotGpu
+            | Why::PcieSpeedDownGpuIdle
+            | Why::SwitchUplinkShared
+            | Why::NvlinksDown
+            | Why::NvlinksNoBridge
+            | Why::RdmaPortDown
+            | Why::RdmaPortUnused
+            | Why::RdmaPortBelowRate
+            | Why::PortErrorsGrew
+            | Why::CongestionSignals
+            | Why::PauseWithoutEcn => self.link_row(),
+            Why::WrongResults
+            | Why::DataCheckFailed
+            | Why::ToolFailed
+            | Why::ToolMissedDevice
+            | Why::Truncated
+            | Why::FarBelowCeiling
+            | Why::FarBelowCeilingSoftwareRdma
+            | Why::BitsNotBytes
+            | Why::BidirectionalSum => self.result_row(),
+        };
+        Row {
+            kind,
+            when,
+            severity,
+            reason,
+            about,
+        }
+    }
+
+    /// The rows of GPU pairs: how they are joined (host hops) and how
+    /// they copy (staged, a peer path slower than staging, none).
+    const fn gpu_pair_row(self) -> Cells {
+        use About::Hardware;
+        use Severity::{Critical, Info, Warning};
+        match self {
             Why::HostHopSplitsGroups => (
                 "host-hop-in-group",
                 "some GPU pairs have a direct link, others not, the direct links do not join every GPU, and they do not form groups joined all to all",
@@ -237,6 +304,15 @@ impl Why {
                 "the part could copy peer to peer; the platform (chipset, PCIe topology, a VM) keeps it from doing so",
                 Hardware,
             ),
+            _ => panic!("Why::row sends only the GPU-pair rows here"),
+        }
+    }
+
+    /// The rows of what NCCL's own log says of its paths.
+    const fn nccl_row(self) -> Cells {
+        use About::Hardware;
+        use Severity::{Info, Warning};
+        match self {
             Why::NcclShmBetweenGpus => (
                 "nccl-staged-path",
                 "NCCL's log joins GPU ranks of one node through shared memory (SHM)",
@@ -265,6 +341,17 @@ impl Why {
                 "the RDMA fabric is there and unused: sockets cost an order of magnitude in latency and most of the bandwidth",
                 Hardware,
             ),
+            _ => panic!("Why::row sends only the NCCL rows here"),
+        }
+    }
+
+    /// The rows of the host side of the path: where the adapters sit for
+    /// the GPUs and how many there are, the peer-memory module, GPU against
+    /// host buffers, the process's binding.
+    const fn host_side_row(self) -> Cells {
+        use About::Hardware;
+        use Severity::{Info, Warning};
+        match self {
             Why::NicOnOtherSocket => (
                 "nic-on-other-socket",
                 "a GPU's closest adapter is across the socket link",
@@ -328,6 +415,16 @@ impl Why {
                 "the adapters are the node's injection ceiling: each GPU gets a share of one, far below its scale-up bandwidth",
                 Hardware,
             ),
+            _ => panic!("Why::row sends only the host-side rows here"),
+        }
+    }
+
+    /// The rows of links: PCIe width and speed, a switch's uplink, NVLinks,
+    /// RDMA ports and their counters.
+    const fn link_row(self) -> Cells {
+        use About::Hardware;
+        use Severity::{Critical, Info, Warning};
+        match self {
             Why::PcieWidthDownSlotWider => (
                 "pcie-width-down",
                 "a link narrower than both the device and its slot can run",
@@ -419,6 +516,16 @@ impl Why {
                 "PFC is doing the work congestion control (DCQCN) should: the design is inverted, and pauses spread congestion to flows that never touched it",
                 Hardware,
             ),
+            _ => panic!("Why::row sends only the link rows here"),
+        }
+    }
+
+    /// The rows of the results and the evidence: wrong data, failed or
+    /// cut runs, figures far below their ceiling or in another unit.
+    const fn result_row(self) -> Cells {
+        use About::{Evidence, Hardware};
+        use Severity::{Critical, Info, Warning};
+        match self {
             Why::WrongResults => (
                 "wrong-results",
                 "a collective or copy reported wrong data",
@@ -482,13 +589,7 @@ impl Why {
                 "the sum of both directions: compare with a bidirectional ceiling, not a one-way one",
                 Evidence,
             ),
-        };
-        Row {
-            kind,
-            when,
-            severity,
-            reason,
-            about,
+            _ => panic!("Why::row sends only the result rows here"),
         }
     }
 }
@@ -546,49 +647,4 @@ pub fn consumer_part(model: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_finding_kind_has_a_row_and_every_row_a_known_kind() {
-        use crate::diagnosis::Finding;
-        for k in Finding::KINDS {
-            assert!(
-                Why::ALL.iter().any(|w| w.row().kind == k),
-                "{k} has no row in the severity table"
-            );
-        }
-        for w in Why::ALL {
-            assert!(
-                Finding::KINDS.contains(&w.row().kind),
-                "{w:?} judges an unknown kind"
-            );
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for w in Why::ALL {
-            assert!(seen.insert(w), "{w:?} twice in Why::ALL");
-        }
-    }
-
-    #[test]
-    fn geforce_parts_are_consumer_and_data_center_parts_are_not() {
-        assert!(consumer_part("NVIDIA GeForce RTX 3090"));
-        assert!(consumer_part("GeForce RTX 2080 Ti"));
-        assert!(consumer_part("NVIDIA RTX 4090"));
-        assert!(consumer_part("NVIDIA GeForce RTX 5060 Ti"));
-        assert!(!consumer_part("NVIDIA RTX 6000 Ada Generation"));
-        assert!(!consumer_part("NVIDIA RTX 4000 Ada Generation"));
-        assert!(!consumer_part("NVIDIA GeForce GTX 1080 Ti"));
-        assert!(consumer_part("NVIDIA GeForce GTX 1660 SUPER"));
-        assert!(!consumer_part("NVIDIA RTX 5880 Ada Generation"));
-        assert!(!consumer_part(
-            "NVIDIA RTX PRO 6000 Blackwell Server Edition"
-        ));
-        assert!(!consumer_part("NVIDIA TITAN RTX"));
-        assert!(!consumer_part("Quadro RTX 8000"));
-        assert!(!consumer_part("NVIDIA RTX A6000"));
-        assert!(!consumer_part("NVIDIA H100 80GB HBM3"));
-        assert!(!consumer_part("NVIDIA L4"));
-        assert!(!consumer_part("Tesla V100-SXM2-32GB"));
-    }
-}
+mod tests;

@@ -4,7 +4,7 @@
 //! so a new kind of finding without words does not compile. The node page
 //! and the ticket summary both read them from here.
 
-use crate::diagnosis::{Finding, PcieSpeed};
+use crate::diagnosis::Finding;
 use crate::evidence::measurement::describe_size;
 use crate::evidence::topology::LinkClass;
 use crate::facts::{CeilingSource, PathCeiling};
@@ -26,13 +26,6 @@ pub fn pcie_label(address: &str, name: Option<&str>) -> String {
     match name {
         Some(n) => format!("{address} ({n})"),
         None => address.to_string(),
-    }
-}
-
-fn pcie_speed(s: PcieSpeed) -> String {
-    match s {
-        PcieSpeed::GtPerS(v) => format!("{v} GT/s"),
-        PcieSpeed::Generation(g) => format!("Gen{g}"),
     }
 }
 
@@ -174,65 +167,6 @@ fn injection_share(gpus: usize, nics: usize, per_gpu_bytes_per_s: Option<f64>) -
     }
 }
 
-fn port_unused(device: &str, port: u32, layer: Option<&str>, physical: Option<&str>) -> String {
-    format!(
-        "{device} port {port} ({}) is not in use: physical state {}. Nothing measured here went through it.",
-        layer.unwrap_or("link layer not stated"),
-        physical.unwrap_or("not stated")
-    )
-}
-
-fn port_down(device: &str, port: u32, state: Option<&str>, physical: Option<&str>) -> String {
-    format!(
-        "{device} port {port}: state {}, physical state {}. No number measured through it means anything until it is Active / LinkUp.",
-        state.unwrap_or("not stated"),
-        physical.unwrap_or("not stated")
-    )
-}
-
-fn nvlinks_inactive(
-    gpu: &str,
-    inactive: usize,
-    total: Option<usize>,
-    designed: Option<usize>,
-) -> String {
-    match (total, designed) {
-        (_, Some(d)) if inactive == d => format!(
-            "{gpu}: none of the {d} NVLinks its model is built with is active: no NVLink bridge or board link reaches it."
-        ),
-        (_, Some(d)) => {
-            format!("{gpu}: {inactive} of the {d} NVLinks its model is built with are inactive.")
-        }
-        (Some(t), None) => format!("{gpu}: {inactive} of {t} NVLinks inactive."),
-        (None, None) => {
-            format!("{gpu}: every NVLink inactive (NVML could not read any link).")
-        }
-    }
-}
-
-fn width_down(label: &str, (c, m): (u32, u32), slot: Option<u32>) -> String {
-    let share = c * 100 / m;
-    match slot {
-        Some(s) if s > c => format!(
-            "{label} runs at x{c} of x{m} lanes though its slot has x{s}: at most {share}% of its PCIe bandwidth."
-        ),
-        Some(s) => format!(
-            "{label} runs at x{c} of the x{m} the card can: its slot has x{s}, so this is the slot, not a fault."
-        ),
-        None => format!(
-            "{label} runs at x{c} of the x{m} the card can (at most {share}% of its PCIe bandwidth); the transcript does not show the slot's width, which decides whether this is a fault."
-        ),
-    }
-}
-
-/// `name +delta` for each counter, largest first.
-fn counters(cs: &[(String, u64)]) -> String {
-    cs.iter()
-        .map(|(n, d)| format!("{n} +{d}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn no_peer_memory(
     gpus: usize,
     gpu_driver: Option<&str>,
@@ -263,102 +197,83 @@ fn no_peer_memory(
     )
 }
 
-/// `mlx5_0 port 1` (sysfs port counters) or `interface ens1f0` (`ethtool -S`).
-fn counted_on(device: &str, port: Option<u32>) -> String {
-    match port {
-        Some(p) => format!("{device} port {p}"),
-        None => format!("interface {device}"),
-    }
-}
-
-/// Port counters are read at a live collection's start and end, or in a
-/// transcript's repeated tables; an interface's between its first and last
-/// `ethtool -S` reading.
-fn grew_when(port: Option<u32>) -> &'static str {
-    match port {
-        Some(_) => "between its first and last readings",
-        None => "between the first and last `ethtool -S` reading",
-    }
-}
-
-/// The sentence of a finding about a link (PCIe, NVLink, RDMA port);
-/// [`summary`] sends exactly these kinds here.
-fn link_summary(f: &Finding) -> String {
+/// What NCCL's own log says of its paths: a pair staged through host
+/// memory, no GPUDirect RDMA, sockets beside RDMA adapters.
+fn nccl_summary(f: &Finding) -> String {
     match f {
-        Finding::PcieWidthDown {
-            address,
-            name,
-            current_lanes: c,
-            max_lanes: m,
-            slot_lanes,
-        } => width_down(&pcie_label(address, name.as_deref()), (*c, *m), *slot_lanes),
-        Finding::PcieSpeedDown {
-            address,
-            name,
-            current,
-            max,
+        Finding::NcclStagedPath {
+            src_rank,
+            dst_rank,
+            via,
+            pairs,
         } => format!(
-            "{} links at {} of {}. GPUs drop speed when idle; check again under load before replacing anything.",
-            pcie_label(address, name.as_deref()),
-            pcie_speed(*current),
-            pcie_speed(*max)
+            "NCCL joins rank {src_rank} and rank {dst_rank} of one node through host shared memory (`via {via}`): every byte between them is staged.{}",
+            if *pairs > 1 {
+                format!(" {pairs} rank pairs in all go this way.")
+            } else {
+                String::new()
+            }
         ),
-        Finding::NvlinksInactive {
-            gpu,
-            inactive,
-            total,
-            designed,
-        } => nvlinks_inactive(gpu, *inactive, *total, *designed),
-        Finding::RdmaPortUnused {
-            device,
-            port,
-            link_layer,
-            physical_state,
-        } => port_unused(
-            device,
-            *port,
-            link_layer.as_deref(),
-            physical_state.as_deref(),
+        Finding::NcclNoGpuDirect {
+            adapters,
+            staged_paths,
+        } => {
+            let who = if adapters.is_empty() {
+                "its InfiniBand channels".to_string()
+            } else {
+                format!("adapter(s) {}", adapters.join(", "))
+            };
+            format!(
+                "NCCL does not use GPUDirect RDMA for {who}{}: network traffic is staged through host memory on both ends.",
+                if *staged_paths > 0 {
+                    format!(" ({staged_paths} NET channel(s) without /GDRDMA)")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        Finding::NcclSocketFallback { adapters } => format!(
+            "NCCL runs its network traffic over TCP sockets although the node has RDMA adapter(s) {}: the fabric is there and unused.",
+            adapters.join(", ")
         ),
-        Finding::RdmaPortDown {
-            device,
-            port,
-            state,
-            physical_state,
-        } => port_down(device, *port, state.as_deref(), physical_state.as_deref()),
-        Finding::RdmaPortBelowRate {
-            device,
-            port,
-            link_layer,
-            rate_bytes_per_s,
-            best_bytes_per_s,
+        // Not an NCCL kind: [`summary`] never sends one.
+        other => other.name().to_string(),
+    }
+}
+
+/// Where the adapters sit for the GPUs: across the socket boundary or a
+/// host bridge, or fewer of them than GPUs.
+fn placement_summary(f: &Finding) -> String {
+    match f {
+        Finding::NicOnOtherSocket {
+            gpus,
+            nic,
+            nic_name,
+            code,
+            also,
         } => format!(
-            "{device} port {port} is active at {} while other {} ports run at {}.",
-            gbs(*rate_bytes_per_s),
-            link_layer.as_deref().unwrap_or_default(),
-            gbs(*best_bytes_per_s)
+            "{} across the socket boundary ({}): no fast GPUDirect path.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
-        Finding::PortErrorsGrew {
-            device,
-            port,
-            counters: cs,
+        Finding::NicAcrossHostBridge {
+            gpus,
+            nic,
+            nic_name,
+            code,
+            also,
         } => format!(
-            "{}: error counters grew {} ({}).",
-            counted_on(device, *port),
-            grew_when(*port),
-            counters(cs)
+            "{} under another host bridge ({}): GPUDirect RDMA crosses the root complex.",
+            closest_adapters(gpus, nic, nic_name.as_deref(), also),
+            code
         ),
-        Finding::CongestionSignals {
-            device,
-            port,
-            counters: cs,
-        } => format!(
-            "{}: congestion signals grew {} ({}).",
-            counted_on(device, *port),
-            grew_when(*port),
-            counters(cs)
-        ),
-        // Not a link kind: [`summary`] never sends one.
+        Finding::InjectionShare {
+            gpus,
+            nics,
+            per_gpu_bytes_per_s,
+            ..
+        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        // Not a placement kind: [`summary`] never sends one.
         other => other.name().to_string(),
     }
 }
@@ -526,41 +441,9 @@ pub fn summary(f: &Finding) -> String {
             status,
             pairs,
         } => peer::no_peer_path((a, b), status, *pairs),
-        Finding::NcclStagedPath {
-            src_rank,
-            dst_rank,
-            via,
-            pairs,
-        } => format!(
-            "NCCL joins rank {src_rank} and rank {dst_rank} of one node through host shared memory (`via {via}`): every byte between them is staged.{}",
-            if *pairs > 1 {
-                format!(" {pairs} rank pairs in all go this way.")
-            } else {
-                String::new()
-            }
-        ),
-        Finding::NcclNoGpuDirect {
-            adapters,
-            staged_paths,
-        } => {
-            let who = if adapters.is_empty() {
-                "its InfiniBand channels".to_string()
-            } else {
-                format!("adapter(s) {}", adapters.join(", "))
-            };
-            format!(
-                "NCCL does not use GPUDirect RDMA for {who}{}: network traffic is staged through host memory on both ends.",
-                if *staged_paths > 0 {
-                    format!(" ({staged_paths} NET channel(s) without /GDRDMA)")
-                } else {
-                    String::new()
-                }
-            )
-        }
-        Finding::NcclSocketFallback { adapters } => format!(
-            "NCCL runs its network traffic over TCP sockets although the node has RDMA adapter(s) {}: the fabric is there and unused.",
-            adapters.join(", ")
-        ),
+        Finding::NcclStagedPath { .. }
+        | Finding::NcclNoGpuDirect { .. }
+        | Finding::NcclSocketFallback { .. } => nccl_summary(f),
         Finding::FarBelowCeiling {
             test,
             src,
@@ -577,34 +460,9 @@ pub fn summary(f: &Finding) -> String {
             *software_rdma,
             ceiling,
         ),
-        Finding::NicOnOtherSocket {
-            gpus,
-            nic,
-            nic_name,
-            code,
-            also,
-        } => format!(
-            "{} across the socket boundary ({}): no fast GPUDirect path.",
-            closest_adapters(gpus, nic, nic_name.as_deref(), also),
-            code
-        ),
-        Finding::NicAcrossHostBridge {
-            gpus,
-            nic,
-            nic_name,
-            code,
-            also,
-        } => format!(
-            "{} under another host bridge ({}): GPUDirect RDMA crosses the root complex.",
-            closest_adapters(gpus, nic, nic_name.as_deref(), also),
-            code
-        ),
-        Finding::InjectionShare {
-            gpus,
-            nics,
-            per_gpu_bytes_per_s,
-            ..
-        } => injection_share(*gpus, *nics, *per_gpu_bytes_per_s),
+        Finding::NicOnOtherSocket { .. }
+        | Finding::NicAcrossHostBridge { .. }
+        | Finding::InjectionShare { .. } => placement_summary(f),
         Finding::NoPeerMemoryModule { .. }
         | Finding::ProcessFarFromGpu { .. }
         | Finding::GpuBuffersBelowHost { .. }
@@ -738,6 +596,8 @@ pub fn explanation(f: &Finding) -> &'static str {
 
 mod affinity;
 use affinity::process_far;
+mod link;
+use link::link_summary;
 mod peer;
 mod tool_output;
 use tool_output::tool_output_summary;

@@ -216,22 +216,7 @@ fn fleet_view(
     let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     let f = fleet::fleet_from(nodes);
     let nodes = || names.iter().zip(slugs);
-    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for ((name, s), signature) in nodes().zip(&f.signatures) {
-        groups
-            .entry(signature.clone())
-            .or_default()
-            .push((name.clone(), link(s)));
-    }
-    let mut groups: Vec<TopologyGroup> = groups
-        .into_iter()
-        .map(|(sig, mut nodes)| {
-            let count = nodes.len();
-            nodes.truncate(GROUP_LIST);
-            (sig, count, nodes)
-        })
-        .collect();
-    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let groups = topology_groups(nodes(), &f.signatures, link);
     // The metrics most nodes have first.
     let mut metrics = f.metrics.clone();
     metrics.sort_by_key(|k| {
@@ -277,23 +262,7 @@ fn fleet_view(
         .map(|(name, s)| {
             let cells = metrics
                 .iter()
-                .map(|k| match f.values.get(name).and_then(|m| m.get(k)) {
-                    Some(v) => {
-                        let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
-                        let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
-                        let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
-                        FleetCell {
-                            text: format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
-                            style: format!("background:hsl(0,70%,{light}%)"),
-                            outlier: flagged.contains(&(name.as_str(), k.0.as_str())),
-                        }
-                    }
-                    None => FleetCell {
-                        text: String::new(),
-                        style: String::new(),
-                        outlier: false,
-                    },
-                })
+                .map(|k| fleet_cell(&f, &flagged, name, k))
                 .collect();
             FleetRow {
                 name: name.clone(),
@@ -302,22 +271,7 @@ fn fleet_view(
             }
         })
         .collect();
-    let outliers = f
-        .outliers
-        .iter()
-        .map(|o| {
-            format!(
-                "{}: {} {} is {}{} against a median of {} (MAD {}) among nodes wired like it",
-                o.node,
-                o.metric,
-                o.which,
-                format::gbs_fixed(o.value, 2),
-                o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
-                format::gbs_fixed(o.fleet_median, 2),
-                format::gbs_fixed(o.fleet_mad, 2)
-            )
-        })
-        .collect();
+    let outliers = f.outliers.iter().map(outlier_line).collect();
     Some(FleetView {
         groups,
         grid_note,
@@ -326,6 +280,75 @@ fn fleet_view(
         outliers,
         hidden_metrics: hidden,
     })
+}
+
+/// The nodes grouped by wiring signature, most nodes first: each group's
+/// signature, its node count and (at most [`GROUP_LIST`] of) its nodes as
+/// (name, link).
+fn topology_groups<'a>(
+    nodes: impl Iterator<Item = (&'a String, &'a String)>,
+    signatures: &[String],
+    link: &dyn Fn(&str) -> String,
+) -> Vec<TopologyGroup> {
+    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for ((name, s), signature) in nodes.zip(signatures) {
+        groups
+            .entry(signature.clone())
+            .or_default()
+            .push((name.clone(), link(s)));
+    }
+    let mut groups: Vec<TopologyGroup> = groups
+        .into_iter()
+        .map(|(sig, mut nodes)| {
+            let count = nodes.len();
+            nodes.truncate(GROUP_LIST);
+            (sig, count, nodes)
+        })
+        .collect();
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    groups
+}
+
+/// One cell of the fleet grid: node `name`'s median and worst of metric
+/// `k` in GB/s, shaded darker the further its worst falls below the
+/// fleet's median; empty where the node has no such figure.
+fn fleet_cell(
+    f: &fleet::Fleet,
+    flagged: &std::collections::BTreeSet<(&str, &str)>,
+    name: &str,
+    k: &fleet::MetricKey,
+) -> FleetCell {
+    match f.values.get(name).and_then(|m| m.get(k)) {
+        Some(v) => {
+            let (med, _) = f.stats.get(k).map(|s| s.0).unwrap_or((f64::NAN, 0.0));
+            let ratio = if med > 0.0 { v.worst / med } else { 1.0 };
+            let light = (97.0 - 40.0 * (1.0 - ratio.clamp(0.0, 1.0))).round();
+            FleetCell {
+                text: format!("{:.1} / {:.1}", v.median / 1e9, v.worst / 1e9),
+                style: format!("background:hsl(0,70%,{light}%)"),
+                outlier: flagged.contains(&(name, k.0.as_str())),
+            }
+        }
+        None => FleetCell {
+            text: String::new(),
+            style: String::new(),
+            outlier: false,
+        },
+    }
+}
+
+/// An outlier in words, against the nodes wired like it.
+fn outlier_line(o: &fleet::Outlier) -> String {
+    format!(
+        "{}: {} {} is {}{} against a median of {} (MAD {}) among nodes wired like it",
+        o.node,
+        o.metric,
+        o.which,
+        format::gbs_fixed(o.value, 2),
+        o.at.as_ref().map(|a| format!(", {a},")).unwrap_or_default(),
+        format::gbs_fixed(o.fleet_median, 2),
+        format::gbs_fixed(o.fleet_mad, 2)
+    )
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -618,58 +641,4 @@ pub fn render_single_file(bundles: &[Bundle]) -> anyhow::Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One captured node twice, under the same name.
-    fn twins() -> Vec<Bundle> {
-        let dir = std::path::PathBuf::from("captures/rtx2080ti-2gpu-autodl");
-        let b = crate::inputs::load_nodes(&[dir]).unwrap().remove(0);
-        vec![b.clone(), b]
-    }
-
-    /// The values of `name="..."` in a page.
-    fn attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
-        let pat = format!(" {name}=\"");
-        html.match_indices(&pat)
-            .filter_map(|(i, _)| {
-                let rest = &html[i + pat.len()..];
-                rest.find('"').map(|e| &rest[..e])
-            })
-            .collect()
-    }
-
-    #[test]
-    fn nodes_of_one_name_get_their_own_pages_linking_to_their_own_transcripts() {
-        let bundles = twins();
-        let slug = view::slug(&bundles[0].host.name);
-        let site = render_site(&bundles).unwrap();
-        for dir in [format!("nodes/{slug}"), format!("nodes/{slug}-2")] {
-            let page = &site.files[&format!("{dir}/index.html")];
-            let page = std::str::from_utf8(page).unwrap();
-            let node = dir.trim_start_matches("nodes/");
-            let into_transcripts: Vec<&str> = attrs(page, "href")
-                .into_iter()
-                .filter(|h| h.starts_with('t') && h.contains('#'))
-                .collect();
-            assert!(!into_transcripts.is_empty(), "{dir}: no evidence links");
-            for h in into_transcripts {
-                let (file, anchor) = h.split_once('#').unwrap();
-                assert!(site.files.contains_key(&format!("{dir}/{file}")), "{h}");
-                assert!(anchor.starts_with(&format!("{node}-t")), "{dir}: {h}");
-            }
-        }
-    }
-
-    #[test]
-    fn single_file_anchors_stay_unique_and_resolve_when_names_repeat() {
-        let html = render_single_file(&twins()).unwrap();
-        let ids = attrs(&html, "id");
-        let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
-        assert_eq!(unique.len(), ids.len(), "an id appears twice");
-        for href in attrs(&html, "href") {
-            let frag = href.strip_prefix('#').expect("a local link");
-            assert!(frag.is_empty() || unique.contains(frag), "{href}");
-        }
-    }
-}
+mod tests;
