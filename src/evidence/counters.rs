@@ -322,6 +322,9 @@ struct Current {
 /// A port's key: adapter, port, LID.
 type PortKey = (Option<String>, Option<u32>, Option<u32>);
 
+/// A counter dump as it is read: the readings made, the one being filled,
+/// and what a later line needs of the earlier ones.
+#[derive(Default)]
 struct Reader {
     out: Parsed,
     dumps: Vec<CounterDump>,
@@ -329,6 +332,11 @@ struct Reader {
     /// made rather than counted again at each one.
     readings: std::collections::HashMap<PortKey, u32>,
     cur: Option<Current>,
+    // The directory a loop runs in, and a heading waiting for its value.
+    dir: Option<(String, Option<u32>, String)>,
+    pending: Option<(usize, String)>,
+    /// perfquery's LID and port, from its header.
+    pq: Option<(Option<u32>, Option<u32>)>,
 }
 
 impl Reader {
@@ -397,20 +405,223 @@ impl Reader {
             });
         }
     }
+
+    /// Reads one line (trimmed, not empty) by its kind.
+    fn read(&mut self, n: usize, t: &str) {
+        if self.heading_value(n, t) {
+            return;
+        }
+        if let Some((p, v)) = sysfs_row(t) {
+            self.sysfs_row(n, &p, v);
+            return;
+        }
+        if let Some(p) = directory(t) {
+            self.dir = Some((p.adapter.to_string(), p.port, p.group.to_string()));
+            self.out.context_lines.push(n);
+            return;
+        }
+        if let Some(name) = heading(t) {
+            self.pending = Some((n, name.to_string()));
+            return;
+        }
+        if let Some(h) = perfquery_header(t) {
+            self.flush();
+            self.pq = Some(h);
+            self.out.context_lines.push(n);
+            return;
+        }
+        if let Some((name, v)) = perfquery_row(t) {
+            self.perfquery_row(n, name, v);
+            return;
+        }
+        // `name value` under a directory line (a printf loop).
+        if let Some((a, p, g)) = &self.dir
+            && let Some((name, v)) = name_value(t)
+        {
+            let (a, p, g) = (a.clone(), *p, g.clone());
+            self.add(CounterTool::Sysfs, Some(&a), p, None, &g, name, v, n);
+            return;
+        }
+        // perfquery's header wrapped by a mail client: `0x0000000)`.
+        if self.pq.is_some() && t.starts_with("0x") && t.ends_with(')') && !t.contains(' ') {
+            self.out
+                .skipped_lines
+                .push((n, "perfquery: the end of its wrapped header"));
+            return;
+        }
+        // A loop's own lines (`for f in *; do`, `cat "$file"`, `done`).
+        if is_loop_line(t) {
+            self.out.skipped_lines.push((n, "a shell loop's own line"));
+            return;
+        }
+        self.out.unread_lines.push(n);
+    }
+
+    /// The value of a heading waiting for one: true where this line is
+    /// it; where it is not, the heading is a bad row and the line is read
+    /// for what it is.
+    fn heading_value(&mut self, n: usize, t: &str) -> bool {
+        let Some((name_line, name)) = self.pending.take() else {
+            return false;
+        };
+        match (t.parse::<u64>(), &self.dir) {
+            (Ok(v), Some((a, p, g))) => {
+                let (a, p, g) = (a.clone(), *p, g.clone());
+                self.add(CounterTool::Sysfs, Some(&a), p, None, &g, &name, v, n);
+                self.out.context_lines.push(name_line);
+                true
+            }
+            (Ok(v), None) => {
+                self.add(
+                    CounterTool::Sysfs,
+                    None,
+                    None,
+                    None,
+                    "counters",
+                    &name,
+                    v,
+                    n,
+                );
+                self.out.context_lines.push(name_line);
+                true
+            }
+            (Err(_), _) => {
+                self.out.bad_row(
+                    name_line,
+                    format!("counters: `{name}` without a number after it"),
+                );
+                false
+            }
+        }
+    }
+
+    /// `<path>:value`: a counter where its path puts it.
+    fn sysfs_row(&mut self, n: usize, p: &Place<'_>, v: &str) {
+        let name = p.name.unwrap_or_default();
+        match v.parse::<u64>() {
+            Ok(v) => self.add(
+                CounterTool::Sysfs,
+                Some(p.adapter),
+                p.port,
+                None,
+                p.group,
+                name,
+                v,
+                n,
+            ),
+            Err(_) => self.out.bad_row(
+                n,
+                format!(
+                    "counters: {} {name} reads `{v}`, not a number (no value to read)",
+                    p.adapter
+                ),
+            ),
+        }
+    }
+
+    /// `PortXmitData:....123`: a counter of the port perfquery's header
+    /// named, or the port itself (`PortSelect`).
+    fn perfquery_row(&mut self, n: usize, name: &str, v: &str) {
+        let (lid, mut port) = self.pq.unwrap_or((None, None));
+        if name == "PortSelect" {
+            if port.is_none() {
+                port = v.parse().ok();
+                self.pq = Some((lid, port));
+            }
+            self.out.context_lines.push(n);
+            return;
+        }
+        if name.starts_with("CounterSelect") {
+            self.out
+                .skipped_lines
+                .push((n, "perfquery: which counters were selected"));
+            return;
+        }
+        match v.parse::<u64>() {
+            Ok(v) => self.add(
+                CounterTool::Perfquery,
+                None,
+                port,
+                lid,
+                "perfquery",
+                name,
+                v,
+                n,
+            ),
+            Err(_) => self
+                .out
+                .bad_row(n, format!("perfquery: {name} reads `{v}`, not a number")),
+        }
+    }
+
+    /// A last line cut mid-row (`VL15Dro`, a name without its value):
+    /// `last` is the paste's last line, in `text`.
+    fn cut_last_line(&mut self, text: &str, last: usize) {
+        let read_any = self.cur.is_some() || !self.dumps.is_empty() || !self.out.issues.is_empty();
+        if read_any
+            && let Some(&l) = self.out.unread_lines.last()
+            && l == last
+        {
+            let t = numbered_lines(text)
+                .nth(l - 1)
+                .map(|x| x.1.trim())
+                .unwrap_or("");
+            if is_name(t) || t.starts_with('/') {
+                self.out.unread_lines.pop();
+                self.out
+                    .truncated(l, format!("counters: the paste ends mid-row, at `{t}`"));
+            }
+        }
+    }
+
+    /// The dumps once every line of `text` is read (`last` its last line),
+    /// with what the paste cut and notes on what the readings cannot say.
+    fn finish(mut self, text: &str, last: usize) -> Result<Parsed, ParseError> {
+        self.cut_last_line(text, last);
+        if let Some((name_line, name)) = self.pending.take() {
+            self.out.truncated(
+                name_line,
+                format!("counters: `{name}` is the last line; its value was cut"),
+            );
+        }
+        self.flush();
+        if self.dumps.is_empty() {
+            let line = self
+                .out
+                .issues
+                .first()
+                .map(|i| i.line)
+                .unwrap_or(last.max(1));
+            if self.out.issues.is_empty() {
+                return Err(ParseError::new(
+                    line,
+                    "counter rows: `/sys/class/infiniband/<dev>/ports/<n>/counters/<name>:<value>` or perfquery's `Name:....value`",
+                ));
+            }
+        }
+        for d in &self.dumps {
+            if d.adapter.is_none() && d.lid.is_none() {
+                self.out.note(
+                    d.source.line,
+                    "the paste does not say which adapter these counters are from",
+                );
+            }
+        }
+        let multiple = self.dumps.iter().any(|d| d.reading > 0);
+        if !multiple && let Some(d) = self.dumps.first() {
+            self.out.note(
+                d.source.line,
+                "one reading: counters are totals since boot (or the last reset); growth needs a second reading",
+            );
+        }
+        let mut out = self.out;
+        out.counters = self.dumps;
+        Ok(out)
+    }
 }
 
 pub fn parse_counters(text: &str) -> Result<Parsed, ParseError> {
-    let mut r = Reader {
-        out: Parsed::default(),
-        dumps: Vec::new(),
-        readings: Default::default(),
-        cur: None,
-    };
-    // The directory a loop runs in, and a heading waiting for its value.
-    let mut dir: Option<(String, Option<u32>, String)> = None;
-    let mut pending: Option<(usize, String)> = None;
-    // perfquery's LID and port, from its header.
-    let mut pq: Option<(Option<u32>, Option<u32>)> = None;
+    let mut r = Reader::default();
     let mut last = 0;
     for (n, l) in numbered_lines(text) {
         last = n;
@@ -418,179 +629,9 @@ pub fn parse_counters(text: &str) -> Result<Parsed, ParseError> {
         if t.is_empty() {
             continue;
         }
-        if let Some((name_line, name)) = pending.take() {
-            match (t.parse::<u64>(), &dir) {
-                (Ok(v), Some((a, p, g))) => {
-                    let (a, g) = (a.clone(), g.clone());
-                    r.add(CounterTool::Sysfs, Some(&a), *p, None, &g, &name, v, n);
-                    r.out.context_lines.push(name_line);
-                    continue;
-                }
-                (Ok(v), None) => {
-                    r.add(
-                        CounterTool::Sysfs,
-                        None,
-                        None,
-                        None,
-                        "counters",
-                        &name,
-                        v,
-                        n,
-                    );
-                    r.out.context_lines.push(name_line);
-                    continue;
-                }
-                (Err(_), _) => {
-                    r.out.bad_row(
-                        name_line,
-                        format!("counters: `{name}` without a number after it"),
-                    );
-                }
-            }
-        }
-        if let Some((p, v)) = sysfs_row(t) {
-            let name = p.name.unwrap_or_default();
-            match v.parse::<u64>() {
-                Ok(v) => r.add(
-                    CounterTool::Sysfs,
-                    Some(p.adapter),
-                    p.port,
-                    None,
-                    p.group,
-                    name,
-                    v,
-                    n,
-                ),
-                Err(_) => r.out.bad_row(
-                    n,
-                    format!(
-                        "counters: {} {name} reads `{v}`, not a number (no value to read)",
-                        p.adapter
-                    ),
-                ),
-            }
-            continue;
-        }
-        if let Some(p) = directory(t) {
-            dir = Some((p.adapter.to_string(), p.port, p.group.to_string()));
-            r.out.context_lines.push(n);
-            continue;
-        }
-        if let Some(name) = heading(t) {
-            pending = Some((n, name.to_string()));
-            continue;
-        }
-        if let Some(h) = perfquery_header(t) {
-            r.flush();
-            pq = Some(h);
-            r.out.context_lines.push(n);
-            continue;
-        }
-        if let Some((name, v)) = perfquery_row(t) {
-            let (lid, mut port) = pq.unwrap_or((None, None));
-            if name == "PortSelect" {
-                if port.is_none() {
-                    port = v.parse().ok();
-                    pq = Some((lid, port));
-                }
-                r.out.context_lines.push(n);
-                continue;
-            }
-            if name.starts_with("CounterSelect") {
-                r.out
-                    .skipped_lines
-                    .push((n, "perfquery: which counters were selected"));
-                continue;
-            }
-            match v.parse::<u64>() {
-                Ok(v) => r.add(
-                    CounterTool::Perfquery,
-                    None,
-                    port,
-                    lid,
-                    "perfquery",
-                    name,
-                    v,
-                    n,
-                ),
-                Err(_) => r
-                    .out
-                    .bad_row(n, format!("perfquery: {name} reads `{v}`, not a number")),
-            }
-            continue;
-        }
-        // `name value` under a directory line (a printf loop).
-        if let Some((a, p, g)) = &dir
-            && let Some((name, v)) = name_value(t)
-        {
-            let (a, g) = (a.clone(), g.clone());
-            r.add(CounterTool::Sysfs, Some(&a), *p, None, &g, name, v, n);
-            continue;
-        }
-        // perfquery's header wrapped by a mail client: `0x0000000)`.
-        if pq.is_some() && t.starts_with("0x") && t.ends_with(')') && !t.contains(' ') {
-            r.out
-                .skipped_lines
-                .push((n, "perfquery: the end of its wrapped header"));
-            continue;
-        }
-        // A loop's own lines (`for f in *; do`, `cat "$file"`, `done`).
-        if is_loop_line(t) {
-            r.out.skipped_lines.push((n, "a shell loop's own line"));
-            continue;
-        }
-        r.out.unread_lines.push(n);
+        r.read(n, t);
     }
-    // A last line cut mid-row (`VL15Dro`, a name without its value).
-    let read_any = r.cur.is_some() || !r.dumps.is_empty() || !r.out.issues.is_empty();
-    if read_any
-        && let Some(&l) = r.out.unread_lines.last()
-        && l == last
-    {
-        let t = numbered_lines(text)
-            .nth(l - 1)
-            .map(|x| x.1.trim())
-            .unwrap_or("");
-        if is_name(t) || t.starts_with('/') {
-            r.out.unread_lines.pop();
-            r.out
-                .truncated(l, format!("counters: the paste ends mid-row, at `{t}`"));
-        }
-    }
-    if let Some((name_line, name)) = pending {
-        r.out.truncated(
-            name_line,
-            format!("counters: `{name}` is the last line; its value was cut"),
-        );
-    }
-    r.flush();
-    if r.dumps.is_empty() {
-        let line = r.out.issues.first().map(|i| i.line).unwrap_or(last.max(1));
-        if r.out.issues.is_empty() {
-            return Err(ParseError::new(
-                line,
-                "counter rows: `/sys/class/infiniband/<dev>/ports/<n>/counters/<name>:<value>` or perfquery's `Name:....value`",
-            ));
-        }
-    }
-    for d in &r.dumps {
-        if d.adapter.is_none() && d.lid.is_none() {
-            r.out.note(
-                d.source.line,
-                "the paste does not say which adapter these counters are from",
-            );
-        }
-    }
-    let multiple = r.dumps.iter().any(|d| d.reading > 0);
-    if !multiple && let Some(d) = r.dumps.first() {
-        r.out.note(
-            d.source.line,
-            "one reading: counters are totals since boot (or the last reset); growth needs a second reading",
-        );
-    }
-    let mut out = r.out;
-    out.counters = r.dumps;
-    Ok(out)
+    r.finish(text, last)
 }
 
 /// `RcResend   2079`: a counter's name and value.

@@ -276,14 +276,7 @@ pub fn looks_like_numactl(text: &str, lines: &[&str]) -> bool {
 }
 
 pub fn parse_numactl(text: &str) -> Result<Parsed, ParseError> {
-    let mut out = Parsed::default();
-    let mut nodes: Vec<NumaNode> = Vec::new();
-    let mut distances: Vec<NumaDistance> = Vec::new();
-    let mut header: Option<(usize, Vec<u32>)> = None;
-    let mut first: Option<usize> = None;
-    let mut in_matrix = false;
-    let mut rows_seen = 0usize;
-    let mut available: Option<(usize, usize)> = None;
+    let mut r = Numactl::default();
     let mut last_line = 0;
     for (n, l) in numbered_lines(text) {
         let t = bare(l);
@@ -291,165 +284,239 @@ pub fn parse_numactl(text: &str) -> Result<Parsed, ParseError> {
         if t.is_empty() {
             continue;
         }
+        r.read(n, t);
+    }
+    r.finish(last_line)
+}
+
+/// numactl's facts as they are read, and what a later line needs of the
+/// earlier ones (the matrix's header, the rows seen, the nodes shown).
+#[derive(Default)]
+struct Numactl {
+    out: Parsed,
+    nodes: Vec<NumaNode>,
+    distances: Vec<NumaDistance>,
+    /// The `node 0 1 ...` header: its line and columns.
+    header: Option<(usize, Vec<u32>)>,
+    /// The first line of numactl's: the topology's source.
+    first: Option<usize>,
+    /// Past `node distances:` or the header: rows of the matrix may follow.
+    in_matrix: bool,
+    /// Distance rows read, to place a row whose `N:` was taken off.
+    rows_seen: usize,
+    /// `available: N nodes`: its line and N.
+    available: Option<(usize, usize)>,
+}
+
+impl Numactl {
+    /// Reads one line (trimmed, not empty) by its kind.
+    fn read(&mut self, n: usize, t: &str) {
         if is_available(t) {
-            first.get_or_insert(n);
-            out.context_lines.push(n);
-            available = t
+            self.first.get_or_insert(n);
+            self.out.context_lines.push(n);
+            self.available = t
                 .strip_prefix("available:")
                 .and_then(|r| r.words().next())
                 .and_then(|w| w.parse::<usize>().ok())
                 .map(|c| (n, c));
-            continue;
+            return;
         }
         if t.contains("numactl") && (t.contains(" -H") || t.contains("--hardware")) {
-            out.skipped_lines.push((n, "the command line"));
-            continue;
+            self.out.skipped_lines.push((n, "the command line"));
+            return;
         }
         if t == "node distances:" {
-            first.get_or_insert(n);
-            out.context_lines.push(n);
-            in_matrix = true;
-            continue;
+            self.first.get_or_insert(n);
+            self.out.context_lines.push(n);
+            self.in_matrix = true;
+            return;
         }
         if let Some((node, cpus)) = node_line(t, "cpus") {
-            first.get_or_insert(n);
-            let mut list: Vec<u32> = Vec::new();
-            let mut bad = false;
-            for w in cpus.words() {
-                match w.parse() {
-                    Ok(c) => list.push(c),
-                    Err(_) => bad = true,
-                }
-            }
-            if bad {
-                out.bad_row(n, format!("numactl: expected CPU numbers, found `{t}`"));
-            }
-            let cpu_count = u32::try_from(list.len()).unwrap_or(u32::MAX);
-            nodes.push(NumaNode {
-                node,
-                cpus: cpu_ranges(&mut list),
-                cpu_count,
-                size_bytes: None,
-                free_bytes: None,
-                package: None,
-                source: Source::line(n),
-            });
-            continue;
+            self.cpus(n, t, node, cpus);
+            return;
         }
         if let Some((key, node, v)) = ["size", "free"]
             .iter()
             .find_map(|k| node_line(t, k).map(|(node, v)| (*k, node, v)))
         {
-            let bytes = mib(v);
-            match nodes.iter_mut().rev().find(|x| x.node == node) {
-                Some(x) if bytes.is_some() => {
-                    if key == "size" {
-                        x.size_bytes = bytes;
-                    } else {
-                        x.free_bytes = bytes;
-                    }
-                    out.context_lines.push(n);
-                }
-                Some(_) => out.bad_row(n, format!("numactl: expected `N MB`, found `{t}`")),
-                None => {
-                    out.skipped_lines
-                        .push((n, "numactl: memory of a node whose cpus line is not shown"));
-                }
-            }
-            continue;
+            self.memory(n, t, key, node, v);
+            return;
         }
         if let Some(cols) = distance_header(t) {
-            first.get_or_insert(n);
-            header = Some((n, cols));
-            out.context_lines.push(n);
-            in_matrix = true;
-            continue;
+            self.first.get_or_insert(n);
+            self.header = Some((n, cols));
+            self.out.context_lines.push(n);
+            self.in_matrix = true;
+            return;
         }
-        // A row whose `N:` a launcher-prefix reading took off (srun's
-        // `0: ` label looks the same) is the next row in header order.
-        let bare_row = || -> Option<(u32, Vec<u32>)> {
-            let (_, cols) = header.as_ref()?;
-            let cells: Option<Vec<u32>> = t.words().map(|w| w.parse().ok()).collect();
-            let from = *cols.get(rows_seen)?;
-            cells.filter(|c| c.len() == cols.len()).map(|c| (from, c))
-        };
-        if in_matrix && let Some((from, cells)) = distance_row(t).or_else(bare_row) {
-            rows_seen += 1;
-            // Columns by the header, or (header cut away) by position
-            // where the row is as long as the nodes shown.
-            let cols: Option<Vec<u32>> = match &header {
-                Some((_, c)) => Some(c.clone()),
-                None if cells.len() == nodes.len() => Some(nodes.iter().map(|x| x.node).collect()),
-                None => None,
-            };
-            let Some(cols) = cols else {
-                out.bad_row(
-                    n,
-                    "numactl: a distance row without the `node 0 1 ...` header, and not one cell per node shown",
-                );
-                continue;
-            };
-            if cells.len() != cols.len() {
-                out.truncated(
-                    n,
-                    format!(
-                        "numactl: distance row {from} has {} cells for {} columns; the cells shown are read",
-                        cells.len(),
-                        cols.len()
-                    ),
-                );
-            }
-            for (to, d) in cols.iter().zip(&cells) {
-                distances.push(NumaDistance {
-                    from,
-                    to: *to,
-                    distance: *d,
-                    source: Source::line(n),
-                });
-            }
-            continue;
+        if self.in_matrix
+            && let Some((from, cells)) = distance_row(t).or_else(|| self.bare_row(t))
+        {
+            self.distance_row(n, from, cells);
+            return;
         }
         if t.starts_with("No NUMA available") {
-            out.tool_error(n, "numactl: no NUMA available on this system");
-            continue;
+            self.out
+                .tool_error(n, "numactl: no NUMA available on this system");
+            return;
         }
-        out.unread_lines.push(n);
+        self.out.unread_lines.push(n);
     }
-    let Some(first) = first else {
-        return Err(ParseError::new(
-            last_line.max(1),
-            "numactl -H output: `available: N nodes`, `node N cpus: ...` or `node distances:`",
-        ));
-    };
-    if header.is_none() && distances.is_empty() && !nodes.is_empty() {
-        out.note(
-            first,
-            "no `node distances:` matrix in the paste: distances are not known",
-        );
+
+    /// `node 0 cpus: 0 2 4 6`: a node, named by this line.
+    fn cpus(&mut self, n: usize, t: &str, node: u32, cpus: &str) {
+        self.first.get_or_insert(n);
+        let mut list: Vec<u32> = Vec::new();
+        let mut bad = false;
+        for w in cpus.words() {
+            match w.parse() {
+                Ok(c) => list.push(c),
+                Err(_) => bad = true,
+            }
+        }
+        if bad {
+            self.out
+                .bad_row(n, format!("numactl: expected CPU numbers, found `{t}`"));
+        }
+        let cpu_count = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        self.nodes.push(NumaNode {
+            node,
+            cpus: cpu_ranges(&mut list),
+            cpu_count,
+            size_bytes: None,
+            free_bytes: None,
+            package: None,
+            source: Source::line(n),
+        });
     }
-    // Nodes `available:` promises that the paste lost.
-    if let Some((line, count)) = available
-        && !nodes.is_empty()
-        && nodes.len() < count
-    {
-        out.truncated(
-            line,
-            format!(
-                "numactl: {count} nodes available, {} shown: the paste lost the rest",
-                nodes.len()
-            ),
-        );
+
+    /// `node 0 size: 391640 MB` or `free:` (`key`): memory of a node
+    /// whose cpus line came before.
+    fn memory(&mut self, n: usize, t: &str, key: &str, node: u32, v: &str) {
+        let bytes = mib(v);
+        match self.nodes.iter_mut().rev().find(|x| x.node == node) {
+            Some(x) if bytes.is_some() => {
+                if key == "size" {
+                    x.size_bytes = bytes;
+                } else {
+                    x.free_bytes = bytes;
+                }
+                self.out.context_lines.push(n);
+            }
+            Some(_) => self
+                .out
+                .bad_row(n, format!("numactl: expected `N MB`, found `{t}`")),
+            None => {
+                self.out
+                    .skipped_lines
+                    .push((n, "numactl: memory of a node whose cpus line is not shown"));
+            }
+        }
     }
-    // Rows the header promises that the paste lost.
-    if let Some((hl, cols)) = &header {
-        let rows: std::collections::BTreeSet<u32> = distances.iter().map(|d| d.from).collect();
+
+    /// A row whose `N:` a launcher-prefix reading took off (srun's
+    /// `0: ` label looks the same) is the next row in header order.
+    fn bare_row(&self, t: &str) -> Option<(u32, Vec<u32>)> {
+        let (_, cols) = self.header.as_ref()?;
+        let cells: Option<Vec<u32>> = t.words().map(|w| w.parse().ok()).collect();
+        let from = *cols.get(self.rows_seen)?;
+        cells.filter(|c| c.len() == cols.len()).map(|c| (from, c))
+    }
+
+    /// A row of the distance matrix, node `from`'s: one cell per column.
+    fn distance_row(&mut self, n: usize, from: u32, cells: Vec<u32>) {
+        self.rows_seen += 1;
+        // Columns by the header, or (header cut away) by position
+        // where the row is as long as the nodes shown.
+        let cols: Option<Vec<u32>> = match &self.header {
+            Some((_, c)) => Some(c.clone()),
+            None if cells.len() == self.nodes.len() => {
+                Some(self.nodes.iter().map(|x| x.node).collect())
+            }
+            None => None,
+        };
+        let Some(cols) = cols else {
+            self.out.bad_row(
+                n,
+                "numactl: a distance row without the `node 0 1 ...` header, and not one cell per node shown",
+            );
+            return;
+        };
+        if cells.len() != cols.len() {
+            self.out.truncated(
+                n,
+                format!(
+                    "numactl: distance row {from} has {} cells for {} columns; the cells shown are read",
+                    cells.len(),
+                    cols.len()
+                ),
+            );
+        }
+        for (to, d) in cols.iter().zip(&cells) {
+            self.distances.push(NumaDistance {
+                from,
+                to: *to,
+                distance: *d,
+                source: Source::line(n),
+            });
+        }
+    }
+
+    /// The topology once every line is read, with what the paste lost
+    /// (`last_line` is the paste's last, for the error where it holds
+    /// nothing of numactl's).
+    fn finish(mut self, last_line: usize) -> Result<Parsed, ParseError> {
+        let Some(first) = self.first else {
+            return Err(ParseError::new(
+                last_line.max(1),
+                "numactl -H output: `available: N nodes`, `node N cpus: ...` or `node distances:`",
+            ));
+        };
+        if self.header.is_none() && self.distances.is_empty() && !self.nodes.is_empty() {
+            self.out.note(
+                first,
+                "no `node distances:` matrix in the paste: distances are not known",
+            );
+        }
+        // Nodes `available:` promises that the paste lost.
+        if let Some((line, count)) = self.available
+            && !self.nodes.is_empty()
+            && self.nodes.len() < count
+        {
+            self.out.truncated(
+                line,
+                format!(
+                    "numactl: {count} nodes available, {} shown: the paste lost the rest",
+                    self.nodes.len()
+                ),
+            );
+        }
+        self.missing_rows();
+        let mut out = self.out;
+        out.numa.push(NumaTopology {
+            tool: NumaTool::Numactl,
+            nodes: self.nodes,
+            distances: self.distances,
+            devices: Vec::new(),
+            flattened: false,
+            source: Source::line(first),
+        });
+        Ok(out)
+    }
+
+    /// Rows the header promises that the paste lost.
+    fn missing_rows(&mut self) {
+        let Some((hl, cols)) = &self.header else {
+            return;
+        };
+        let rows: std::collections::BTreeSet<u32> = self.distances.iter().map(|d| d.from).collect();
         let missing: Vec<String> = cols
             .iter()
             .filter(|c| !rows.contains(*c))
             .map(|c| c.to_string())
             .collect();
         if !missing.is_empty() {
-            out.truncated(
+            self.out.truncated(
                 *hl,
                 format!(
                     "numactl: the distance rows of node(s) {} are not in the paste",
@@ -458,13 +525,4 @@ pub fn parse_numactl(text: &str) -> Result<Parsed, ParseError> {
             );
         }
     }
-    out.numa.push(NumaTopology {
-        tool: NumaTool::Numactl,
-        nodes,
-        distances,
-        devices: Vec::new(),
-        flattened: false,
-        source: Source::line(first),
-    });
-    Ok(out)
 }

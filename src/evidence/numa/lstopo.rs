@@ -184,17 +184,23 @@ pub fn looks_like_lstopo(text: &str, lines: &[&str]) -> bool {
         })
 }
 
-pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
-    let mut out = Parsed::default();
-    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
-    let objects: Vec<(usize, usize, &str)> = lines
+/// The object lines of a paste (number, indentation, text trimmed): the
+/// first pass, so that a line can tell whether objects are printed under it
+/// and a flattened paste is known before the tree is read.
+fn objects<'a>(lines: &[(usize, &'a str)]) -> Vec<(usize, usize, &'a str)> {
+    lines
         .iter()
         .filter_map(|(n, l)| {
             let t = l.trim();
             let first = t.words().next()?;
             is_object(first).then(|| (*n, l.len() - l.trim_start().len(), t))
         })
-        .collect();
+        .collect()
+}
+
+pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
+    let lines: Vec<(usize, &str)> = numbered_lines(text).collect();
+    let objects = objects(&lines);
     if objects.is_empty() {
         return Err(ParseError::new(
             1,
@@ -203,44 +209,104 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
     }
     // A paste that lost its indentation: every object at one depth.
     let flattened = objects.len() > 3 && objects.iter().all(|o| o.1 == objects[0].1);
-    let mut open: Vec<Open> = Vec::new();
-    let mut nodes: Vec<(NumaNode, Vec<u32>)> = Vec::new();
-    let mut devices: Vec<PlacedDevice> = Vec::new();
-    let mut bridges = 0usize;
-    let mut machine: Option<usize> = None;
-    // Flattened reading: the last node and bridge printed.
-    let mut last_node: Option<u32> = None;
-    let mut last_bridge: Option<(String, usize)> = None;
-    let mut last_device: Option<usize> = None;
-    let mut last_package: Option<u32> = None;
-    let mut waiting: Option<usize> = None;
+    let mut tree = Tree::new(flattened);
     let mut j = 0;
     for (n, l) in &lines {
         let n = *n;
-        let t = l.trim();
         if j >= objects.len() || objects[j].0 != n {
-            if t.is_empty() {
-                continue;
-            }
-            let cmd = t.words().next().unwrap_or("");
-            if matches!(cmd, "lstopo" | "lstopo-no-graphics" | "hwloc-ls") {
-                out.skipped_lines.push((n, "the command line"));
-            } else if t == "..." || t == "(...)" || t.starts_with("...") {
-                out.skipped_lines.push((n, "an elision in the paste"));
-            } else {
-                out.unread_lines.push(n);
-            }
+            tree.other(n, l.trim());
             continue;
         }
         j += 1;
-        let indent = if flattened {
-            0
+        tree.object(&ObjectLine {
+            n,
+            t: l.trim(),
+            depth: l.len() - l.trim_start().len(),
+            next_depth: objects.get(j).map(|next| next.1),
+        });
+    }
+    tree.finish(objects[0].0)
+}
+
+/// An object line as the tree reads it.
+struct ObjectLine<'a> {
+    n: usize,
+    /// The line trimmed.
+    t: &'a str,
+    /// Its indentation as printed (in a flattened paste too).
+    depth: usize,
+    /// The next object line's indentation, to tell a leaf; none for the
+    /// last object.
+    next_depth: Option<usize>,
+}
+
+/// lstopo's tree as it is read: the path to the line being read, the
+/// nodes and devices so far, and the last of each object printed (what a
+/// flattened paste places by).
+struct Tree {
+    out: Parsed,
+    /// The paste lost its indentation: placement is by document order.
+    flattened: bool,
+    open: Vec<Open>,
+    /// Each node and the `P#` of the PUs under it.
+    nodes: Vec<(NumaNode, Vec<u32>)>,
+    devices: Vec<PlacedDevice>,
+    /// Host bridges printed so far, to name one without an index.
+    bridges: usize,
+    /// The first `Machine` line.
+    machine: Option<usize>,
+    // Flattened reading: the last node and bridge printed.
+    last_node: Option<u32>,
+    last_bridge: Option<(String, usize)>,
+    last_device: Option<usize>,
+    last_package: Option<u32>,
+    /// A node read without its package (hwloc 1.x): the next package
+    /// printed is its.
+    waiting: Option<usize>,
+}
+
+impl Tree {
+    fn new(flattened: bool) -> Self {
+        Tree {
+            out: Parsed::default(),
+            flattened,
+            open: Vec::new(),
+            nodes: Vec::new(),
+            devices: Vec::new(),
+            bridges: 0,
+            machine: None,
+            last_node: None,
+            last_bridge: None,
+            last_device: None,
+            last_package: None,
+            waiting: None,
+        }
+    }
+
+    /// A line that is no object: the command line, an elision, or a line
+    /// not understood.
+    fn other(&mut self, n: usize, t: &str) {
+        if t.is_empty() {
+            return;
+        }
+        let cmd = t.words().next().unwrap_or("");
+        if matches!(cmd, "lstopo" | "lstopo-no-graphics" | "hwloc-ls") {
+            self.out.skipped_lines.push((n, "the command line"));
+        } else if t == "..." || t == "(...)" || t.starts_with("...") {
+            self.out.skipped_lines.push((n, "an elision in the paste"));
         } else {
-            l.len() - l.trim_start().len()
-        };
-        if !flattened {
-            while open.last().is_some_and(|o| o.indent >= indent) {
-                open.pop();
+            self.out.unread_lines.push(n);
+        }
+    }
+
+    /// An object line: its place on the path, each of its ` + `-joined
+    /// objects, the node of its PUs, and whether it gave a fact.
+    fn object(&mut self, line: &ObjectLine) {
+        let n = line.n;
+        let indent = if self.flattened { 0 } else { line.depth };
+        if !self.flattened {
+            while self.open.last().is_some_and(|o| o.indent >= indent) {
+                self.open.pop();
             }
         }
         let mut this = Open {
@@ -253,233 +319,292 @@ pub fn parse_lstopo(text: &str) -> Result<Parsed, ParseError> {
         };
         let mut used = false;
         let mut pus: Vec<u32> = Vec::new();
-        for part in t.split(" + ") {
-            let part = part.trim();
-            let first = part.words().next().unwrap_or("");
-            match base(first) {
-                "Machine" | "System" => {
-                    machine.get_or_insert(n);
-                    used = true;
-                }
-                "Package" | "Socket" => {
-                    last_package = index(part);
-                    this.package = last_package;
-                    // hwloc 1.x: the node printed just above holds it.
-                    if let Some(i) = waiting.take() {
-                        nodes[i].0.package = last_package;
-                    }
-                    if flattened {
-                        last_node = None;
-                    }
-                }
-                "Group" | "Group0" | "Group1" | "Group2" | "Die" if flattened => {
-                    last_node = None;
-                }
-                "NUMANode" => {
-                    let Some(node) = os_index(part) else {
-                        out.bad_row(n, format!("lstopo: a NUMANode without its `P#`: `{t}`"));
-                        continue;
-                    };
-                    // hwloc 2.x: a memory child (a leaf) of the object
-                    // above it; hwloc 1.x: a node that holds what follows.
-                    let leaf = objects
-                        .get(j)
-                        .is_none_or(|next| next.1 <= l.len() - l.trim_start().len());
-                    if !flattened
-                        && leaf
-                        && let Some(parent) = open.last_mut()
-                        && parent.node.is_none()
-                    {
-                        parent.node = Some(node);
-                    }
-                    this.node = Some(node);
-                    last_node = Some(node);
-                    // Its package: one on its line or printed before it
-                    // (hwloc 2.x, a leaf under it), else the next one
-                    // printed (hwloc 1.x, the node holds it).
-                    let on_line = t
-                        .split(" + ")
-                        .find(|x| matches!(base(x.trim()), "Package" | "Socket"))
-                        .and_then(index);
-                    let above = if flattened {
-                        last_package
-                    } else {
-                        open.iter().rev().find_map(|o| o.package)
-                    };
-                    let package = on_line.or(above);
-                    nodes.push((
-                        NumaNode {
-                            node,
-                            cpus: String::new(),
-                            cpu_count: 0,
-                            size_bytes: memory(part),
-                            free_bytes: None,
-                            package,
-                            source: Source::line(n),
-                        },
-                        Vec::new(),
-                    ));
-                    if package.is_none() {
-                        waiting = Some(nodes.len() - 1);
-                    }
-                    used = true;
-                }
-                "PU" => {
-                    if let Some(p) = os_index(part) {
-                        pus.push(p);
-                    }
-                }
-                "HostBridge" => {
-                    let label = if part.contains("L#") || part.contains("buses=") {
-                        part.to_string()
-                    } else {
-                        format!("HostBridge #{bridges}")
-                    };
-                    bridges += 1;
-                    this.bridge = Some(label.clone());
-                    last_bridge = Some((label, n));
-                }
-                "Bridge" if part.contains("Host->PCI") => {
-                    let label = part.to_string();
-                    bridges += 1;
-                    this.bridge = Some(label.clone());
-                    last_bridge = Some((label, n));
-                }
-                "PCI" => {
-                    let (bus_id, pci_id, class) = pci(part);
-                    let numa_node = if flattened {
-                        last_node
-                    } else {
-                        open.iter().rev().find_map(|o| o.node)
-                    };
-                    // The bridge's line is read where a device takes it.
-                    let bridge = if flattened {
-                        last_bridge.clone()
-                    } else {
-                        open.iter()
-                            .rev()
-                            .find_map(|o| Some((o.bridge.clone()?, o.line)))
-                    };
-                    let host_bridge = bridge.map(|(label, line)| {
-                        out.context_lines.push(line);
-                        label
-                    });
-                    devices.push(PlacedDevice {
-                        bus_id,
-                        pci_id,
-                        class,
-                        kind: DeviceKind::Other,
-                        names: Vec::new(),
-                        numa_node,
-                        host_bridge,
-                        source: Source::line(n),
-                    });
-                    this.device = Some(devices.len() - 1);
-                    last_device = this.device;
-                    used = true;
-                }
-                "Net" | "Network" | "OpenFabrics" | "GPU" | "CoProc" | "Co-Processor"
-                | "OpenCL" | "Block" | "DMA" => {
-                    let owner = if flattened {
-                        last_device
-                    } else {
-                        open.iter().rev().find_map(|o| o.device)
-                    };
-                    if let (Some(i), Some(name)) = (owner, quoted(part)) {
-                        let d = &mut devices[i];
-                        // The RDMA device's name first (`mlx5_0` before `ib0`).
-                        if base(first) == "OpenFabrics" {
-                            d.names.insert(0, name.to_string());
-                        } else {
-                            d.names.push(name.to_string());
-                        }
-                        d.kind = refine(d.kind, d, first, name);
-                        used = true;
-                    }
-                }
-                _ => {}
-            }
+        for part in line.t.split(" + ") {
+            used |= self.part(line, part.trim(), &mut this, &mut pus);
         }
         if !pus.is_empty() {
-            let node = if flattened {
-                last_node
-            } else {
-                this.node.or_else(|| open.iter().rev().find_map(|o| o.node))
-            };
-            if let Some(node) = node
-                && let Some((_, cpus)) = nodes.iter_mut().rev().find(|(x, _)| x.node == node)
-            {
-                cpus.extend(&pus);
-                used = true;
-            } else {
-                out.skipped_lines
-                    .push((n, "lstopo: a PU outside every NUMA node shown"));
-            }
+            used |= self.place_pus(n, &this, &pus);
         }
         if used {
-            out.context_lines.push(n);
+            self.out.context_lines.push(n);
         } else {
-            out.skipped_lines.push((
+            self.out.skipped_lines.push((
                 n,
                 "lstopo: an object that is no fact of ours (cache, core, bridge)",
             ));
         }
-        open.push(this);
+        self.open.push(this);
     }
-    // A bridge skipped at its line and read later, by a device under it.
-    let mut context = out.context_lines.clone();
-    context.sort_unstable();
-    out.skipped_lines
-        .retain(|(l, _)| context.binary_search(l).is_err());
-    // Device kinds from their class where no OS device said.
-    for d in &mut devices {
-        if d.kind == DeviceKind::Other {
-            d.kind = by_class(d);
+
+    /// One of a line's objects, read into `this` (the line's entry on the
+    /// path) and `pus`: true where it gave a fact.
+    fn part(&mut self, line: &ObjectLine, part: &str, this: &mut Open, pus: &mut Vec<u32>) -> bool {
+        let n = line.n;
+        let first = part.words().next().unwrap_or("");
+        match base(first) {
+            "Machine" | "System" => {
+                self.machine.get_or_insert(n);
+                true
+            }
+            "Package" | "Socket" => {
+                self.package(part, this);
+                false
+            }
+            "Group" | "Group0" | "Group1" | "Group2" | "Die" if self.flattened => {
+                self.last_node = None;
+                false
+            }
+            "NUMANode" => self.numa_node(line, part, this),
+            "PU" => {
+                if let Some(p) = os_index(part) {
+                    pus.push(p);
+                }
+                false
+            }
+            "HostBridge" => {
+                let bridges = self.bridges;
+                let label = if part.contains("L#") || part.contains("buses=") {
+                    part.to_string()
+                } else {
+                    format!("HostBridge #{bridges}")
+                };
+                self.bridge(n, label, this);
+                false
+            }
+            "Bridge" if part.contains("Host->PCI") => {
+                self.bridge(n, part.to_string(), this);
+                false
+            }
+            "PCI" => {
+                self.device(n, part, this);
+                true
+            }
+            "Net" | "Network" | "OpenFabrics" | "GPU" | "CoProc" | "Co-Processor" | "OpenCL"
+            | "Block" | "DMA" => self.os_device(first, part),
+            _ => false,
         }
     }
-    // A bridge line is context where a device under it was read.
-    let first = machine.or_else(|| nodes.first().map(|x| x.0.source.line));
-    let first = first.or_else(|| devices.first().map(|d| d.source.line));
-    let Some(first) = first else {
-        return Err(ParseError::new(
-            objects[0].0,
-            "lstopo text with NUMANode or PCI objects",
+
+    /// A package: the nodes under it (hwloc 2.x) or the node above it
+    /// (hwloc 1.x) are of it.
+    fn package(&mut self, part: &str, this: &mut Open) {
+        self.last_package = index(part);
+        this.package = self.last_package;
+        // hwloc 1.x: the node printed just above holds it.
+        if let Some(i) = self.waiting.take() {
+            self.nodes[i].0.package = self.last_package;
+        }
+        if self.flattened {
+            self.last_node = None;
+        }
+    }
+
+    /// A `NUMANode`: a node, its package, and the object it is the memory
+    /// of; false where it has no `P#`.
+    fn numa_node(&mut self, line: &ObjectLine, part: &str, this: &mut Open) -> bool {
+        let (n, t) = (line.n, line.t);
+        let Some(node) = os_index(part) else {
+            self.out
+                .bad_row(n, format!("lstopo: a NUMANode without its `P#`: `{t}`"));
+            return false;
+        };
+        // hwloc 2.x: a memory child (a leaf) of the object above it;
+        // hwloc 1.x: a node that holds what follows.
+        let leaf = line.next_depth.is_none_or(|next| next <= line.depth);
+        if !self.flattened
+            && leaf
+            && let Some(parent) = self.open.last_mut()
+            && parent.node.is_none()
+        {
+            parent.node = Some(node);
+        }
+        this.node = Some(node);
+        self.last_node = Some(node);
+        // Its package: one on its line or printed before it
+        // (hwloc 2.x, a leaf under it), else the next one
+        // printed (hwloc 1.x, the node holds it).
+        let on_line = t
+            .split(" + ")
+            .find(|x| matches!(base(x.trim()), "Package" | "Socket"))
+            .and_then(index);
+        let above = if self.flattened {
+            self.last_package
+        } else {
+            self.open.iter().rev().find_map(|o| o.package)
+        };
+        let package = on_line.or(above);
+        self.nodes.push((
+            NumaNode {
+                node,
+                cpus: String::new(),
+                cpu_count: 0,
+                size_bytes: memory(part),
+                free_bytes: None,
+                package,
+                source: Source::line(n),
+            },
+            Vec::new(),
         ));
-    };
-    if flattened {
-        out.note(
-            first,
-            "lstopo: the paste lost its indentation; each PU and device is placed under the last NUMA node printed before it",
-        );
+        if package.is_none() {
+            self.waiting = Some(self.nodes.len() - 1);
+        }
+        true
     }
-    if nodes.is_empty() {
-        out.note(
-            first,
-            "lstopo: no NUMANode in the paste (a machine without NUMA, or a cut listing): devices have no node",
-        );
+
+    /// A host bridge, `label` as a device under it will name it.
+    fn bridge(&mut self, n: usize, label: String, this: &mut Open) {
+        self.bridges += 1;
+        this.bridge = Some(label.clone());
+        self.last_bridge = Some((label, n));
     }
-    let nodes = nodes
-        .into_iter()
-        .map(|(mut node, mut cpus)| {
-            node.cpu_count = u32::try_from({
-                cpus.sort_unstable();
-                cpus.dedup();
-                cpus.len()
+
+    /// A PCI device, placed under the node and host bridge above it (or,
+    /// flattened, the last printed).
+    fn device(&mut self, n: usize, part: &str, this: &mut Open) {
+        let (bus_id, pci_id, class) = pci(part);
+        let numa_node = if self.flattened {
+            self.last_node
+        } else {
+            self.open.iter().rev().find_map(|o| o.node)
+        };
+        // The bridge's line is read where a device takes it.
+        let bridge = if self.flattened {
+            self.last_bridge.clone()
+        } else {
+            self.open
+                .iter()
+                .rev()
+                .find_map(|o| Some((o.bridge.clone()?, o.line)))
+        };
+        let host_bridge = bridge.map(|(label, line)| {
+            self.out.context_lines.push(line);
+            label
+        });
+        self.devices.push(PlacedDevice {
+            bus_id,
+            pci_id,
+            class,
+            kind: DeviceKind::Other,
+            names: Vec::new(),
+            numa_node,
+            host_bridge,
+            source: Source::line(n),
+        });
+        this.device = Some(self.devices.len() - 1);
+        self.last_device = this.device;
+    }
+
+    /// An OS device (`OpenFabrics "mlx5_0"`, `Net "ib0"`): a name and a
+    /// kind for the PCI device it is under; false where it is under none.
+    fn os_device(&mut self, first: &str, part: &str) -> bool {
+        let owner = if self.flattened {
+            self.last_device
+        } else {
+            self.open.iter().rev().find_map(|o| o.device)
+        };
+        let (Some(i), Some(name)) = (owner, quoted(part)) else {
+            return false;
+        };
+        let d = &mut self.devices[i];
+        // The RDMA device's name first (`mlx5_0` before `ib0`).
+        if base(first) == "OpenFabrics" {
+            d.names.insert(0, name.to_string());
+        } else {
+            d.names.push(name.to_string());
+        }
+        d.kind = refine(d.kind, d, first, name);
+        true
+    }
+
+    /// A line's PUs, given to its node or the one above it; false (and the
+    /// line skipped) where there is none.
+    fn place_pus(&mut self, n: usize, this: &Open, pus: &[u32]) -> bool {
+        let node = if self.flattened {
+            self.last_node
+        } else {
+            this.node
+                .or_else(|| self.open.iter().rev().find_map(|o| o.node))
+        };
+        if let Some(node) = node
+            && let Some((_, cpus)) = self.nodes.iter_mut().rev().find(|(x, _)| x.node == node)
+        {
+            cpus.extend(pus);
+            true
+        } else {
+            self.out
+                .skipped_lines
+                .push((n, "lstopo: a PU outside every NUMA node shown"));
+            false
+        }
+    }
+
+    /// The topology once every line is read: lines read later as context,
+    /// device kinds by class, notes, each node's CPUs (`first_object` is
+    /// the first object line, for the error where none gave a fact).
+    fn finish(self, first_object: usize) -> Result<Parsed, ParseError> {
+        let Tree {
+            mut out,
+            flattened,
+            nodes,
+            mut devices,
+            machine,
+            ..
+        } = self;
+        // A bridge skipped at its line and read later, by a device under it.
+        let mut context = out.context_lines.clone();
+        context.sort_unstable();
+        out.skipped_lines
+            .retain(|(l, _)| context.binary_search(l).is_err());
+        // Device kinds from their class where no OS device said.
+        for d in &mut devices {
+            if d.kind == DeviceKind::Other {
+                d.kind = by_class(d);
+            }
+        }
+        // A bridge line is context where a device under it was read.
+        let first = machine.or_else(|| nodes.first().map(|x| x.0.source.line));
+        let first = first.or_else(|| devices.first().map(|d| d.source.line));
+        let Some(first) = first else {
+            return Err(ParseError::new(
+                first_object,
+                "lstopo text with NUMANode or PCI objects",
+            ));
+        };
+        if flattened {
+            out.note(
+                first,
+                "lstopo: the paste lost its indentation; each PU and device is placed under the last NUMA node printed before it",
+            );
+        }
+        if nodes.is_empty() {
+            out.note(
+                first,
+                "lstopo: no NUMANode in the paste (a machine without NUMA, or a cut listing): devices have no node",
+            );
+        }
+        let nodes = nodes
+            .into_iter()
+            .map(|(mut node, mut cpus)| {
+                node.cpu_count = u32::try_from({
+                    cpus.sort_unstable();
+                    cpus.dedup();
+                    cpus.len()
+                })
+                .unwrap_or(u32::MAX);
+                node.cpus = cpu_ranges(&mut cpus);
+                node
             })
-            .unwrap_or(u32::MAX);
-            node.cpus = cpu_ranges(&mut cpus);
-            node
-        })
-        .collect();
-    out.numa.push(NumaTopology {
-        tool: NumaTool::Lstopo,
-        nodes,
-        distances: Vec::new(),
-        devices,
-        flattened,
-        source: Source::line(first),
-    });
-    Ok(out)
+            .collect();
+        out.numa.push(NumaTopology {
+            tool: NumaTool::Lstopo,
+            nodes,
+            distances: Vec::new(),
+            devices,
+            flattened,
+            source: Source::line(first),
+        });
+        Ok(out)
+    }
 }
 
 /// A device's kind from an OS device under it (`OpenFabrics "mlx5_0"`,
