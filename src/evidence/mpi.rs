@@ -1,7 +1,10 @@
-//! MPI point-to-point benchmarks: the OSU micro-benchmarks `osu_bw`,
-//! `osu_bibw` and `osu_latency` (v5 to v7 headers, host or device buffers,
-//! the `Validation` column, several runs in one file with shell lines in
-//! between).
+//! The OSU micro-benchmarks: point-to-point `osu_bw`, `osu_bibw` and
+//! `osu_latency` (v5 to v7 headers, host or device buffers, the
+//! `Validation` column, several runs in one file with shell lines in
+//! between), and the collective latency tests (`osu_allreduce`,
+//! `osu_reduce`, ...; MPI, or NCCL and RCCL in OMB's `xccl` build): the
+//! time of one collective, `Avg Latency(us)` and, with `-f`, `Min` and
+//! `Max` and the `Iterations` it averaged.
 //!
 //! OSU prints MB/s with MB = 1e6 bytes (`osu_bw.c` divides the byte count by
 //! 1e6) and latency in microseconds, one way (half the ping-pong).
@@ -18,12 +21,12 @@ pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
     // Either line below holds `# OSU MPI`, or `# Size` and a unit: no line
     // pass without. (The units first: long literals the block's grams rule
     // out without a search.)
-    (has!(text, "# OSU MPI")
+    (has!(text, "# OSU ")
         || (has!(text, "Bandwidth (MB/s)") || has!(text, "Latency(us)") || has!(text, "Latency (us)"))
             && has!(text, "# Size"))
         && crate::evidence::numbered(lines).any(|(_, l)| {
         let t = l.trim_start();
-        t.starts_with("# OSU MPI")
+        osu_title(t).is_some()
             // A table pasted without its title line.
             || (t.starts_with("# Size")
                 && (t.contains("Bandwidth (MB/s)") || t.contains("Latency(us)") || t.contains("Latency (us)")))
@@ -34,6 +37,8 @@ pub fn looks_like_osu(text: &str, lines: &[&str]) -> bool {
 #[derive(Clone, Default)]
 struct Run {
     title: String,
+    /// The collective the title names; none for point-to-point.
+    collective: Option<Kind>,
     line: usize,
     bidir: bool,
     buffers: Option<Buffers>,
@@ -47,14 +52,39 @@ struct Run {
 }
 
 /// The title of a run pasted without its title line.
-const UNTITLED: &str = " test (title not stated by the transcript)";
+const UNTITLED: &str = "MPI test (title not stated by the transcript)";
+
+/// What follows `# OSU ` in a title line: `MPI-CUDA Bandwidth Test v7.2`,
+/// `NCCL-CUDA Allreduce Latency Test v7.4`.
+pub(crate) fn osu_title(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix("# OSU ")?;
+    ["MPI", "NCCL", "RCCL"]
+        .iter()
+        .any(|lib| rest.starts_with(lib))
+        .then_some(rest)
+}
+
+/// The collective a title names (`Allreduce Latency Test`), by its word.
+fn collective_kind(title: &str) -> Option<Kind> {
+    title.words().find_map(|w| match w {
+        "Allreduce" => Some(Kind::Allreduce),
+        "Reduce_scatter" | "Reduce_scatter_block" => Some(Kind::Reducescatter),
+        "Reduce" => Some(Kind::Reduce),
+        "Allgather" | "Allgatherv" => Some(Kind::Allgather),
+        "All-to-All" | "Alltoall" | "Alltoallv" => Some(Kind::Alltoall),
+        "Broadcast" | "Bcast" => Some(Kind::Broadcast),
+        "Gather" | "Gatherv" | "Scatter" | "Scatterv" | "Barrier" => Some(Kind::Collective),
+        _ => None,
+    })
+}
 
 impl Run {
     /// A run from its title line (`rest` is what follows `# OSU MPI`), with
     /// the environment set before it.
     fn new(rest: &str, line: usize, env: &Env) -> Run {
-        let title = format!("OSU MPI{rest}");
+        let title = format!("OSU {rest}");
         Run {
+            collective: collective_kind(&title),
             bidir: title.contains("Bi-Directional"),
             title,
             line,
@@ -99,6 +129,29 @@ impl Env {
 struct Columns {
     bandwidth: bool,
     validation: bool,
+    /// A collective's latency columns, in OSU's order (`Avg`, then `Min`
+    /// and `Max` with `-f`), and whether `Iterations` follows them.
+    collective: Option<(&'static [Statistic], bool)>,
+}
+
+impl Columns {
+    /// The columns of header `t` of a run of a collective test or not.
+    fn of(t: &str, collective: bool) -> Columns {
+        let collective = (collective && t.contains("Avg Latency")).then(|| {
+            let stats: &'static [Statistic] =
+                if t.contains("Min Latency") && t.contains("Max Latency") {
+                    &[Statistic::Avg, Statistic::Min, Statistic::Max]
+                } else {
+                    &[Statistic::Avg]
+                };
+            (stats, t.contains("Iterations"))
+        });
+        Columns {
+            bandwidth: t.contains("Bandwidth"),
+            validation: t.contains("Validation"),
+            collective,
+        }
+    }
 }
 
 /// One result row: `<size> <value> [<validation>]`.
@@ -109,8 +162,15 @@ struct Row<'a> {
     validation: Option<&'a str>,
 }
 
-/// OMB's default largest message (1 << 22 bytes, `MAX_MESSAGE_SIZE`).
+/// OMB's default largest message (1 << 22 bytes, `MAX_MESSAGE_SIZE`);
+/// its collective tests stop at 1 << 20 (`MAX_MSG_SIZE_COLL`).
 const DEFAULT_MAX_SIZE: u64 = 1 << 22;
+const DEFAULT_MAX_SIZE_COLLECTIVE: u64 = 1 << 20;
+
+/// The size a row starts with.
+fn words_size(t: &str) -> u64 {
+    t.words().next().and_then(|w| w.parse().ok()).unwrap_or(0)
+}
 
 /// Parses OSU output. `export CUDA_VISIBLE_DEVICES=a,b` (or
 /// `HIP_VISIBLE_DEVICES`) before a device-buffer run names the GPU pair.
@@ -122,7 +182,7 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         env.read_line(t);
-        if let Some(title) = t.strip_prefix("# OSU MPI") {
+        if let Some(title) = osu_title(t) {
             if let Some(r) = run.take() {
                 finish(&mut out, r);
             }
@@ -147,15 +207,24 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
             continue;
         }
         if t.starts_with("# Size") {
-            columns = Some(Columns {
-                bandwidth: t.contains("Bandwidth"),
-                validation: t.contains("Validation"),
-            });
+            columns = Some(Columns::of(t, r.collective.is_some()));
             continue;
         }
         let Some(cols) = columns else {
             continue;
         };
+        if let Some((stats, iterations)) = cols.collective {
+            if let Some(cells) = out
+                .row("osu", collective_row(t, n, r, stats, iterations))
+                .flatten()
+            {
+                out.measurements.extend(cells);
+                r.rows += 1;
+                r.last_size = words_size(t);
+                r.last_line = n;
+            }
+            continue;
+        }
         // A row that cannot be read is a problem at its line; the rows
         // after it are read.
         let Some(row) = out.row("osu", read_row(t, n, cols)).flatten() else {
@@ -227,10 +296,71 @@ fn read_row(t: &str, n: usize, cols: Columns) -> Result<Option<Row<'_>>, ParseEr
     }))
 }
 
+/// The cells of one row of a collective's latency table: one per latency
+/// column. `Ok(None)` when the line does not start with a size.
+fn collective_row(
+    t: &str,
+    n: usize,
+    r: &Run,
+    stats: &[Statistic],
+    iterations: bool,
+) -> Result<Option<Vec<Measurement>>, ParseError> {
+    let words: Vec<&str> = t.words().collect();
+    let Some(size) = words.first().and_then(|w| w.parse::<u64>().ok()) else {
+        return Ok(None);
+    };
+    let expected = 1 + stats.len() + usize::from(iterations);
+    if words.len() != expected {
+        return Err(ParseError::new(
+            n,
+            format!(
+                "{expected} columns (size, {} latencies{}), found {}",
+                stats.len(),
+                if iterations { ", iterations" } else { "" },
+                words.len()
+            ),
+        ));
+    }
+    let iters = match iterations {
+        true => Some(words[expected - 1].parse::<u64>().map_err(|_| {
+            ParseError::new(
+                n,
+                format!("an iteration count, found `{}`", words[expected - 1]),
+            )
+        })?),
+        false => None,
+    };
+    let mut cells = Vec::with_capacity(stats.len());
+    for (&stat, printed) in stats.iter().zip(&words[1..]) {
+        let v = parse_number(printed)
+            .ok_or_else(|| ParseError::new(n, format!("a number, found `{printed}`")))?;
+        let mut m = Measurement::new(
+            "osu",
+            n,
+            r.collective.unwrap_or(Kind::Collective),
+            &r.title,
+            stat,
+        );
+        m.size_bytes = Some(size);
+        m.direction = Direction::Uni;
+        m.buffers = r.buffers.unwrap_or(Buffers::Unknown);
+        m.latency_s = Some(v * 1e-6);
+        m.as_printed = crate::evidence::printed(printed, "us");
+        m.iterations = iters;
+        let q = &mut m.questions;
+        q.unit = Unit::Microseconds;
+        q.direction = DirectionNote::Collective;
+        q.outstanding = Outstanding::OneCollective;
+        q.path = Path::Mpi;
+        cells.push(m);
+    }
+    Ok(Some(cells))
+}
+
 /// The cell of one row of run `r`.
 fn osu_cell(n: usize, r: &Run, cols: Columns, row: &Row<'_>) -> Measurement {
     let bw = cols.bandwidth;
-    let kind = Kind::MpiPt2pt;
+    let kind = r.collective.unwrap_or(Kind::MpiPt2pt);
     let mut m = Measurement::new("osu", n, kind, &r.title, Statistic::Avg);
     m.size_bytes = Some(row.size);
     // Without a title line a bandwidth table could be osu_bw's or
@@ -300,11 +430,15 @@ fn check_cut(text: &str, r: &Run, out: &mut Parsed) {
         .filter(|(_, l)| !l.trim().is_empty())
         .last()
         .map(|(n, _)| n);
-    if r.rows >= 2 && r.last_size < DEFAULT_MAX_SIZE && last_text == Some(r.last_line) {
+    let max = match r.collective {
+        None => DEFAULT_MAX_SIZE,
+        Some(_) => DEFAULT_MAX_SIZE_COLLECTIVE,
+    };
+    if r.rows >= 2 && r.last_size < max && last_text == Some(r.last_line) {
         out.cut(
             r.last_line,
             format!(
-                "the sizes of `{}` above {} bytes (the default sweep ends at {DEFAULT_MAX_SIZE})",
+                "the sizes of `{}` above {} bytes (the default sweep ends at {max})",
                 r.title, r.last_size
             ),
         );
@@ -314,5 +448,80 @@ fn check_cut(text: &str, r: &Run, out: &mut Parsed) {
 fn finish(out: &mut Parsed, r: Run) {
     if r.rows == 0 {
         out.truncated(r.line, format!("`{}` printed no result rows", r.title));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REDUCE: &str = include_str!(
+        "../../captures/osu-reduce-cuda-192rank-efa/osu-005-osu-reduce-cuda-v7.3-192-ranks-full-stats-cut.txt"
+    );
+
+    #[test]
+    fn a_collective_latency_table_is_a_collective_with_avg_min_and_max() {
+        let p = parse_osu(REDUCE).unwrap();
+        // 11 sizes, three latencies each.
+        assert_eq!(p.measurements.len(), 33);
+        let first: Vec<_> = p.measurements[..3]
+            .iter()
+            .map(|m| (m.kind, m.statistic, m.latency_s, m.iterations))
+            .collect();
+        assert_eq!(
+            first,
+            [
+                (Kind::Reduce, Statistic::Avg, Some(53.34e-6), Some(1000)),
+                (Kind::Reduce, Statistic::Min, Some(24.80e-6), Some(1000)),
+                (Kind::Reduce, Statistic::Max, Some(158.96e-6), Some(1000)),
+            ]
+        );
+        assert!(
+            p.measurements
+                .iter()
+                .all(|m| m.bandwidth_bytes_per_s.is_none()
+                    && m.questions.direction == DirectionNote::Collective)
+        );
+        // The table stops at 1 KiB, below the default 1 MiB: cut.
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.line == 16 && i.message.contains("above 1024 bytes"))
+        );
+    }
+
+    #[test]
+    fn a_point_to_point_latency_with_an_avg_header_stays_point_to_point() {
+        let text = "# OSU MPI Latency Test v7.5\n# Size      Avg Latency(us)        Validation\n1                       2.41              Pass\n";
+        let p = parse_osu(text).unwrap();
+        assert_eq!(p.measurements.len(), 1);
+        assert_eq!(p.measurements[0].kind, Kind::MpiPt2pt);
+        assert_eq!(
+            p.measurements[0].questions.direction,
+            DirectionNote::HalfRoundTrip
+        );
+    }
+
+    #[test]
+    fn collectives_are_named_by_their_word_in_the_title() {
+        for (title, kind) in [
+            ("OSU MPI Allreduce Latency Test v7.1", Kind::Allreduce),
+            ("OSU NCCL-CUDA Allreduce Latency Test v7.4", Kind::Allreduce),
+            ("OSU MPI Reduce_scatter Latency Test", Kind::Reducescatter),
+            (
+                "OSU MPI All-to-All Personalized Exchange Latency Test",
+                Kind::Alltoall,
+            ),
+            ("OSU MPI Broadcast Latency Test", Kind::Broadcast),
+            ("OSU MPI Barrier Latency Test", Kind::Collective),
+        ] {
+            assert_eq!(collective_kind(title), Some(kind), "{title}");
+        }
+        assert_eq!(collective_kind("OSU MPI-CUDA Bandwidth Test v7.2"), None);
+        assert_eq!(
+            osu_title("# OSU NCCL-CUDA Allreduce Latency Test"),
+            Some("NCCL-CUDA Allreduce Latency Test")
+        );
+        assert_eq!(osu_title("# OSU something else"), None);
     }
 }

@@ -275,7 +275,7 @@ pub static TOOLS: &[ToolSpec] = &[
         parse: mpi::parse_osu,
         header: Some(Header {
             first: b"#",
-            is: |_, t| t.starts_with("# OSU MPI"),
+            is: |_, t| mpi::osu_title(t).is_some(),
             rule: None,
         }),
         live: &[],

@@ -178,6 +178,12 @@ const CUT: &[(&str, usize, &str)] = &[
         1,
         "cut before line 1: the `# OSU MPI ... Test` title line",
     ),
+    // A collective's sweep kept to 1 KiB (the default goes to 1 MiB).
+    (
+        "osu-005-osu-reduce",
+        16,
+        "cut after line 16: the sizes of `OSU MPI-CUDA Reduce Latency Test v7.3` above 1024 bytes",
+    ),
     (
         "p2pBandwidthLatencyTest-002-8x-k80",
         1,
