@@ -453,6 +453,7 @@ const TRUTH: &[Row] = &[
             "rtx2080ti-2gpu-autodl",
             "rtx3090-4gpu",
             "rtx6000ada-4gpu-cx7-lspci-p2p-no-topo",
+            "rx480-2gpu-xeon-e5v2",
         ],
         silent: (
             "hgx-h100-8gpu",
