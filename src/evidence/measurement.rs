@@ -151,6 +151,12 @@ pub enum Statistic {
 pub enum P2p {
     Enabled,
     Disabled,
+    /// P2P was asked for (p2pBandwidthLatencyTest's `P2P=Enabled`
+    /// matrices), but the tool says this pair cannot access each other as
+    /// peers (`Device=0 CANNOT Access Peer Device=1`, or a 0 in its
+    /// connectivity matrix): the copy went through host memory, as with
+    /// P2P disabled.
+    NoPeerAccess,
     #[default]
     Unknown,
 }

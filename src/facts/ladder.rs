@@ -70,7 +70,8 @@ pub fn placement(m: &Measurement, facts: &NodeFacts, t: &Topology) -> Option<Pla
                 .ceiling(m)
                 .zip(m.bandwidth_bytes_per_s)
                 .is_some_and(|(c, bw)| bw < c.bytes_per_s / 4.0);
-            match (direct, m.p2p == P2p::Disabled || silent) {
+            let staged = matches!(m.p2p, P2p::Disabled | P2p::NoPeerAccess);
+            match (direct, staged || silent) {
                 (true, true) => Placement {
                     tier: PCIE,
                     fell_from: Some(SCALE_UP),

@@ -242,7 +242,7 @@ fn gpu_to_gpu(m: &Measurement, access: Option<bool>) -> String {
     let pair = "the pair";
     match (m.p2p, access) {
         (P2p::Disabled, _) => "P2P disabled: staged through host memory by design".into(),
-        (P2p::Enabled, Some(false)) => format!(
+        (P2p::NoPeerAccess, _) | (P2p::Enabled, Some(false)) => format!(
             "P2P requested but {pair} cannot access each other as peers (CANNOT Access Peer / connectivity 0): the copy falls back to staging through host memory"
         ),
         (_, Some(true)) => format!("GPU to GPU, direct peer access between {pair}{by}"),

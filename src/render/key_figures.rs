@@ -45,6 +45,7 @@ impl KeyFigure<'_> {
         match self.p2p {
             P2p::Enabled => ", peer access on",
             P2p::Disabled => ", peer access off",
+            P2p::NoPeerAccess => ", P2P asked for but no peer access (staged through the host)",
             P2p::Unknown => "",
         }
     }

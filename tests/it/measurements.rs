@@ -71,12 +71,35 @@ fn p2p_bandwidth_latency_test_by_hand() {
         Statistic::Avg,
         Some(("GPU0", "GPU1")),
     );
-    assert_eq!(m.p2p, P2p::Enabled);
+    assert_eq!(m.p2p, P2p::NoPeerAccess);
     assert!(
         answers(m)[5].contains("falls back to staging through host memory"),
         "{}",
         answers(m)[5]
     );
+    // Two NVLink pairs: within a pair P2P is on, across them the tool
+    // says CANNOT Access Peer, and the P2P=Enabled figure is the staged one.
+    let a = node("a100-pcie-4gpu-nv12-pairs");
+    // line 36: "     0 1502.40 275.07  21.62  21.60 " (P2P=Enabled Writes).
+    let within = cell(
+        &a,
+        "p2pBandwidth",
+        36,
+        Statistic::Avg,
+        Some(("GPU0", "GPU1")),
+    );
+    assert!(close(within.bandwidth_bytes_per_s.unwrap(), 275.07e9));
+    assert_eq!(within.p2p, P2p::Enabled);
+    let across = cell(
+        &a,
+        "p2pBandwidth",
+        36,
+        Statistic::Avg,
+        Some(("GPU0", "GPU2")),
+    );
+    assert!(close(across.bandwidth_bytes_per_s.unwrap(), 21.62e9));
+    assert_eq!(across.p2p, P2p::NoPeerAccess);
+    assert!(answers(across)[5].contains("cannot access each other as peers"));
     // line 32: "     0   1.33  14.76" in the P2P=Disabled latency GPU block (us).
     let m = cell(
         &b,

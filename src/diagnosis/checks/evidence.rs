@@ -319,7 +319,9 @@ fn peer_path_seen(b: &Bundle) -> bool {
             crate::evidence::nccl::NcclTransport::P2p | crate::evidence::nccl::NcclTransport::Shm
         )
     });
-    !b.topology.p2p.is_empty() || (p2p(P2p::Enabled) && p2p(P2p::Disabled)) || all_fast || nccl
+    // A pair the tool says cannot peer was asked for P2P all the same.
+    let asked = p2p(P2p::Enabled) || p2p(P2p::NoPeerAccess);
+    !b.topology.p2p.is_empty() || (asked && p2p(P2p::Disabled)) || all_fast || nccl
 }
 
 /// Whether the peer-memory question has an answer: a live collection's

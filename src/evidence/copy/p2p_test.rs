@@ -275,7 +275,14 @@ fn matrix_row(
         m.src = Some(gpus.get(row as usize));
         m.dst = Some(gpus.get(col as usize));
         m.direction = head.direction;
-        m.p2p = head.p2p;
+        let can = access.get(&(row, col)).copied();
+        // A `P2P=Enabled` figure of a pair that cannot access each other:
+        // the sample only enables peer access where it can, so the copy
+        // went through host memory (the sample's own NOTE says so).
+        m.p2p = match (head.p2p, can) {
+            (P2p::Enabled, Some(false)) if row != col => P2p::NoPeerAccess,
+            (p2p, _) => p2p,
+        };
         m.buffers = Buffers::Device;
         if head.latency {
             m.latency_s = Some(value * 1e-6);
@@ -284,7 +291,6 @@ fn matrix_row(
             m.bandwidth_bytes_per_s = Some(value * GB);
             m.as_printed = crate::evidence::printed(v, "GB/s");
         }
-        let can = access.get(&(row, col)).copied();
         p2p_questions(&mut m, head.latency, block, can);
         cells.push(m);
     }
@@ -327,5 +333,113 @@ mod tests {
         assert_eq!(s[1].1, "   GPU 0");
         let l = vec![(1, "  1 a"), (2, "  7 b")];
         assert_eq!(strip_editor_line_numbers(l.clone()), l);
+    }
+
+    /// The `P2P=Enabled` figure of each ordered pair, by (row, column).
+    fn enabled_cells(p: &Parsed, test: &str) -> Vec<(String, String, P2p, Path)> {
+        (p.measurements.iter())
+            .filter(|m| m.test.as_str() == test)
+            .map(|m| {
+                let id = |x: &Option<Text>| x.as_deref().unwrap_or_default().to_string();
+                (id(&m.src), id(&m.dst), m.p2p, m.questions.path.clone())
+            })
+            .collect()
+    }
+
+    // Cut from captures/a100-pcie-4gpu-nv12-pairs (two NVLink pairs; the
+    // pairs across them cannot peer).
+    const A100_PAIRS: &str = "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]
+Device: 0, NVIDIA A100 80GB PCIe, pciBusID: 0, pciDeviceID: 0, pciDomainID:1
+Device: 1, NVIDIA A100 80GB PCIe, pciBusID: 0, pciDeviceID: 0, pciDomainID:2
+Device: 2, NVIDIA A100 80GB PCIe, pciBusID: 0, pciDeviceID: 0, pciDomainID:3
+Device=0 CAN Access Peer Device=1
+Device=0 CANNOT Access Peer Device=2
+Device=1 CAN Access Peer Device=0
+Device=1 CANNOT Access Peer Device=2
+Device=2 CANNOT Access Peer Device=0
+Device=2 CANNOT Access Peer Device=1
+Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)
+   D\\D     0      1      2
+     0 1508.20  21.51  21.63
+     1  21.40 1509.66  21.68
+     2  21.48  21.55 1509.66
+Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
+   D\\D     0      1      2
+     0 1502.40 275.07  21.62
+     1 275.51 1521.42  21.69
+     2  21.46  21.72 1508.20
+";
+
+    #[test]
+    fn a_p2p_enabled_figure_of_a_pair_that_cannot_peer_is_staged() {
+        let p = parse_p2p_bandwidth_latency_test(A100_PAIRS).unwrap();
+        let on = enabled_cells(
+            &p,
+            "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
+        );
+        assert_eq!(on.len(), 9);
+        let cell = |a: &str, b: &str| {
+            on.iter()
+                .find(|c| c.0 == a && c.1 == b)
+                .map(|c| (c.2, c.3.clone()))
+                .unwrap()
+        };
+        let no = Path::GpuToGpu {
+            access: Some(false),
+        };
+        let yes = Path::GpuToGpu { access: Some(true) };
+        assert_eq!(cell("GPU0", "GPU1"), (P2p::Enabled, yes));
+        assert_eq!(cell("GPU0", "GPU2"), (P2p::NoPeerAccess, no.clone()));
+        assert_eq!(cell("GPU2", "GPU1"), (P2p::NoPeerAccess, no));
+        assert_eq!(cell("GPU1", "GPU1"), (P2p::Enabled, Path::WithinGpu));
+        // The P2P=Disabled matrix stays disabled, pair by pair.
+        let off = enabled_cells(&p, "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)");
+        assert!(off.iter().all(|c| c.2 == P2p::Disabled));
+        // Only the cut (the four matrices after these two) is said.
+        assert_eq!(p.issues.len(), 1, "{:?}", p.issues);
+        assert_eq!(p.issues[0].kind, crate::evidence::IssueKind::Truncated);
+    }
+
+    #[test]
+    fn an_all_zero_connectivity_matrix_is_read_and_stages_every_pair() {
+        // The matrix alone (no access lines), no pair able to peer, as
+        // printed with its tab after the row label; once with the
+        // sample's 1 on the diagonal, once all zeros.
+        for diagonal in ["1", "0"] {
+            let text = format!(
+                "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]
+Device: 0, NVIDIA GeForce RTX 2080 Ti, pciBusID: b4, pciDeviceID: 0, pciDomainID:0
+Device: 1, NVIDIA GeForce RTX 2080 Ti, pciBusID: b5, pciDeviceID: 0, pciDomainID:0
+P2P Connectivity Matrix
+     D\\D     0     1
+     0\t     {diagonal}     0
+     1\t     0     {diagonal}
+Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
+   D\\D     0      1
+     0 538.62   5.72
+     1   5.72 532.54
+"
+            );
+            let p = parse_p2p_bandwidth_latency_test(&text).unwrap();
+            let on = enabled_cells(
+                &p,
+                "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)",
+            );
+            let across: Vec<_> = on.iter().filter(|c| c.0 != c.1).collect();
+            assert_eq!(across.len(), 2);
+            assert!(across.iter().all(|c| c.2 == P2p::NoPeerAccess
+                && c.3
+                    == Path::GpuToGpu {
+                        access: Some(false)
+                    }));
+            // Only the cut (the five matrices after this one) is said.
+            assert!(
+                p.issues
+                    .iter()
+                    .all(|i| i.kind == crate::evidence::IssueKind::Truncated),
+                "{:?}",
+                p.issues
+            );
+        }
     }
 }

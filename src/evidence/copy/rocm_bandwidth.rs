@@ -7,6 +7,8 @@ use crate::evidence::SplitWords;
 pub fn looks_like_rocm_bandwidth_test(text: &str, _lines: &[&str]) -> bool {
     has!(text, "RocmBandwidthTest Version")
         || has!(text, "Inter-Device Access")
+        // Version 1.0.0's matrices pasted without the version line.
+        || has!(text, "irectional peak bandwidth GB/s") && has!(text, "D/D")
         // All three end so: one search rules them out.
         || has!(text, "irectional Benchmark Result")
             && (has!(text, "Unidirectional Benchmark Result")
@@ -25,10 +27,16 @@ struct Agents {
 }
 
 impl Agents {
-    /// `Device: 4,  ,  GPU-ab43...,  c9:0.0` or `Device: 0,  AMD EPYC ...`
+    /// `Device: 4,  ,  GPU-ab43...,  c9:0.0` or `Device: 0,  AMD EPYC ...`;
+    /// version 1.0.0 names a GPU by its PCI device id alone (`Device: 1,
+    /// Device 67df`).
     fn read_device_line(&mut self, rest: &str) {
         let fields: Vec<&str> = rest.split(',').map(str::trim).collect();
-        let is_gpu = fields.iter().any(|f| f.starts_with("GPU-")) || fields.len() >= 4;
+        let pci_id = |f: &str| {
+            f.strip_prefix("Device ")
+                .is_some_and(|id| id.len() == 4 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        };
+        let is_gpu = fields.iter().any(|f| f.starts_with("GPU-") || pci_id(f)) || fields.len() >= 4;
         if is_gpu {
             self.ids.push(format!("GPU{}", self.gpus).into());
             self.gpus += 1;
@@ -55,6 +63,14 @@ impl Matrix {
             "Inter-Device Numa Distance" => Some(Matrix::Numa),
             "Unidirectional copy peak bandwidth GB/s" => Some(Matrix::Uni),
             "Bidirectional copy peak bandwidth GB/s" => Some(Matrix::Bi),
+            // Version 1.0.0's titles, its "Bdirectional" spelling included
+            // (ROCm issue #406, a run of 2018).
+            "Device Access" => Some(Matrix::Access),
+            "Device Numa Distance" => Some(Matrix::Numa),
+            "Unidirectional peak bandwidth GB/s" => Some(Matrix::Uni),
+            "Bidirectional peak bandwidth GB/s" | "Bdirectional peak bandwidth GB/s" => {
+                Some(Matrix::Bi)
+            }
             _ => None,
         }
     }
@@ -390,4 +406,81 @@ fn rbt_cell(
         _ => Path::GpuToGpu { access: None },
     };
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // captures/rx480-2gpu-xeon-e5v2 (version 1.0.0, two RX 480 on a Xeon
+    // E5-2650 v2), its blank lines between rows removed.
+    const V1_0_0: &str = "          RocmBandwidthTest Version: 1.0.0
+
+          Device: 0,  Intel(R) Xeon(R) CPU E5-2650 v2 @ 2.60GHz
+          Device: 1,  Device 67df
+          Device: 2,  Device 67df
+
+          Device Access
+
+          D/D       0         1         2
+          0         1         1         1
+          1         1         1         0
+          2         1         0         1
+
+          Unidirectional peak bandwidth GB/s
+
+          D/D       0           1           2
+          0         N/A         10.175722   9.879670
+          1         5.053346    29.020790   N/A
+          2         4.910341    N/A         28.803466
+
+          Bdirectional peak bandwidth GB/s
+
+          D/D       0           1           2
+          0         N/A         15.702547   15.661749
+          1         15.367413   N/A         N/A
+          2         15.564688   N/A         N/A
+";
+
+    #[test]
+    fn reads_version_1_0_0_titles_typo_and_pci_id_device_names() {
+        assert!(looks_like_rocm_bandwidth_test(V1_0_0, &[]));
+        let p = parse_rocm_bandwidth_test(V1_0_0).unwrap();
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let cells: Vec<_> = (p.measurements.iter())
+            .map(|m| {
+                (
+                    m.source.line,
+                    m.src.as_deref().unwrap_or_default().to_string(),
+                    m.dst.as_deref().unwrap_or_default().to_string(),
+                    m.kind,
+                    m.direction,
+                    m.as_printed.to_string(),
+                )
+            })
+            .collect();
+        let cell = |line, src: &str, dst: &str| {
+            cells
+                .iter()
+                .find(|c| c.0 == line && c.1 == src && c.2 == dst)
+                .map(|c| (c.3, c.4, c.5.as_str()))
+        };
+        // `Device 67df` is a GPU: CPU0 -> GPU0 is a host-to-device copy.
+        assert_eq!(
+            cell(17, "CPU0", "GPU0"),
+            Some((Kind::H2d, Direction::Uni, "10.175722 GB/s"))
+        );
+        assert_eq!(
+            cell(18, "GPU0", "GPU0"),
+            Some((Kind::D2d, Direction::Uni, "29.020790 GB/s"))
+        );
+        // "Bdirectional" is the bidirectional matrix.
+        assert_eq!(
+            cell(26, "GPU1", "CPU0"),
+            Some((Kind::D2h, Direction::Bi, "15.564688 GB/s"))
+        );
+        // N/A cells (the GPUs cannot reach each other) are not figures.
+        assert_eq!(cell(18, "GPU0", "GPU1"), None);
+        assert_eq!(cells.len(), 6 + 4);
+    }
 }

@@ -236,6 +236,14 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let mut open_run: Option<usize> = None;
     // The first cell of the last table read: a stopped run's own rows.
     let mut first_cell = 0;
+    // Two runs written into one log line by line (a loopback's server and
+    // client): the older run, titled before the newer one and not yet given
+    // its table ...
+    let mut older_run: Option<PerftestRun<'_>> = None;
+    // ... and a results header with its rows not under it (another header
+    // follows at once): its rows are the block of rows that comes later
+    // without a header of its own.
+    let mut rows_later: Option<(usize, PerftestRun<'_>)> = None;
     // Literals the text lacks are not searched for line by line.
     let any_wait = has!(text, "Waiting for client to connect");
     let any_no_peak = has!(text, "BW peak won't be measured");
@@ -265,6 +273,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
         } else if no_peak {
             run.no_peak = true;
         } else if t.ends_with("BW Test") || t.ends_with("Latency Test") {
+            // A title while another run waits for its table: both print
+            // into the paste at once.
+            older_run = open_run.map(|_| run.clone());
             open_run = Some(lines[i].0);
             run = PerftestRun {
                 title: Some(t.to_string()),
@@ -311,15 +322,38 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             tables += 1;
             open_run = None;
             first_cell = out.measurements.len();
-            let next = perftest_table(&lines, i, &run, &mut out)?;
+            let next_line = lines[i + 1..].iter().find(|(_, l)| !l.trim().is_empty());
+            if rows_later.is_none()
+                && next_line.is_some_and(|(_, l)| crate::evidence::trim(l).starts_with("#bytes"))
+            {
+                // Interleaved: this header's rows come after the next
+                // table's; this one goes with the older run when two
+                // were titled.
+                table_head(lines[i].0, l)?;
+                let mine = older_run.take().unwrap_or_else(|| run.clone());
+                rows_later = Some((i, mine));
+                i += 1;
+                continue;
+            }
+            older_run = None;
+            let next = perftest_table(&lines, i, i + 1, &run, &mut out)?;
             i = next;
             run.no_peak = false;
             run.registration = GpuRegistration::NotStated;
             run.integrated_gpu = false;
             run.command_gpu = None;
             continue;
+        } else if rows_later.is_some() && is_data_row(t) {
+            // The interleaved header's rows, below the other run's table.
+            if let Some((head_at, mine)) = rows_later.take() {
+                i = perftest_table(&lines, head_at, i, &mine, &mut out)?;
+                continue;
+            }
         }
         i += 1;
+    }
+    if let Some((head_at, _)) = rows_later {
+        out.truncated(lines[head_at].0, "the results table has no rows");
     }
     // A later run (the client after the server) that stops before its
     // table.
@@ -390,11 +424,20 @@ struct TableEnd {
     cpu_warning: bool,
 }
 
-/// Reads the results table whose header is at `start`; returns the position
-/// after it.
+/// A results row: a size in bytes, then at least one more number.
+fn is_data_row(t: &str) -> bool {
+    let mut w = t.words();
+    w.next().is_some_and(|x| x.parse::<u64>().is_ok())
+        && w.next().is_some_and(|x| x.parse::<f64>().is_ok())
+}
+
+/// Reads the results table whose header is at `start` and whose rows
+/// begin at `rows` (the line after it, unless two runs were pasted
+/// interleaved); returns the position after it.
 fn perftest_table(
     lines: &[(usize, &str)],
     start: usize,
+    rows: usize,
     run: &PerftestRun<'_>,
     out: &mut Parsed,
 ) -> Result<usize, ParseError> {
@@ -412,7 +455,7 @@ fn perftest_table(
         head.latency,
         head.bw_factor.map(|x| x.1),
     );
-    let end = read_table_rows(lines, start + 1, &head, &template, run, out)?;
+    let end = read_table_rows(lines, rows, &head, &template, run, out)?;
     let i = end.next;
     if end.rows == 0 || !end.closed {
         let at = lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0);

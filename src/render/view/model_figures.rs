@@ -307,7 +307,7 @@ fn measured(b: &Bundle, peer: bool) -> Vec<Curve> {
         let point = (size, size / bw);
         match m.kind {
             Kind::P2pCopy if peer && m.src != m.dst => match m.p2p {
-                P2p::Disabled => off.push(point),
+                P2p::Disabled | P2p::NoPeerAccess => off.push(point),
                 _ => on.push(point),
             },
             Kind::RdmaWrite | Kind::RdmaRead | Kind::RdmaSend if !peer => match m.buffers {

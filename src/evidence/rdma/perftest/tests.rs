@@ -135,3 +135,105 @@ fn split_key_agrees_with_split_once() {
         assert_eq!(split_key(p), want, "{p:?}");
     }
 }
+
+/// Each cell's line, side and size, in the order read.
+fn cells_by_side(p: &Parsed) -> Vec<(usize, Option<Side>, Option<u64>)> {
+    (p.measurements.iter())
+        .filter(|m| m.statistic == Statistic::Avg)
+        .map(|m| {
+            let side = match &m.questions.path {
+                Path::Rdma(r) => Some(r.side),
+                _ => None,
+            };
+            (m.source.line, side, m.size_bytes)
+        })
+        .collect()
+}
+
+// Cut from captures/ib-loopback-superbench-all-sizes (superbenchmark's
+// tests/data/ib_loopback_all_sizes.log): a loopback's server and client
+// writing into one log line by line; the headers of both tables come
+// together, the client's rows follow, and the server's one row comes last.
+const INTERLEAVED: &str = "************************************
+* Waiting for client to connect... *
+************************************
+---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+Dual-port       : OFF          Device         : ib0
+---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+Dual-port       : OFF          Device         : ib0
+Link type       : IB
+---------------------------------------------------------------------------------------
+Link type       : IB
+---------------------------------------------------------------------------------------
+---------------------------------------------------------------------------------------
+#bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+#bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+2          2000             5.32               5.30               2.778732
+4          2000             10.65              10.64              2.788833
+8388608    2000             23240.68            23240.68                  0.002905
+---------------------------------------------------------------------------------------
+8388608    2000             23240.68            23240.68                  0.002905
+---------------------------------------------------------------------------------------
+";
+
+#[test]
+fn two_runs_interleaved_line_by_line_are_two_tables() {
+    let p = parse_perftest(INTERLEAVED).unwrap();
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    // The rows under the two headers are the client's (titled second);
+    // the row after them, under no header of its own, the server's.
+    assert_eq!(
+        cells_by_side(&p),
+        [
+            (17, Some(Side::Client), Some(2)),
+            (18, Some(Side::Client), Some(4)),
+            (19, Some(Side::Client), Some(8388608)),
+            (21, Some(Side::Server), Some(8388608)),
+        ]
+    );
+    // Without that last row, the server's table has no rows, and says so
+    // at its header.
+    let cut: String = INTERLEAVED
+        .lines()
+        .take(20)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let p = parse_perftest(&cut).unwrap();
+    assert_eq!(p.measurements.len(), 6);
+    assert_eq!(p.issues.len(), 1, "{:?}", p.issues);
+    assert_eq!(
+        (p.issues[0].line, p.issues[0].message.as_str()),
+        (15, "the results table has no rows")
+    );
+}
+
+#[test]
+fn two_runs_one_after_the_other_without_a_command_line_are_two_tables() {
+    // captures/ib-loopback-superbench (the 8 MiB log), cut: the client's
+    // output, then the server's, no command line or blank between.
+    let text = "                        RDMA_Write BW Test
+ Dual-port       : OFF\t\tDevice         : ib0
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 8388608    20000            24056.74            24056.72\t\t   0.003007
+************************************
+* Waiting for client to connect... *
+************************************
+---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+ Dual-port       : OFF\t\tDevice         : ib0
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 8388608    20000            24056.74            24056.72\t\t   0.003007
+---------------------------------------------------------------------------------------
+";
+    let p = parse_perftest(text).unwrap();
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    assert_eq!(
+        cells_by_side(&p),
+        [
+            (4, Some(Side::Client), Some(8388608)),
+            (12, Some(Side::Server), Some(8388608)),
+        ]
+    );
+}
