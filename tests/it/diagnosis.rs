@@ -398,6 +398,7 @@ const TRUTH: &[Row] = &[
             "nv18-8gpu-6nic-peermem-nccl1737",
             "nvlink-4gpu-latency",
             "osu-bw-rdma-fragment",
+            "osu-reduce-cuda-192rank-efa",
             "p100-pcie-gearshifft",
             "pcie-6gpu-p2p-slower-than-staged",
             "perfquery-x-lid21-netdata",
