@@ -117,7 +117,7 @@ impl JsonSchema for Source {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
-            "description": "A transcript line a fact came from (1-based). Version 2 writes \
+            "description": "A transcript line a fact came from (1-based). Versions 2 and 3 write \
                 `[file_index, line]`, the index into the bundle's `files`; version 1 wrote \
                 `{ \"file\": \"captures/x/topo.txt\", \"line\": 2 }`, which is still read.",
             "anyOf": [
@@ -306,7 +306,7 @@ impl<'de> Deserialize<'de> for Files {
     }
 }
 
-/// Version 1 or 2 as read.
+/// Version 1, 2 or 3 as read.
 #[derive(Deserialize)]
 struct In {
     schema_version: u32,
@@ -342,7 +342,7 @@ struct In {
 }
 
 impl<'de> Deserialize<'de> for Bundle {
-    /// Version 1 or 2; the version is not checked here ([`Bundle::from_json`]
+    /// Version 1, 2 or 3; the version is not checked here ([`Bundle::from_json`]
     /// checks it).
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bundle, D::Error> {
         let _installed = Installed::new(Vec::new());
@@ -372,7 +372,7 @@ impl<'de> Deserialize<'de> for Bundle {
     }
 }
 
-/// Reads version 1 or 2 (the caller checks the version).
+/// Reads version 1, 2 or 3 (the caller checks the version).
 pub fn read(text: &str) -> serde_json::Result<Bundle> {
     serde_json::from_str(text)
 }

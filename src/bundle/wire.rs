@@ -17,8 +17,8 @@
 //! serde's derived `Serialize`. One serializer ([`compact`]) writes
 //! serde_json's exact bytes, faster, and keeps the file table: a source
 //! hands it its path, which becomes an index (the first time, a new
-//! entry). Whatever other serializer a bundle meets gets those same bytes
-//! ([`Bundle`]'s `Serialize`).
+//! entry). serde_json (its writer, or `to_value`) gets those same bytes
+//! from [`Bundle`]'s `Serialize`, as a `RawValue`.
 
 use serde::{Serialize, Serializer};
 
@@ -146,7 +146,7 @@ impl Bundle {
 }
 
 impl Serialize for Bundle {
-    /// Always version 3's form, whatever serializer: `serde_json::to_vec`
+    /// Always version 3's form for serde_json: `serde_json::to_vec`
     /// of a bundle is a bundle file.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::Error;

@@ -66,6 +66,14 @@ pub(crate) fn osu_title(t: &str) -> Option<&str> {
 
 /// The collective a title names (`Allreduce Latency Test`), by its word.
 fn collective_kind(title: &str) -> Option<Kind> {
+    // Non-blocking tests print overlap columns, read as before (not at
+    // all); a neighbourhood collective is not the global one.
+    if title.contains("Non-blocking") {
+        return None;
+    }
+    if title.contains("Neighborhood") {
+        return Some(Kind::Collective);
+    }
     title.words().find_map(|w| match w {
         "Allreduce" => Some(Kind::Allreduce),
         "Reduce_scatter" | "Reduce_scatter_block" => Some(Kind::Reducescatter),
@@ -130,8 +138,10 @@ struct Columns {
     bandwidth: bool,
     validation: bool,
     /// A collective's latency columns, in OSU's order (`Avg`, then `Min`
-    /// and `Max` with `-f`), and whether `Iterations` follows them.
-    collective: Option<(&'static [Statistic], bool)>,
+    /// and `Max` with `-f`), whether `Iterations` follows them, and how
+    /// many columns after those are not read (OMB 7's `Pn Tail Lat(us)`,
+    /// `Transmit Size`).
+    collective: Option<(&'static [Statistic], bool, usize)>,
 }
 
 impl Columns {
@@ -144,7 +154,8 @@ impl Columns {
                 } else {
                     &[Statistic::Avg]
                 };
-            (stats, t.contains("Iterations"))
+            let unread = t.matches("Tail Lat").count() + t.matches("Transmit Size").count();
+            (stats, t.contains("Iterations"), unread)
         });
         Columns {
             bandwidth: t.contains("Bandwidth"),
@@ -213,11 +224,19 @@ pub fn parse_osu(text: &str) -> Result<Parsed, ParseError> {
         let Some(cols) = columns else {
             continue;
         };
-        if let Some((stats, iterations)) = cols.collective {
+        if let Some(shape) = cols.collective {
             if let Some(cells) = out
-                .row("osu", collective_row(t, n, r, stats, iterations))
+                .row("osu", collective_row(t, n, r, shape, cols.validation))
                 .flatten()
             {
+                if let Some(v) = cells.first().map(|m| &m.verification)
+                    && *v == Verification::Failed
+                {
+                    out.tool_error(
+                        n,
+                        format!("OSU validation failed at {} bytes", words_size(t)),
+                    );
+                }
                 out.measurements.extend(cells);
                 r.rows += 1;
                 r.last_size = words_size(t);
@@ -302,33 +321,42 @@ fn collective_row(
     t: &str,
     n: usize,
     r: &Run,
-    stats: &[Statistic],
-    iterations: bool,
+    (stats, iterations, unread): (&[Statistic], bool, usize),
+    validation: bool,
 ) -> Result<Option<Vec<Measurement>>, ParseError> {
     let words: Vec<&str> = t.words().collect();
     let Some(size) = words.first().and_then(|w| w.parse::<u64>().ok()) else {
         return Ok(None);
     };
-    let expected = 1 + stats.len() + usize::from(iterations);
+    // size, latencies, [iterations], [validation], [unread columns]
+    let at_iters = 1 + stats.len();
+    let at_valid = at_iters + usize::from(iterations);
+    let expected = at_valid + usize::from(validation) + unread;
     if words.len() != expected {
         return Err(ParseError::new(
             n,
             format!(
-                "{expected} columns (size, {} latencies{}), found {}",
+                "{expected} columns (size, {} latencies{}{}), found {}",
                 stats.len(),
                 if iterations { ", iterations" } else { "" },
+                if validation { ", validation" } else { "" },
                 words.len()
             ),
         ));
     }
     let iters = match iterations {
-        true => Some(words[expected - 1].parse::<u64>().map_err(|_| {
+        true => Some(words[at_iters].parse::<u64>().map_err(|_| {
             ParseError::new(
                 n,
-                format!("an iteration count, found `{}`", words[expected - 1]),
+                format!("an iteration count, found `{}`", words[at_iters]),
             )
         })?),
         false => None,
+    };
+    let verification = match validation.then(|| words[at_valid]) {
+        Some("Pass") => Verification::Checked { errors: 0 },
+        Some(_) => Verification::Failed,
+        None => Verification::Unknown,
     };
     let mut cells = Vec::with_capacity(stats.len());
     for (&stat, printed) in stats.iter().zip(&words[1..]) {
@@ -347,6 +375,7 @@ fn collective_row(
         m.latency_s = Some(v * 1e-6);
         m.as_printed = crate::evidence::printed(printed, "us");
         m.iterations = iters;
+        m.verification = verification.clone();
         let q = &mut m.questions;
         q.unit = Unit::Microseconds;
         q.direction = DirectionNote::Collective;
@@ -432,6 +461,10 @@ fn check_cut(text: &str, r: &Run, out: &mut Parsed) {
         .map(|(n, _)| n);
     let max = match r.collective {
         None => DEFAULT_MAX_SIZE,
+        // OMB lowers the largest size of these to 512 MiB over the ranks
+        // (`check_mem_limit`), saying so on stderr only: an early end is
+        // no sign of a cut.
+        Some(Kind::Allgather | Kind::Alltoall | Kind::Collective) => 0,
         Some(_) => DEFAULT_MAX_SIZE_COLLECTIVE,
     };
     if r.rows >= 2 && r.last_size < max && last_text == Some(r.last_line) {
@@ -523,5 +556,46 @@ mod tests {
             Some("NCCL-CUDA Allreduce Latency Test")
         );
         assert_eq!(osu_title("# OSU something else"), None);
+    }
+
+    /// Synthetic (the columns OMB 7.4's `print_only_header` prints with
+    /// `-f -c`; no real paste of it found): the validation column is read.
+    #[test]
+    fn a_collective_with_a_validation_column_keeps_its_rows_and_reports_a_failure() {
+        let text = "# OSU MPI Allreduce Latency Test v7.4\n# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations  Validation\n4                       1.23              1.10              1.50        1000        Pass\n8                       1.25              1.11              1.52        1000        Fail\n";
+        let p = parse_osu(text).unwrap();
+        assert_eq!(p.measurements.len(), 6);
+        assert_eq!(
+            p.measurements[0].verification,
+            Verification::Checked { errors: 0 }
+        );
+        assert_eq!(p.measurements[3].verification, Verification::Failed);
+        assert!(
+            p.issues
+                .iter()
+                .any(|i| i.line == 4 && i.message.contains("validation failed"))
+        );
+    }
+
+    #[test]
+    fn an_alltoall_that_ends_early_is_not_called_cut_nor_a_non_blocking_test_a_collective() {
+        // OMB stops an all-to-all at 512 MiB over the ranks (stderr only).
+        let text = "# OSU MPI All-to-All Personalized Exchange Latency Test v7.3\n# Size       Avg Latency(us)\n1                      10.00\n524288               900.00\n";
+        let p = parse_osu(text).unwrap();
+        assert_eq!(p.measurements.len(), 2);
+        assert_eq!(p.measurements[0].kind, Kind::Alltoall);
+        assert!(
+            p.issues.is_empty(),
+            "{:?}",
+            p.issues.iter().map(|i| &i.message).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            collective_kind("OSU MPI Non-blocking Allreduce Latency Test"),
+            None
+        );
+        assert_eq!(
+            collective_kind("OSU MPI Neighborhood Allgather Latency Test"),
+            Some(Kind::Collective)
+        );
     }
 }

@@ -32,10 +32,10 @@ pub struct ToolSpec {
     pub name: &'static str,
     pub detect: Detector,
     pub parse: Parser,
-    /// The line this tool prints at the top of its output and nowhere
-    /// else, where it has one: its output pasted right after another
-    /// tool's, with no command line between, is cut there
-    /// ([`split`](super::split)).
+    /// A line that starts this tool's output (its title, or its first
+    /// row where every row looks alike, as lspci's devices), where it has
+    /// one: its output pasted right after another tool's, with no command
+    /// line between, is cut there ([`split`](super::split)).
     pub header: Option<Header>,
     /// The commands live collection runs for this tool's transcript; empty
     /// when it is only ever read from captures.
@@ -381,7 +381,8 @@ pub static TOOLS: &[ToolSpec] = &[
         detect: pcie::looks_like_lspci,
         parse: pcie::parse_lspci,
         header: Some(Header {
-            first: b"0123456789abcdefABCDEF",
+            // lspci prints its hex in lower case.
+            first: b"0123456789abcdef",
             is: |l, _| pcie::is_lspci_device(l),
             rule: None,
         }),

@@ -1,11 +1,12 @@
 //! `measurements` as written: series and cells borrowed from the bundle's
 //! [`Measurement`]s, never copied. A series is its first cell's shared
 //! facts; a cell is the measurement itself and the index of its series.
-//! [`SeriesOut`] and [`CellOut`] serialize as [`super::Series`] and
-//! [`super::Cell`] (same fields, order and omissions; the tests compare
+//! [`SeriesOut`] and [`CellOut`] serialize as [`crate::bundle::read::Series`] and
+//! [`crate::bundle::read::Cell`] (same fields, order and omissions; the tests compare
 //! them), the file as its index.
 
-use rustc_hash::FxHashMap;
+use std::collections::HashMap;
+
 use serde::{Serialize, Serializer};
 
 use super::File;
@@ -23,7 +24,7 @@ fn is_unknown_verification(v: &&Verification) -> bool {
     **v == Verification::default()
 }
 
-/// [`super::Series`], borrowed from the first cell of the series. Two
+/// [`crate::bundle::read::Series`], borrowed from the first cell of the series. Two
 /// cells share a series when these are equal.
 #[derive(Debug, PartialEq, Eq, Hash, Serialize)]
 pub(super) struct SeriesOut<'a> {
@@ -74,7 +75,7 @@ impl<'a> SeriesOut<'a> {
     }
 }
 
-/// One cell as written: [`super::Cell`] borrowed from its measurement.
+/// One cell as written: [`crate::bundle::read::Cell`] borrowed from its measurement.
 #[derive(Serialize)]
 struct CellOut<'a> {
     series: u32,
@@ -118,7 +119,7 @@ impl Serialize for CellsOut<'_> {
     }
 }
 
-/// [`super::Measurements`] as written, borrowed from the bundle's cells.
+/// [`crate::bundle::read::Measurements`] as written, borrowed from the bundle's cells.
 #[derive(Serialize)]
 pub(super) struct MeasurementsOut<'a> {
     pub(super) series: Vec<SeriesOut<'a>>,
@@ -129,7 +130,8 @@ impl<'a> MeasurementsOut<'a> {
     /// Groups `ms` into series in the order first seen.
     pub(super) fn of(ms: &'a [Measurement]) -> MeasurementsOut<'a> {
         let mut series: Vec<SeriesOut<'a>> = Vec::new();
-        let mut index: FxHashMap<SeriesOut<'a>, u32> = FxHashMap::default();
+        // std's seeded hash: a transcript cannot make its series collide.
+        let mut index: HashMap<SeriesOut<'a>, u32> = HashMap::new();
         let mut of_cell = Vec::with_capacity(ms.len());
         for m in ms {
             let s = SeriesOut::of(m);

@@ -18,16 +18,22 @@ pub(super) struct Line<'a> {
 /// it, a timestamp or a logger's own head, is passed over); a line without
 /// one is a bare message (a log whose prefixes were cut off).
 pub(super) fn split_line(l: &str) -> Line<'_> {
-    // One search for `NCCL `, each hit checked for the level after it.
-    let marker = l.match_indices("NCCL ").find_map(|(i, _)| {
-        let level = l.get(i + 5..i + 9)?;
-        let warn = match level {
-            "INFO" => false,
-            "WARN" => true,
-            _ => return None,
-        };
-        Some((i, warn))
-    });
+    // One search for `NCCL `, each hit checked for the level after it:
+    // the first `NCCL INFO`, else the first `NCCL WARN` (two ranks'
+    // writes can share a line).
+    let mut warn_at = None;
+    let mut marker = None;
+    for (i, _) in l.match_indices("NCCL ") {
+        match l.get(i + 5..i + 9) {
+            Some("INFO") => {
+                marker = Some((i, false));
+                break;
+            }
+            Some("WARN") if warn_at.is_none() => warn_at = Some(i),
+            _ => {}
+        }
+    }
+    let marker = marker.or(warn_at.map(|i| (i, true)));
     let Some((i, warn)) = marker else {
         return Line {
             host: None,

@@ -292,3 +292,16 @@ fn a_torchrun_prefixed_and_quoted_log_reads_the_same_facts() {
     assert_eq!(a.nccl, b.nccl);
     assert_eq!(a.nccl[0].paths.len(), 11);
 }
+
+#[test]
+fn an_info_line_after_a_warning_on_one_line_is_read_as_info() {
+    // Two ranks' writes on one line: the INFO marker is the line's, as it
+    // was before the marker search was one pass.
+    let l = "n1:1:1 [0] NCCL WARN Cuda failure 'oom'n1:2:2 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC";
+    let line = super::grammar::split_line(l);
+    assert!(!line.warn);
+    assert_eq!(line.msg, "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC");
+    let w = super::grammar::split_line("n1:1:1 [0] NCCL WARN oops NCCL version");
+    assert!(w.warn && w.marked);
+    assert!(!super::grammar::split_line("no marker NCCL version 2.18").marked);
+}
