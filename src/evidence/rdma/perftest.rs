@@ -89,7 +89,7 @@ struct PerftestRun<'a> {
     command_gpu: Option<bool>,
 }
 
-impl PerftestRun<'_> {
+impl<'a> PerftestRun<'a> {
     fn get(&self, key: &str) -> Option<&str> {
         self.fields
             .iter()
@@ -111,6 +111,68 @@ impl PerftestRun<'_> {
             Kind::Rdma
         }
     }
+
+    /// Reads a line of the run's setup (its GPU, how the buffer was
+    /// registered, its command, a `key : value` field): whether it was one.
+    fn read_setup(&mut self, t: &str, l: &'a str, dmabuf: bool, lit: &Literals) -> bool {
+        if let Some(rest) = t
+            .strip_prefix("[pid = ")
+            .and_then(|r| r.split_once("device name = ["))
+        {
+            self.gpu = Some(rest.1.trim_end_matches(']').to_string());
+            self.gpu_kind = Some("CUDA");
+        } else if t == "initializing CUDA" {
+            self.gpu_kind = Some("CUDA");
+        } else if t == "CUDA device integrated: 1" {
+            self.integrated_gpu = true;
+        } else if t.starts_with("using DMA-BUF") || dmabuf {
+            self.registration = GpuRegistration::DmaBuf;
+        } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
+            // perftest prints `using DMA-BUF ...` before this line when it
+            // exports one; without it the buffer goes to `ibv_reg_mr`.
+            if self.registration == GpuRegistration::NotStated && !self.integrated_gpu {
+                self.registration = GpuRegistration::PeerMemory;
+            }
+        } else if let Some(gpu) = lit.command.then(|| command_line(t)).flatten() {
+            self.command_gpu = Some(gpu.0);
+            if gpu.1 {
+                self.registration = GpuRegistration::DmaBuf;
+            }
+        } else if t.starts_with("initializing ROCm") || (lit.rocm && has!(t, "ROCm device")) {
+            self.gpu_kind = Some("ROCm");
+        } else if is_field_line(t) {
+            if !(t.starts_with('#') || (lit.address && has!(t, "address:"))) {
+                self.fields.extend(header_pairs(l));
+            }
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// The run a title line `t` starts, keeping what the setup lines
+    /// before it said of the GPU (perftest prints them before its title).
+    fn titled(&mut self, t: &str, server: bool) -> PerftestRun<'a> {
+        PerftestRun {
+            title: Some(t.to_string()),
+            server,
+            no_peak: self.no_peak,
+            gpu: self.gpu.take(),
+            gpu_kind: self.gpu_kind.take(),
+            registration: std::mem::take(&mut self.registration),
+            integrated_gpu: self.integrated_gpu,
+            command_gpu: self.command_gpu.take(),
+            ..PerftestRun::default()
+        }
+    }
+}
+
+/// Whether the text holds literals some lines are searched for: those
+/// the text lacks are not searched for line by line.
+struct Literals {
+    rocm: bool,
+    address: bool,
+    command: bool,
 }
 
 /// Splits ` Dual-port       : OFF\t\tDevice         : mlx5_0` into pairs.
@@ -248,9 +310,11 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     let any_wait = has!(text, "Waiting for client to connect");
     let any_no_peak = has!(text, "BW peak won't be measured");
     let any_dmabuf = has!(text, "ibv_reg_dmabuf_mr");
-    let any_rocm = has!(text, "ROCm device");
-    let any_address = has!(text, "address:");
-    let any_command = has!(text, "ib_");
+    let lit = Literals {
+        rocm: has!(text, "ROCm device"),
+        address: has!(text, "address:"),
+        command: has!(text, "ib_"),
+    };
     while i < lines.len() {
         let (_, l) = lines[i];
         let t = crate::evidence::trim(l);
@@ -277,47 +341,9 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
             // into the paste at once.
             older_run = open_run.map(|_| run.clone());
             open_run = Some(lines[i].0);
-            run = PerftestRun {
-                title: Some(t.to_string()),
-                server: waiting,
-                no_peak: run.no_peak,
-                gpu: run.gpu.take(),
-                gpu_kind: run.gpu_kind.take(),
-                registration: std::mem::take(&mut run.registration),
-                integrated_gpu: run.integrated_gpu,
-                command_gpu: run.command_gpu.take(),
-                ..PerftestRun::default()
-            };
+            run = run.titled(t, waiting);
             waiting = false;
-        } else if let Some(rest) = t
-            .strip_prefix("[pid = ")
-            .and_then(|r| r.split_once("device name = ["))
-        {
-            run.gpu = Some(rest.1.trim_end_matches(']').to_string());
-            run.gpu_kind = Some("CUDA");
-        } else if t == "initializing CUDA" {
-            run.gpu_kind = Some("CUDA");
-        } else if t == "CUDA device integrated: 1" {
-            run.integrated_gpu = true;
-        } else if t.starts_with("using DMA-BUF") || dmabuf {
-            run.registration = GpuRegistration::DmaBuf;
-        } else if t.starts_with("allocated GPU buffer of a") && t.ends_with("CUDA_MEM_DEVICE") {
-            // perftest prints `using DMA-BUF ...` before this line when it
-            // exports one; without it the buffer goes to `ibv_reg_mr`.
-            if run.registration == GpuRegistration::NotStated && !run.integrated_gpu {
-                run.registration = GpuRegistration::PeerMemory;
-            }
-        } else if let Some(gpu) = any_command.then(|| command_line(t)).flatten() {
-            run.command_gpu = Some(gpu.0);
-            if gpu.1 {
-                run.registration = GpuRegistration::DmaBuf;
-            }
-        } else if t.starts_with("initializing ROCm") || (any_rocm && has!(t, "ROCm device")) {
-            run.gpu_kind = Some("ROCm");
-        } else if is_field_line(t) {
-            if !(t.starts_with('#') || (any_address && has!(t, "address:"))) {
-                run.fields.extend(header_pairs(l));
-            }
+        } else if run.read_setup(t, l, dmabuf, &lit) {
         } else if t.starts_with("#bytes") {
             tables += 1;
             open_run = None;
@@ -376,309 +402,6 @@ pub fn parse_perftest(text: &str) -> Result<Parsed, ParseError> {
     Ok(out)
 }
 
-/// The header line of a results table.
-#[derive(Clone)]
-struct TableHead {
-    /// Column names, units stripped.
-    cols: Vec<String>,
-    /// A latency table (`t_min[usec]`...) rather than a bandwidth one.
-    latency: bool,
-    /// Bytes per second in one printed bandwidth unit, and that unit.
-    bw_factor: Option<(f64, &'static str)>,
-}
-
-/// Reads the `#bytes ...` header line: the columns and the bandwidth unit.
-fn table_head(hn: usize, head: &str) -> Result<TableHead, ParseError> {
-    let cols: Vec<String> = perftest_columns(head);
-    let latency = cols.iter().any(|c| c.starts_with("t_"));
-    let bw_factor = if head.contains("[Gb/sec]") {
-        Some((GBIT_BYTES, "Gb/sec"))
-    } else if head.contains("[MB/sec]") {
-        Some((MIB, "MB/sec"))
-    } else if head.contains("[MiB/sec]") {
-        Some((MIB, "MiB/sec"))
-    } else {
-        None
-    };
-    if !latency && bw_factor.is_none() {
-        return Err(ParseError::new(
-            hn,
-            "a `BW average[MB/sec]`, `[MiB/sec]` or `[Gb/sec]` column, or `t_min[usec]`",
-        ));
-    }
-    Ok(TableHead {
-        cols,
-        latency,
-        bw_factor,
-    })
-}
-
-/// Where and how a results table ended.
-struct TableEnd {
-    /// The position after the table's last row.
-    next: usize,
-    rows: usize,
-    /// Ended by a dashes line or another non-row line, not by the file's end.
-    closed: bool,
-    /// perftest warned about the CPU frequency before or inside the table.
-    cpu_warning: bool,
-}
-
-/// A results row: a size in bytes, then at least one more number.
-fn is_data_row(t: &str) -> bool {
-    let mut w = t.words();
-    w.next().is_some_and(|x| x.parse::<u64>().is_ok())
-        && w.next().is_some_and(|x| x.parse::<f64>().is_ok())
-}
-
-/// Reads the results table whose header is at `start` and whose rows
-/// begin at `rows` (the line after it, unless two runs were pasted
-/// interleaved); returns the position after it.
-fn perftest_table(
-    lines: &[(usize, &str)],
-    start: usize,
-    rows: usize,
-    run: &PerftestRun<'_>,
-    out: &mut Parsed,
-) -> Result<usize, ParseError> {
-    let (hn, head) = lines[start];
-    let head = table_head(hn, head)?;
-    // Everything a cell says that does not change from row to row.
-    let title: Text = match &run.title {
-        Some(t) => t.clone().into(),
-        None => "perftest (header not captured)".into(),
-    };
-    let mut template = Measurement::new("perftest", hn, run.kind(), title, Statistic::Avg);
-    perftest_cell(
-        &mut template,
-        run,
-        head.latency,
-        head.bw_factor.map(|x| x.1),
-    );
-    let end = read_table_rows(lines, rows, &head, &template, run, out)?;
-    let i = end.next;
-    if end.rows == 0 || !end.closed {
-        let at = lines.get(i.saturating_sub(1)).map_or(hn, |x| x.0);
-        if end.rows == 0 {
-            out.truncated(at, "the results table has no rows");
-        } else if i >= lines.len() {
-            out.truncated(
-                at,
-                "the results table is not closed by a dashes line (cut short?)",
-            );
-        }
-    }
-    if end.cpu_warning {
-        out.note(hn, "perftest warned that CPU frequency is not at its maximum: cycle-based timings may be skewed");
-    }
-    Ok(i)
-}
-
-/// Reads rows from `start` until a dashes line, a line that is not a row,
-/// or the end of the transcript.
-fn read_table_rows(
-    lines: &[(usize, &str)],
-    start: usize,
-    head: &TableHead,
-    template: &Measurement,
-    run: &PerftestRun<'_>,
-    out: &mut Parsed,
-) -> Result<TableEnd, ParseError> {
-    let mut end = TableEnd {
-        next: start,
-        rows: 0,
-        closed: false,
-        cpu_warning: run.cpu_freq_warning,
-    };
-    // Room for the rows ahead (lines that start with a digit: at least as
-    // many as the rows read), so a long table's measurements are not moved
-    // again at each doubling.
-    let ahead = lines[end.next.min(lines.len())..]
-        .iter()
-        .take_while(|(_, l)| {
-            let t = l.trim_start();
-            t.as_bytes().first().is_some_and(u8::is_ascii_digit) || t.starts_with("Conflicting")
-        })
-        .count();
-    out.measurements
-        .reserve(ahead * head.cols.len().saturating_sub(2));
-    // One buffer for every row's words (not a growing Vec per row).
-    let mut toks: Vec<&str> = Vec::with_capacity(head.cols.len() + 1);
-    while let Some((n, l)) = lines.get(end.next) {
-        let t = crate::evidence::trim(l);
-        if t.starts_with("Conflicting CPU frequency values detected") {
-            end.cpu_warning = true;
-            end.next += 1;
-            continue;
-        }
-        if t.starts_with("---") {
-            end.closed = true;
-            break;
-        }
-        toks.clear();
-        toks.extend(t.words());
-        // Anything that is not a data row ends the table (a server's
-        // "Waiting for client" banner, a blank line).
-        if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
-            end.closed = true;
-            break;
-        }
-        // A row that cannot be read (or only in part) is a problem at its
-        // line; the table goes on.
-        // Its cells go straight into the parse's measurements (reserved
-        // above), not through a Vec a row.
-        let cells = &mut out.measurements;
-        let bad = table_row(*n, &toks, head, template, run, end.cpu_warning, cells);
-        if let Some(e) = bad {
-            out.bad_row(e.line, format!("perftest: expected {}", e.expected));
-        }
-        end.rows += 1;
-        end.next += 1;
-    }
-    Ok(end)
-}
-
-/// The cells of one data row (line `n`), pushed onto `cells`: one per known
-/// statistic column; returns why the row could not be read in full (a row
-/// that cannot be read pushes none). A row with fewer cells than
-/// columns (two values glued together: `2465.901216.65`) keeps the cells
-/// left of the first one that is not a plain number; the rest are lost.
-fn table_row(
-    n: usize,
-    toks: &[&str],
-    head: &TableHead,
-    template: &Measurement,
-    run: &PerftestRun<'_>,
-    cpu_warning: bool,
-    cells: &mut Vec<Measurement>,
-) -> Option<ParseError> {
-    let cols = &head.cols;
-    // A row whose cells cannot all be read keeps none of them.
-    let at = cells.len();
-    if toks.len() == cols.len() {
-        let read = table_cells(n, toks, head, template, run, cpu_warning, cells);
-        return read.err().inspect(|_| cells.truncate(at));
-    }
-    let wrong = ParseError::new(
-        n,
-        format!(
-            "{} columns ({}), found {}",
-            cols.len(),
-            cols.join(" "),
-            toks.len()
-        ),
-    );
-    if toks.len() > cols.len() {
-        return Some(wrong);
-    }
-    let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
-    let k = toks.iter().take_while(|t| plain(t)).count();
-    let kept = TableHead {
-        cols: cols[..k].to_vec(),
-        ..head.clone()
-    };
-    if table_cells(n, &toks[..k], &kept, template, run, cpu_warning, cells).is_err() {
-        cells.truncate(at);
-    }
-    let lost = cols[k..].join(", ");
-    let e = ParseError::new(
-        n,
-        format!(
-            "{} columns ({}), found {}; `{}` is not one number: {lost} not read",
-            cols.len(),
-            cols.join(" "),
-            toks.len(),
-            toks.get(k).unwrap_or(&"")
-        ),
-    );
-    Some(e)
-}
-
-/// The cells of a row whose tokens line up with `head`'s columns, pushed
-/// onto `cells` (the caller drops them when this fails part-way).
-fn table_cells(
-    n: usize,
-    toks: &[&str],
-    head: &TableHead,
-    template: &Measurement,
-    run: &PerftestRun<'_>,
-    cpu_warning: bool,
-    cells: &mut Vec<Measurement>,
-) -> Result<(), ParseError> {
-    let cols = &head.cols;
-    if toks.len() < 2 {
-        return Err(ParseError::new(n, "a byte count and an iteration count"));
-    }
-    let size: u64 = toks[0]
-        .parse()
-        .map_err(|_| ParseError::new(n, format!("a byte count, found `{}`", toks[0])))?;
-    let iters: u64 = toks[1]
-        .parse()
-        .map_err(|_| ParseError::new(n, format!("an iteration count, found `{}`", toks[1])))?;
-    for (c, v) in cols.iter().zip(toks).skip(2) {
-        let value = parse_number(v)
-            .ok_or_else(|| ParseError::new(n, format!("a number in `{c}`, found `{v}`")))?;
-        let (stat, is_bw) = match c.as_str() {
-            "BW peak" => (Statistic::Peak, true),
-            "BW average" => (Statistic::Avg, true),
-            "t_min" => (Statistic::Min, false),
-            "t_max" => (Statistic::Max, false),
-            "t_typical" => (Statistic::Typical, false),
-            "t_avg" => (Statistic::Avg, false),
-            "t_stdev" => (Statistic::Stdev, false),
-            "99% percentile" => (Statistic::P99, false),
-            "99.9% percentile" => (Statistic::P999, false),
-            _ => continue,
-        };
-        // A peak of 0.00 is not a measurement: the run said it would not
-        // measure peak, or this is a server's side.
-        if stat == Statistic::Peak && (run.no_peak || value == 0.0) {
-            continue;
-        }
-        let mut m = template.clone();
-        m.source = Source::line(n);
-        m.statistic = stat;
-        m.size_bytes = Some(size);
-        m.iterations = Some(iters);
-        if cpu_warning {
-            m.questions.context = Context::CpuFrequencyWarning;
-        }
-        if is_bw {
-            // A latency table with a `BW` column in a unit we do not know
-            // (`BW average[usec]`): that cell is not read, the row is.
-            let Some((f, unit)) = head.bw_factor else {
-                continue;
-            };
-            m.bandwidth_bytes_per_s = Some(value * f);
-            m.as_printed = crate::evidence::printed(v, unit);
-        } else {
-            m.latency_s = Some(value * 1e-6);
-            m.as_printed = crate::evidence::printed(v, "usec");
-        }
-        cells.push(m);
-    }
-    Ok(())
-}
-
-/// Column names of a perftest table header, units stripped:
-/// `#bytes #iterations BW peak[MB/sec] ...` -> `#bytes`, `#iterations`, `BW peak`...
-fn perftest_columns(head: &str) -> Vec<String> {
-    let mut cols = Vec::new();
-    let mut cur = String::new();
-    for tok in head.words() {
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(tok);
-        if tok.starts_with('#') || tok.ends_with(']') {
-            let name = cur.split('[').next().unwrap_or("").trim().to_string();
-            cols.push(name);
-            cur.clear();
-        }
-    }
-    cols
-}
-
 fn perftest_cell(m: &mut Measurement, run: &PerftestRun<'_>, latency: bool, unit: Option<&str>) {
     let dev = run.get("Device").map(str::to_string);
     m.src = dev.clone().map(Text::from);
@@ -734,6 +457,12 @@ pub(crate) fn is_title(t: &str) -> bool {
     (t.ends_with(" BW Test") || t.ends_with(" Latency Test"))
         && (t.starts_with("RDMA_") || t.starts_with("Send") || t.starts_with("Atomic"))
 }
+
+mod table;
+
+use table::{is_data_row, perftest_table, table_head};
+#[cfg(test)]
+use table::perftest_columns;
 
 #[cfg(test)]
 mod tests;
