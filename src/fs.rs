@@ -134,29 +134,33 @@ impl Target {
             return Ok(Target::Stdout);
         }
         let fail = || format!("failed to write `{}`", path.display());
-        let meta = match std::fs::metadata(path) {
+        // The path itself first: nothing there (the common case, a new
+        // output) costs one look; only a link is looked through.
+        let own = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if std::fs::symlink_metadata(path).is_ok() {
-                    anyhow::bail!(
-                        "`{}` is a link to nothing; not written (remove the link or name its target)",
-                        path.display()
-                    );
-                }
                 return Ok(Target::Replace {
                     dest: path.to_path_buf(),
                 });
             }
             Err(e) => return Err(e).with_context(fail),
         };
+        let is_link = own.file_type().is_symlink();
+        let meta = match is_link {
+            false => own,
+            true => match std::fs::metadata(path) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!(
+                    "`{}` is a link to nothing; not written (remove the link or name its target)",
+                    path.display()
+                ),
+                Err(e) => return Err(e).with_context(fail),
+            },
+        };
         if meta.is_dir() {
             anyhow::bail!("`{}` is a directory; give a file to write", path.display());
         }
         if meta.is_file() {
-            let is_link = std::fs::symlink_metadata(path)
-                .with_context(fail)?
-                .file_type()
-                .is_symlink();
             let dest = match is_link {
                 true => std::fs::canonicalize(path).with_context(fail)?,
                 false => path.to_path_buf(),

@@ -291,7 +291,8 @@ pub fn strip_terminal_escapes(text: &str) -> Option<String> {
 pub fn tabs_from_listchars(text: &str) -> Option<String> {
     const ARROWS: [char; 5] = ['→', '»', '▸', '›', '⇥'];
     const FILL: [char; 3] = [' ', '·', '─'];
-    if text.contains('\t') || !text.contains(ARROWS) {
+    // Every arrow is outside ASCII: a plain text is passed by at once.
+    if text.is_ascii() || text.contains('\t') || !text.contains(ARROWS) {
         return None;
     }
     let drawn = text.lines().filter(|l| l.contains(ARROWS)).count();
