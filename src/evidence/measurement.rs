@@ -92,6 +92,23 @@ impl Kind {
             Kind::MpiPt2pt => "mpi-pt2pt",
         }
     }
+
+    /// Whether the cell times a collective over many ranks (nccl-tests,
+    /// OSU's collective tests), not a transfer along one path: its size over
+    /// its time is no path's bandwidth.
+    pub fn is_collective(self) -> bool {
+        matches!(
+            self,
+            Kind::Allreduce
+                | Kind::Allgather
+                | Kind::Alltoall
+                | Kind::Broadcast
+                | Kind::Reduce
+                | Kind::Reducescatter
+                | Kind::Sendrecv
+                | Kind::Collective
+        )
+    }
 }
 
 #[derive(

@@ -15,6 +15,8 @@ use crate::evidence::measurement::{Buffers, Direction, Kind, Measurement, P2p, S
 pub struct KeyFigure<'a> {
     pub tool: String,
     pub kind: &'static str,
+    /// Whether `kind` is a collective (no one direction to speak of).
+    pub collective: bool,
     pub direction: Direction,
     /// The statistic, lowercase (`avg`, `median`, `busbw`...).
     pub statistic: String,
@@ -31,8 +33,12 @@ pub struct KeyFigure<'a> {
 }
 
 impl KeyFigure<'_> {
-    /// `one direction`, `both directions, summed`, or not stated.
+    /// `one direction`, `both directions, summed`, or not stated; a
+    /// collective has every rank sending and receiving at once.
     pub fn direction_words(&self) -> &'static str {
+        if self.collective {
+            return "a collective, every rank taking part";
+        }
         match self.direction {
             Direction::Uni => "one direction",
             Direction::Bi => "both directions, summed",
@@ -148,6 +154,7 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
         out.push(KeyFigure {
             tool,
             kind,
+            collective: best.kind.is_collective(),
             direction,
             statistic,
             latency,
@@ -160,4 +167,34 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Host, Origin};
+
+    fn one(kind: Kind) -> Bundle {
+        let mut b = Bundle::new(Host {
+            name: "n".into(),
+            origin: Origin::Ingested,
+        });
+        let mut m = Measurement::new("osu", 3, kind, "t", Statistic::Avg);
+        m.size_bytes = Some(8);
+        m.latency_s = Some(2e-6);
+        m.direction = Direction::Uni;
+        b.measurements.push(m);
+        b
+    }
+
+    #[test]
+    fn a_collective_is_not_said_to_go_one_direction() {
+        let b = one(Kind::Allreduce);
+        assert_eq!(
+            key_figures(&b)[0].direction_words(),
+            "a collective, every rank taking part"
+        );
+        let b = one(Kind::MpiPt2pt);
+        assert_eq!(key_figures(&b)[0].direction_words(), "one direction");
+    }
 }

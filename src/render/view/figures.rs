@@ -278,6 +278,13 @@ fn fit_view(judged: &fit::SweepFit, from_latency: bool) -> (Vec<FitLine>, String
 pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -> Vec<ChartView> {
     let mut out = Vec::new();
     for s in fit::sweeps(&b.measurements).iter().take(12) {
+        // A collective's times are drawn as times: its size over its time
+        // is neither a path's bandwidth nor busbw (drawn below from the
+        // tool's own column where it printed one).
+        if s.kind.is_collective() && s.from_latency {
+            out.push(latency_view(s, linker, "Measured time of one collective per message size, as the tool printed it (microseconds); not drawn as GB/s: size over time of a collective is no link's bandwidth."));
+            continue;
+        }
         let series = Series {
             label: s.label(),
             points: s
@@ -318,25 +325,33 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
         });
         // A latency sweep: the measured times too, in microseconds.
         if s.from_latency {
-            let title = format!("{} latency", s.label());
-            out.push(ChartView {
-                svg: charts::latency_chart(
-                    &title,
-                    &[Series {
-                        label: s.label(),
-                        points: s.points.iter().map(|p| (p.size_bytes, p.time_s)).collect(),
-                    }],
-                ),
-                title,
-                note: "Measured latency per message size, as the tool printed it (microseconds)."
-                    .into(),
-                source: Some(linker.link(&s.source)),
-            });
+            out.push(latency_view(
+                s,
+                linker,
+                "Measured latency per message size, as the tool printed it (microseconds).",
+            ));
         }
     }
     out.extend(collective_charts(b, linker));
     out.extend(spread_charts(b, linker));
     out
+}
+
+/// A latency sweep's times against size, in microseconds.
+fn latency_view(s: &fit::Sweep, linker: &Linker<'_>, note: &str) -> ChartView {
+    let title = format!("{} latency", s.label());
+    ChartView {
+        svg: charts::latency_chart(
+            &title,
+            &[Series {
+                label: s.label(),
+                points: s.points.iter().map(|p| (p.size_bytes, p.time_s)).collect(),
+            }],
+        ),
+        title,
+        note: note.into(),
+        source: Some(linker.link(&s.source)),
+    }
 }
 
 /// Collectives: busbw vs size, out-of-place and in-place together.

@@ -53,6 +53,23 @@ fn a_fit_with_a_low_r_squared_is_not_drawn_and_the_note_says_why() {
 }
 
 #[test]
+fn a_collectives_times_are_drawn_as_times_never_as_gb_s() {
+    let times: Vec<f64> = (0..8).map(|i| 2e-6 + f64::from(1024 << i) / 10e9).collect();
+    let mut b = latency_sweep(&times);
+    let point_to_point = charts(&b);
+    assert_eq!(point_to_point.len(), 2, "GB/s and latency charts");
+    assert!(point_to_point[0].svg.contains("GB/s"));
+    for m in &mut b.measurements {
+        m.kind = Kind::Reduce;
+    }
+    let collective = charts(&b);
+    assert_eq!(collective.len(), 1, "the latency chart alone");
+    assert!(collective[0].title.ends_with(" latency"));
+    assert!(!collective[0].svg.contains("GB/s"));
+    assert!(collective[0].note.contains("not drawn as GB/s"));
+}
+
+#[test]
 fn a_fit_with_a_negative_alpha_is_not_drawn() {
     let b = latency_sweep(&[1e-7, 3e-7, 1e-6, 4e-6, 1.6e-5]);
     let s = &fit::sweeps(&b.measurements)[0];
