@@ -460,9 +460,9 @@ pub(crate) fn is_title(t: &str) -> bool {
 
 mod table;
 
-#[cfg(test)]
-use table::perftest_columns;
 use table::{is_data_row, perftest_table, table_head};
+#[cfg(test)]
+use table::{perftest_columns, two_decimal_values, unglued};
 
 #[cfg(test)]
 mod tests;

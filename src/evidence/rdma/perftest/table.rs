@@ -167,9 +167,12 @@ pub(super) fn read_table_rows(
 
 /// The cells of one data row (line `n`), pushed onto `cells`: one per known
 /// statistic column; returns why the row could not be read in full (a row
-/// that cannot be read pushes none). A row with fewer cells than
-/// columns (two values glued together: `2465.901216.65`) keeps the cells
-/// left of the first one that is not a plain number; the rest are lost.
+/// that cannot be read pushes none). A row with fewer cells than columns
+/// has values glued together where one overflowed its field
+/// (`2465.901216.65`): perftest prints every time with two decimals, so
+/// such a word is cut after each value's second decimal ([`unglued`]).
+/// Where that does not give one word a column, the row keeps the cells
+/// left of the first word that is not a plain number; the rest are lost.
 pub(super) fn table_row(
     n: usize,
     toks: &[&str],
@@ -198,6 +201,11 @@ pub(super) fn table_row(
     if toks.len() > cols.len() {
         return Some(wrong);
     }
+    let split = unglued(toks);
+    if split.len() == cols.len() {
+        let read = table_cells(n, &split, head, template, run, cpu_warning, cells);
+        return read.err().inspect(|_| cells.truncate(at));
+    }
     let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
     let k = toks.iter().take_while(|t| plain(t)).count();
     let kept = TableHead {
@@ -219,6 +227,40 @@ pub(super) fn table_row(
         ),
     );
     Some(e)
+}
+
+/// The words of a row with every word made of values glued together
+/// (`2465.901216.65`) cut into them, each value being digits, a point and
+/// two decimals as perftest prints its times. A word that is not wholly
+/// such values (a message rate's six decimals, `1.2.3`) stays as it is.
+pub(super) fn unglued<'a>(toks: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(toks.len() + 1);
+    for &t in toks {
+        match two_decimal_values(t) {
+            Some(values) if values.len() > 1 => out.extend(values),
+            _ => out.push(t),
+        }
+    }
+    out
+}
+
+/// `t` cut into values of digits, a point and two digits, if it is wholly
+/// made of them.
+pub(super) fn two_decimal_values(t: &str) -> Option<Vec<&str>> {
+    let mut values = Vec::new();
+    let mut rest = t;
+    while !rest.is_empty() {
+        let point = rest.find('.')?;
+        let end = point + 3;
+        let value = rest.get(..end)?;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(&value[..point]) || !digits(&value[point + 1..]) {
+            return None;
+        }
+        values.push(value);
+        rest = &rest[end..];
+    }
+    Some(values)
 }
 
 /// The cells of a row whose tokens line up with `head`'s columns, pushed

@@ -237,3 +237,49 @@ fn two_runs_one_after_the_other_without_a_command_line_are_two_tables() {
         ]
     );
 }
+
+#[test]
+fn values_glued_where_one_overflowed_its_field_are_cut_at_two_decimals() {
+    assert_eq!(
+        two_decimal_values("2465.901216.65"),
+        Some(vec!["2465.90", "1216.65"])
+    );
+    assert_eq!(two_decimal_values("928.05"), Some(vec!["928.05"]));
+    // A message rate's six decimals, a version, a bare count: not times.
+    for t in [
+        "0.727473", "1.435442", "1.2.3", "1000", "12.3", ".50", "5.5x",
+    ] {
+        assert_eq!(two_decimal_values(t), None, "{t}");
+    }
+    assert_eq!(
+        unglued(&["2", "1000", "2465.901216.65", "37330.73"]),
+        ["2", "1000", "2465.90", "1216.65", "37330.73"]
+    );
+}
+
+#[test]
+fn a_row_with_two_glued_values_is_read_whole() {
+    // The server side of a real Soft-RoCE ib_send_lat (captures-wild
+    // perftest-lat-002): t_stdev ran into the 99% percentile.
+    let text = "                    Send Latency Test
+ #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 2       1000          453.06         37330.73     692.41            928.05           2465.901216.65                 37330.73
+---------------------------------------------------------------------------------------
+";
+    let p = parse_perftest(text).unwrap();
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    assert!(p.unread_lines.is_empty(), "{:?}", p.unread_lines);
+    let printed: Vec<&str> = p
+        .measurements
+        .iter()
+        .map(|m| m.as_printed.as_str())
+        .collect();
+    for v in [
+        "2465.90 usec",
+        "1216.65 usec",
+        "37330.73 usec",
+        "453.06 usec",
+    ] {
+        assert!(printed.contains(&v), "{v} in {printed:?}");
+    }
+}
