@@ -110,7 +110,7 @@ const TRUTH: &[Row] = &[
     Row {
         kind: "no-peer-path",
         severity: "warning",
-        fires: &["l4-2gpu-p2p-cns"],
+        fires: &["l4-2gpu-p2p-cns", "mi50-2gpu", "rx480-2gpu-xeon-e5v2"],
         silent: (
             "rtx2080ti-2gpu-autodl",
             "its NS pair is already the cause inside silent-staging: one cause, one finding",

@@ -156,6 +156,18 @@ fn read_matrix(
             Matrix::Access => {
                 for (col, v) in r.cells.iter().enumerate() {
                     agents.access.insert((r.index, col), *v == "1");
+                    // Between two GPUs the matrix is their peer access,
+                    // as nvidia-smi topo -p2p or amd-smi's ACCESS table say it.
+                    let (src, dst) = (agent(&agents.ids, r.index), agent(&agents.ids, col));
+                    if col != r.index && src.starts_with("GPU") && dst.starts_with("GPU") {
+                        out.topology.p2p.push(crate::evidence::topology::P2pCell {
+                            src: src.to_string(),
+                            dst: dst.to_string(),
+                            status: v.to_string(),
+                            supported: *v == "1",
+                            source: crate::evidence::Source::line(r.line),
+                        });
+                    }
                 }
             }
             Matrix::Numa => {}
@@ -482,5 +494,25 @@ mod tests {
         // N/A cells (the GPUs cannot reach each other) are not figures.
         assert_eq!(cell(18, "GPU0", "GPU1"), None);
         assert_eq!(cells.len(), 6 + 4);
+        // The access matrix between the two GPUs is their peer access:
+        // `0` both ways (lines 11 and 12), nothing for a CPU or a GPU itself.
+        let p2p: Vec<_> = (p.topology.p2p.iter())
+            .map(|c| {
+                (
+                    c.src.as_str(),
+                    c.dst.as_str(),
+                    c.status.as_str(),
+                    c.supported,
+                    c.source.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            p2p,
+            [
+                ("GPU0", "GPU1", "0", false, 11),
+                ("GPU1", "GPU0", "0", false, 12)
+            ]
+        );
     }
 }

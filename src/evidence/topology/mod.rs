@@ -240,8 +240,9 @@ impl Link {
 pub struct P2pCell {
     pub src: String,
     pub dst: String,
-    /// As printed: `OK`, `NS`, `CNS`, `GNS`, `TNS`, `U` (nvidia-smi) or
-    /// `ENABLED` / `DISABLED` (amd-smi).
+    /// As printed: `OK`, `NS`, `CNS`, `GNS`, `TNS`, `U` (nvidia-smi),
+    /// `ENABLED` / `DISABLED` (amd-smi) or `1` / `0` (rocm_bandwidth_test's
+    /// access matrix).
     pub status: String,
     pub supported: bool,
     pub source: Source,

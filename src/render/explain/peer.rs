@@ -75,7 +75,7 @@ pub(super) fn slower_than_staged(
 
 pub(super) fn no_peer_path((a, b): (&str, &str), status: &str, pairs: usize) -> String {
     let mut s = format!(
-        "{a}-{b}: the peer-to-peer status is {status}, no peer path. Every copy between them is staged through host memory, whatever the application asks for."
+        "{a}-{b}: the tool reports {status} for their peer access, no peer path. Every copy between them is staged through host memory, whatever the application asks for."
     );
     if pairs > 1 {
         s.push_str(&format!(" {pairs} GPU pairs in all have no peer path."));

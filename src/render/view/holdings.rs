@@ -454,8 +454,9 @@ fn p2p(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
     let (columns, rows) = square(&cells);
     Some(TableView {
         title: "Peer-to-peer support".into(),
-        note: "The status each pair reports (nvidia-smi topo -p2p: OK, NS not supported, \
-               CNS chipset not supported, TNS topology not supported...), as printed."
+        note: "The status each pair reports, as printed: nvidia-smi topo -p2p's OK, NS not \
+               supported, CNS chipset not supported, TNS topology not supported...; amd-smi's \
+               ENABLED or DISABLED; rocm_bandwidth_test's access matrix, 1 or 0."
             .into(),
         columns,
         rows,
