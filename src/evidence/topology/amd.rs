@@ -141,6 +141,44 @@ struct Pairs {
 }
 
 impl Pairs {
+    /// A peer-access matrix (amd-smi's ACCESS table: `ENABLED` or
+    /// `DISABLED`; rocm-smi's link accessibility: `True` or `False`): one
+    /// cell per ordered pair of GPUs, as printed.
+    fn access(&mut self, m: &Matrix<'_>, [yes, no]: [&str; 2], tool: &str, out: &mut Parsed) {
+        // Each GPU's name made once per table, cloned per cell.
+        let n = m
+            .rows
+            .iter()
+            .map(|r| r.cells.len())
+            .fold(m.rows.len(), usize::max);
+        let gpu: Vec<String> = (0..n).map(|i| format!("GPU{i}")).collect();
+        for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
+            for (j, v) in row.cells.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                let supported = match *v {
+                    v if v == yes => true,
+                    v if v == no => false,
+                    _ => {
+                        out.bad_row(
+                            row.line,
+                            format!("{tool}: expected {yes} or {no}, found `{v}`"),
+                        );
+                        continue;
+                    }
+                };
+                self.access.push(P2pCell {
+                    src: gpu[i].clone(),
+                    dst: gpu[j].clone(),
+                    status: v.to_string(),
+                    supported,
+                    source: Source::line(row.line),
+                });
+            }
+        }
+    }
+
     /// Checks that a table names the same devices as the ones before it.
     fn adopt_labels(&mut self, m: &Matrix<'_>) -> Result<(), ParseError> {
         // A matrix cut short names its missing rows' devices in its header.
@@ -351,15 +389,21 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     let mut pairs = Pairs::default();
     let mut notes = Vec::new();
     let mut out = Parsed::default();
-    fn gpu_matrix<'a>(body: &[(usize, &'a str)], what: &str) -> Result<Matrix<'a>, ParseError> {
+    /// A matrix between GPUs whose diagonal is one of `diagonal`.
+    fn gpu_matrix<'a>(
+        body: &[(usize, &'a str)],
+        what: &str,
+        diagonal: &[&str],
+    ) -> Result<Matrix<'a>, ParseError> {
         read_matrix(
             body,
             |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),
             |first, _| is_gpu_label(first),
-            Some(&["0", "N/A"]),
+            Some(diagonal),
             what,
         )
     }
+    const ZERO: &[&str] = &["0", "N/A"];
     for Section { name, line, body } in &sections {
         let has_content = body.iter().any(|(_, l)| !l.trim().is_empty());
         match *name {
@@ -382,22 +426,24 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
             // A table that cannot be read is a problem at its line; the
             // other sections are read.
             "Weight between two GPUs" => {
-                let m = gpu_matrix(body, "weight").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                let m = gpu_matrix(body, "weight", ZERO)
+                    .and_then(|m| pairs.adopt_labels(&m).map(|_| m));
                 if let Some(m) = out.row("rocm-smi-topo", m) {
                     m.flag_cut("rocm-smi-topo", "weight matrix", &mut out);
                     Pairs::numbers(&m, "weight", &mut pairs.weight, &mut out);
                 }
             }
             "Hops between two GPUs" => {
-                let m = gpu_matrix(body, "hops").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                let m =
+                    gpu_matrix(body, "hops", ZERO).and_then(|m| pairs.adopt_labels(&m).map(|_| m));
                 if let Some(m) = out.row("rocm-smi-topo", m) {
                     m.flag_cut("rocm-smi-topo", "hops matrix", &mut out);
                     Pairs::numbers(&m, "hop count", &mut pairs.hops, &mut out);
                 }
             }
             "Link Type between two GPUs" => {
-                let m =
-                    gpu_matrix(body, "link type").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                let m = gpu_matrix(body, "link type", ZERO)
+                    .and_then(|m| pairs.adopt_labels(&m).map(|_| m));
                 if let Some(m) = out.row("rocm-smi-topo", m) {
                     m.flag_cut("rocm-smi-topo", "link type matrix", &mut out);
                     pairs.codes(&m, &mut out);
@@ -415,11 +461,19 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
                     );
                     continue;
                 }
-                let m =
-                    gpu_matrix(body, "bandwidth").and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                let m = gpu_matrix(body, "bandwidth", ZERO)
+                    .and_then(|m| pairs.adopt_labels(&m).map(|_| m));
                 if let Some(m) = out.row("rocm-smi-topo", m) {
                     m.flag_cut("rocm-smi-topo", "bandwidth matrix", &mut out);
                     pairs.bandwidths(&m, &mut out);
+                }
+            }
+            "Link accessibility between two GPUs" => {
+                let m = gpu_matrix(body, "accessibility", &["True"])
+                    .and_then(|m| pairs.adopt_labels(&m).map(|_| m));
+                if let Some(m) = out.row("rocm-smi-topo", m) {
+                    m.flag_cut("rocm-smi-topo", "accessibility matrix", &mut out);
+                    pairs.access(&m, ["True", "False"], "rocm-smi-topo", &mut out);
                 }
             }
             "Numa Nodes" => read_numa(body, &mut pairs, &mut out),
@@ -434,7 +488,7 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     if count == 0 {
         return Err(ParseError::new(
             lines.len().max(1),
-            "a topology section (Weight, Hops, Link Type, Numa Nodes or Bandwidth) with GPU rows",
+            "a topology section (Weight, Hops, Link Type, Link accessibility, Numa Nodes or Bandwidth) with GPU rows",
         ));
     }
     if !pairs.labels.is_empty() {
@@ -572,40 +626,7 @@ pub fn parse_amd_smi(text: &str) -> Result<Parsed, ParseError> {
         };
         m.flag_cut("amd-smi-topology", &format!("{name} TABLE"), &mut out);
         match *name {
-            "ACCESS" => {
-                // Each GPU's name made once per table, cloned per cell.
-                let n = m
-                    .rows
-                    .iter()
-                    .map(|r| r.cells.len())
-                    .fold(m.rows.len(), usize::max);
-                let gpu: Vec<String> = (0..n).map(|i| format!("GPU{i}")).collect();
-                for (i, row) in m.rows.iter().enumerate().filter(|(_, r)| !r.bad) {
-                    for (j, v) in row.cells.iter().enumerate() {
-                        if i == j {
-                            continue;
-                        }
-                        let supported = match *v {
-                            "ENABLED" => true,
-                            "DISABLED" => false,
-                            _ => {
-                                out.bad_row(
-                                    row.line,
-                                    format!("amd-smi-topology: expected ENABLED or DISABLED, found `{v}`"),
-                                );
-                                continue;
-                            }
-                        };
-                        pairs.access.push(P2pCell {
-                            src: gpu[i].clone(),
-                            dst: gpu[j].clone(),
-                            status: v.to_string(),
-                            supported,
-                            source: Source::line(row.line),
-                        });
-                    }
-                }
-            }
+            "ACCESS" => pairs.access(&m, ["ENABLED", "DISABLED"], "amd-smi-topology", &mut out),
             "WEIGHT" => Pairs::numbers(&m, "weight", &mut pairs.weight, &mut out),
             "HOPS" => Pairs::numbers(&m, "hop count", &mut pairs.hops, &mut out),
             "LINK TYPE" => pairs.codes(&m, &mut out),

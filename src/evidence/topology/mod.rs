@@ -241,8 +241,8 @@ pub struct P2pCell {
     pub src: String,
     pub dst: String,
     /// As printed: `OK`, `NS`, `CNS`, `GNS`, `TNS`, `U` (nvidia-smi),
-    /// `ENABLED` / `DISABLED` (amd-smi) or `1` / `0` (rocm_bandwidth_test's
-    /// access matrix).
+    /// `ENABLED` / `DISABLED` (amd-smi), `True` / `False` (rocm-smi
+    /// --showtopoaccess) or `1` / `0` (rocm_bandwidth_test's access matrix).
     pub status: String,
     pub supported: bool,
     pub source: Source,

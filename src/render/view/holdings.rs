@@ -456,7 +456,8 @@ fn p2p(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
         title: "Peer-to-peer support".into(),
         note: "The status each pair reports, as printed: nvidia-smi topo -p2p's OK, NS not \
                supported, CNS chipset not supported, TNS topology not supported...; amd-smi's \
-               ENABLED or DISABLED; rocm_bandwidth_test's access matrix, 1 or 0."
+               ENABLED or DISABLED; rocm-smi's True or False; rocm_bandwidth_test's access matrix, \
+               1 or 0."
             .into(),
         columns,
         rows,

@@ -68,3 +68,40 @@ fn reads_both_numa_line_styles() {
     assert_eq!(rocm_gpu_index("GPU 3          : x").map(|g| g.0), Some(3));
     assert_eq!(rocm_gpu_index("CPU 3"), None);
 }
+
+#[test]
+fn rocm_smi_link_accessibility_is_each_gpu_pairs_peer_access() {
+    // captures/rocm50-notes-2gpu-topoaccess (ROCm 5.0 release notes' sample
+    // of `rocm-smi --showtopoaccess`), GPU1's row turned to False here.
+    let text = "======================= ROCm System Management Interface =======================
+===================== Link accessibility between two GPUs ======================
+GPU0 GPU1
+GPU0 True True
+GPU1 False True
+============================= End of ROCm SMI Log ==============================
+";
+    let p = parse_rocm_smi(text).unwrap();
+    assert!(p.issues.is_empty(), "{:?}", p.issues);
+    let cells: Vec<_> = (p.topology.p2p.iter())
+        .map(|c| {
+            (
+                c.src.as_str(),
+                c.dst.as_str(),
+                c.status.as_str(),
+                c.supported,
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("GPU0", "GPU1", "True", true),
+            ("GPU1", "GPU0", "False", false)
+        ]
+    );
+    // Anything else in a cell is a problem at its line.
+    let odd = text.replace("GPU1 False True", "GPU1 Maybe True");
+    let p = parse_rocm_smi(&odd).unwrap();
+    assert_eq!(p.issues.len(), 1, "{:?}", p.issues);
+    assert_eq!(p.issues[0].line, 5);
+}
