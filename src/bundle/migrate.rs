@@ -93,6 +93,7 @@ fn unit(t: &str) -> Option<Unit> {
         | "microseconds, as printed"
         | "microseconds per copy, as printed"
         | "microseconds per collective (average over iters), as printed" => Unit::Microseconds,
+        "milliseconds, as printed" => Unit::Milliseconds,
         "nanoseconds, as printed" => Unit::Nanoseconds,
         _ => {
             if let Some(rest) = t.strip_prefix("bytes/s = size / time per copy, time from ") {

@@ -97,6 +97,9 @@ pub enum Unit {
     /// Gb/s, 1e9 bits per second, converted to bytes by dividing by 8.
     GigabitsPerS,
     Microseconds,
+    /// Milliseconds: the first nccl-tests (2017) and NCCL 1's own tests
+    /// printed a collective's time in ms (`deltaSec * 1.0E3`).
+    Milliseconds,
     Nanoseconds,
     /// Measured by wire-report: size / time per copy, the time taken by
     /// `timer`; shown as GB/s.

@@ -19,7 +19,9 @@ mod detect;
 pub use detect::looks_like_nccl_tests;
 
 mod old;
-use old::{is_old_row, non_finite, over_tolerance, tolerance, unhashed_header};
+#[cfg(test)]
+mod old_tests;
+use old::{column_names, is_old_row, non_finite, over_tolerance, tolerance, unhashed_header};
 
 /// Removes an MPI output prefix such as `[1,0]<stdout>:`.
 fn strip_mpi_prefix(l: &str) -> &str {
@@ -184,6 +186,8 @@ struct Scan<'a> {
     headless: Option<usize>,
     /// Rows that could not be read, each at its line.
     bad: Vec<ParseError>,
+    /// The header is the 2017 one (`bytes N type op ...`): times in ms.
+    time_ms: bool,
 }
 
 /// Parses one nccl-tests / rccl-tests run, with NCCL INFO lines, MPI
@@ -221,7 +225,7 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
         );
     }
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
-    let cells = RowCells::new(&scan.header, kind, header_line);
+    let cells = RowCells::new(&scan.header, kind, header_line, scan.time_ms);
     // Room for six cells a row and the `Avg bus bandwidth` cell up front:
     // a long table's measurements (large structs) are not moved again each
     // time the Vec doubles, nor all at once for the last cell.
@@ -250,6 +254,7 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         last_line: 1,
         headless: None,
         bad: Vec::new(),
+        time_ms: false,
     };
     // One buffer for every row's words (not a growing Vec per row).
     let mut toks: Vec<&str> = Vec::with_capacity(16);
@@ -258,10 +263,6 @@ fn scan_nccl_tests(text: &str) -> Result<Scan<'_>, ParseError> {
         let l = strip_mpi_prefix(raw);
         let t = super::trim(l);
         if has!(t, "CCL ") && (has!(t, " INFO ") || has!(t, " WARN ")) {
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("# nThread") {
-            scan.header.read_threads_line(rest);
             continue;
         }
         if let Some(rest) = t.strip_prefix('#').or_else(|| unhashed_header(t)) {
@@ -322,14 +323,16 @@ fn is_standard_row(t: &str) -> bool {
         || is_old_row(&toks)
 }
 
-/// A `#` line other than `# nThread`: a rank line, the table's column
-/// header, or one of the trailer lines.
+/// A `#` line (or one pasted without its `#`): `nThread`, a rank line,
+/// the table's column header, or one of the trailer lines.
 fn read_comment_line(rest: &str, n: usize, scan: &mut Scan<'_>) {
-    if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
+    if let Some(counts) = rest.strip_prefix("nThread") {
+        scan.header.read_threads_line(counts);
+    } else if rest.starts_with("Rank") && rest.contains(" on ") && rest.contains(" device ") {
         scan.header.read_rank_line(rest);
-    } else if rest.starts_with("size") && rest.contains("algbw") {
-        let names: Vec<String> = rest.words().map(str::to_string).collect();
+    } else if let Some((names, ms)) = column_names(rest) {
         scan.cols = Some((n, names));
+        scan.time_ms = ms;
     } else if let Some(v) = rest.strip_prefix("Avg bus bandwidth") {
         scan.avg_busbw = Some((n, v.trim_start_matches([' ', ':']).trim().to_string()));
     } else if let Some(v) = rest.strip_prefix("Out of bounds values") {
@@ -434,10 +437,12 @@ struct RowCells {
     /// statistic shares, its test name too; rows only change numbers.
     templates: Vec<(usize, Statistic, Measurement)>,
     validation: Option<bool>,
+    /// The time column's unit, as printed, and its seconds.
+    time_unit: (&'static str, f64),
 }
 
 impl RowCells {
-    fn new(h: &Header, kind: Kind, header_line: usize) -> RowCells {
+    fn new(h: &Header, kind: Kind, header_line: usize, time_ms: bool) -> RowCells {
         let tests: [Text; 2] = [
             format!("{} out-of-place", kind.as_str()).into(),
             format!("{} in-place", kind.as_str()).into(),
@@ -456,7 +461,11 @@ impl RowCells {
                     m.direction = Direction::Uni;
                     nccl_questions(&mut m, h);
                     if stat == Statistic::Avg {
-                        m.questions.unit = Unit::Microseconds;
+                        m.questions.unit = if time_ms {
+                            Unit::Milliseconds
+                        } else {
+                            Unit::Microseconds
+                        };
                     }
                     (stat, m)
                 })
@@ -472,6 +481,7 @@ impl RowCells {
         RowCells {
             templates,
             validation: h.validation,
+            time_unit: if time_ms { ("ms", 1e-3) } else { ("us", 1e-6) },
         }
     }
 
@@ -513,17 +523,18 @@ impl RowCells {
                 m.as_printed = crate::evidence::printed(v, "GB/s");
                 cells.push(m);
             }
-            let Some(us) = out.row(
+            let (unit, seconds) = self.time_unit;
+            let Some(t) = out.row(
                 "nccl-tests",
                 parse_number(time).ok_or_else(|| {
-                    ParseError::new(r.line, format!("a time in us, found `{time}`"))
+                    ParseError::new(r.line, format!("a time in {unit}, found `{time}`"))
                 }),
             ) else {
                 continue;
             };
             let mut m = mk(Statistic::Avg);
-            m.latency_s = Some(us * 1e-6);
-            m.as_printed = crate::evidence::printed(time, "us");
+            m.latency_s = Some(t * seconds);
+            m.as_printed = crate::evidence::printed(time, unit);
             cells.push(m);
         }
         cells

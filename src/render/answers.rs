@@ -57,6 +57,7 @@ fn unit(m: &Measurement) -> String {
             "Gb/s as printed: 1e9 bits per second, converted to bytes by dividing by 8".into()
         }
         Unit::Microseconds => "microseconds, as printed".into(),
+        Unit::Milliseconds => "milliseconds, as printed".into(),
         Unit::Nanoseconds => "nanoseconds, as printed".into(),
         Unit::Timed { timer } => format!(
             "bytes/s = size / time per copy, time from {timer}; shown as GB/s = 1e9 bytes/s"

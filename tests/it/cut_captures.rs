@@ -163,6 +163,18 @@ const CUT: &[(&str, usize, &str)] = &[
         2,
         "the table's column header is not in the transcript",
     ),
+    // Search-index excerpts of nccl-tests tables that stop after a row:
+    // the run's end (and its `Avg bus bandwidth`) is not there.
+    (
+        "nccl-tests-014-broadcast-2node-v100",
+        17,
+        "cut after line 17: the rest of the run",
+    ),
+    (
+        "nccl-tests-016-nccl1-all-reduce-test",
+        12,
+        "cut after line 12: the rest of the run",
+    ),
     (
         "nvbandwidth-002-h100-sm",
         9,

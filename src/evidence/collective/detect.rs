@@ -8,7 +8,7 @@ use super::*;
 /// a header-less fragment: two rows of a known shape, or one followed by
 /// `Avg bus bandwidth`. One pass over the lines.
 pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
-    if has!(text, "# nThread ") {
+    if has!(text, "# nThread ") || text.trim_start().starts_with("nThread ") {
         return true;
     }
     let mut rows = 0;
@@ -29,7 +29,7 @@ pub fn looks_like_nccl_tests(text: &str, lines: &[&str]) -> bool {
         }
         let t = crate::evidence::trim(strip_mpi_prefix(l));
         let h = t.strip_prefix('#').map_or(t, str::trim_start);
-        if h.starts_with("size") && h.contains("algbw") && h.contains("busbw") {
+        if old::column_names(h).is_some() {
             return true;
         }
         if may_be_row(t) && is_standard_row(t) {

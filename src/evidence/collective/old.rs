@@ -7,11 +7,39 @@ use crate::evidence::measurement::parse_number;
 
 /// A header line pasted without its `#` (a paste that lost it, as in
 /// NVIDIA/nccl-tests issue #37): the column header and the trailer
-/// lines, which no data row can be mistaken for (rows start with a size).
+/// lines, which no data row can be mistaken for (rows start with a size);
+/// and the `nThread` line, whose counts the reader takes.
 pub(super) fn unhashed_header(t: &str) -> Option<&str> {
-    let header = t.starts_with("size") && t.contains("algbw") && t.contains("busbw");
-    let trailer = t.starts_with("Out of bounds values") || t.starts_with("Avg bus bandwidth");
+    let header = column_names(t).is_some();
+    let trailer = t.starts_with("Out of bounds values")
+        || t.starts_with("Avg bus bandwidth")
+        || t.starts_with("nThread ");
     (header || trailer).then_some(t)
+}
+
+/// The table's column header, its names in the words of the format with
+/// `size` and `count`, and whether its times are milliseconds. The first
+/// nccl-tests (2017) and NCCL 1's own tests print `bytes N type op time
+/// algbw busbw res` and time a collective in ms (`deltaSec * 1.0E3`,
+/// `%7.3f`); every later release prints `size count ...` and time in us.
+/// `None` for any other line.
+pub(super) fn column_names(h: &str) -> Option<(Vec<String>, bool)> {
+    let ms = h.starts_with("bytes");
+    if !(ms || h.starts_with("size")) || !h.contains("algbw") || !h.contains("busbw") {
+        return None;
+    }
+    let names = h
+        .split_whitespace()
+        .map(|w| match (ms, w) {
+            (true, "bytes") => "size",
+            (true, "N") => "count",
+            (true, "op") => "redop",
+            (true, "res") => "error",
+            (_, w) => w,
+        })
+        .map(str::to_string)
+        .collect();
+    Some((names, ms))
 }
 
 /// The tolerance old nccl-tests (before `#wrong`, 2017-2021) checked the
