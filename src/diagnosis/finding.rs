@@ -125,8 +125,10 @@ pub enum Finding {
     /// NCCL runs on TCP sockets while the node has RDMA adapters.
     NcclSocketFallback { adapters: Vec<String> },
     /// A tool says a GPU pair has no peer path (`nvidia-smi topo -p2p`
-    /// CNS/NS/GNS/TNS, amd-smi DISABLED): every copy between them is
-    /// staged through host memory, though no copy figure shows it here.
+    /// CNS/NS/GNS/TNS, amd-smi DISABLED, the runtime's own answer as the
+    /// live sweep or `peer_copy_bw` prints it): every copy between them is
+    /// staged through host memory, though no comparison of copy figures
+    /// (P2P enabled against disabled) shows it here.
     NoPeerPath {
         a: String,
         b: String,

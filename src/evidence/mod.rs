@@ -127,6 +127,9 @@ pub enum Tool {
     RocmBandwidthTest,
     /// `TransferBench`
     Transferbench,
+    /// `peer_copy_bw`, the curriculum's own peer copy program (HIP or
+    /// CUDA build; see `copy::peer_copy_bw`)
+    PeerCopyBw,
     /// perftest `ib_*_bw` / `ib_*_lat`
     Perftest,
     /// nccl-tests / rccl-tests `*_perf`

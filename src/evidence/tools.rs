@@ -210,6 +210,20 @@ pub static TOOLS: &[ToolSpec] = &[
         }),
         live: &[],
     },
+    // Its lines are its own (`device 0 reading device 1: ...`, `... MiB x
+    // 20 iters: ... wrong bytes`): no other tool prints them.
+    ToolSpec {
+        tool: Tool::PeerCopyBw,
+        name: "peer-copy-bw",
+        detect: copy::looks_like_peer_copy_bw,
+        parse: copy::parse_peer_copy_bw,
+        header: Some(Header {
+            first: b"d",
+            is: |_, t| copy::is_pair_line(t),
+            rule: None,
+        }),
+        live: &[],
+    },
     ToolSpec {
         tool: Tool::NcclTests,
         name: "nccl-tests",

@@ -27,6 +27,7 @@ mod never_panics;
 mod numa_counters;
 mod pair;
 mod parse_gaps;
+mod peer_copy_bw;
 mod real_verdicts;
 mod recovery;
 mod redact;

@@ -1,8 +1,9 @@
 //! Copy-bandwidth transcripts inside one node: the CUDA sample
 //! `p2pBandwidthLatencyTest`, `nvbandwidth` (text and `-j` JSON),
-//! `rocm-bandwidth-test` and `TransferBench`.
+//! `rocm-bandwidth-test`, `TransferBench` and the curriculum's own
+//! `peer_copy_bw`.
 //!
-//! All four print GB/s meaning 1e9 bytes per second; latency in
+//! All five print GB/s meaning 1e9 bytes per second; latency in
 //! microseconds (p2pBandwidthLatencyTest) or nanoseconds (nvbandwidth's
 //! latency tests).
 
@@ -17,6 +18,7 @@ use crate::evidence::SplitWords;
 mod bandwidth_test;
 mod nvbandwidth;
 mod p2p_test;
+mod peer_copy_bw;
 mod rocm_bandwidth;
 mod transferbench;
 mod transferbench_presets;
@@ -26,6 +28,7 @@ pub use nvbandwidth::{
     looks_like_nvbandwidth, looks_like_nvbandwidth_json, parse_nvbandwidth, parse_nvbandwidth_json,
 };
 pub use p2p_test::{looks_like_p2p_bandwidth_latency_test, parse_p2p_bandwidth_latency_test};
+pub use peer_copy_bw::{is_pair_line, looks_like_peer_copy_bw, parse_peer_copy_bw};
 pub use rocm_bandwidth::{looks_like_rocm_bandwidth_test, parse_rocm_bandwidth_test};
 pub use transferbench::{looks_like_transferbench, parse_transferbench};
 
