@@ -378,6 +378,25 @@ fn rocm_gpu_index(l: &str) -> Option<(u32, &str)> {
     Some((parse_plain_u32(idx)?, rest))
 }
 
+/// A rocm-smi matrix between GPUs (`GPU0 GPU1 ...` header and row
+/// labels) whose diagonal is one of `diagonal`.
+fn gpu_matrix<'a>(
+    body: &[(usize, &'a str)],
+    what: &str,
+    diagonal: &[&str],
+) -> Result<Matrix<'a>, ParseError> {
+    read_matrix(
+        body,
+        |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),
+        |first, _| is_gpu_label(first),
+        Some(diagonal),
+        what,
+    )
+}
+
+/// The diagonal of rocm-smi's weight, hops, type and bandwidth matrices.
+const ZERO: &[&str] = &["0", "N/A"];
+
 /// Parses `rocm-smi --showtopo` and its sub-views.
 pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     let lines: Vec<(usize, &str)> = crate::evidence::numbered_vec(text);
@@ -389,21 +408,6 @@ pub fn parse_rocm_smi(text: &str) -> Result<Parsed, ParseError> {
     let mut pairs = Pairs::default();
     let mut notes = Vec::new();
     let mut out = Parsed::default();
-    /// A matrix between GPUs whose diagonal is one of `diagonal`.
-    fn gpu_matrix<'a>(
-        body: &[(usize, &'a str)],
-        what: &str,
-        diagonal: &[&str],
-    ) -> Result<Matrix<'a>, ParseError> {
-        read_matrix(
-            body,
-            |toks| !toks.is_empty() && toks.iter().all(|t| is_gpu_label(t)),
-            |first, _| is_gpu_label(first),
-            Some(diagonal),
-            what,
-        )
-    }
-    const ZERO: &[&str] = &["0", "N/A"];
     for Section { name, line, body } in &sections {
         let has_content = body.iter().any(|(_, l)| !l.trim().is_empty());
         match *name {
