@@ -308,6 +308,12 @@ fn fit_cmd(a: &FitArgs) -> anyhow::Result<ExitCode> {
             s.source.line,
             s.points.len()
         )?;
+        if s.kind.is_collective() {
+            writeln!(
+                t,
+                "  a collective: beta is its size over the whole collective's time (nccl-tests' algbw), not a link's bandwidth; alpha is the time of an empty one"
+            )?;
+        }
         results.push(fit_text(&mut t, s, &fit::fit_sweep(s, a.max_segments))?);
     }
     emit(

@@ -42,16 +42,20 @@ fn pair(a: &str, b: &str) -> (String, String) {
 }
 
 /// Pairs a tool says have no peer path, each with the first cell saying so.
+/// Access is asked one direction at a time (rocm-smi, rocm_bandwidth_test
+/// and the runtime print each ordered pair): a pair with any direction
+/// supported has a peer path, and is left out.
 fn no_peer_path(b: &Bundle) -> BTreeMap<(String, String), &P2pCell> {
     let mut out = BTreeMap::new();
-    for c in b
-        .topology
-        .p2p
-        .iter()
-        .filter(|c| !c.supported && c.src != c.dst)
-    {
-        out.entry(pair(&c.src, &c.dst)).or_insert(c);
+    let mut reachable = BTreeSet::new();
+    for c in b.topology.p2p.iter().filter(|c| c.src != c.dst) {
+        if c.supported {
+            reachable.insert(pair(&c.src, &c.dst));
+        } else {
+            out.entry(pair(&c.src, &c.dst)).or_insert(c);
+        }
     }
+    out.retain(|k, _| !reachable.contains(k));
     out
 }
 

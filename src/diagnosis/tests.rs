@@ -593,3 +593,25 @@ fn nccl_on_sockets_beside_rdma_adapters_is_a_fallback() {
 }
 
 mod host_side;
+
+#[test]
+fn a_pair_refused_one_way_and_reachable_the_other_has_a_peer_path() {
+    let access =
+        |src: &str, dst: &str, supported: bool, line: usize| crate::evidence::topology::P2pCell {
+            src: src.into(),
+            dst: dst.into(),
+            status: if supported { "True" } else { "False" }.into(),
+            supported,
+            source: Source {
+                file: "rocm-smi.txt".into(),
+                line,
+            },
+        };
+    let mut b = bundle();
+    b.topology.p2p.push(access("GPU0", "GPU1", true, 4));
+    b.topology.p2p.push(access("GPU1", "GPU0", false, 5));
+    assert!(!kinds(&b).iter().any(|(_, k)| *k == "no-peer-path"));
+    // Refused both ways, it has none.
+    b.topology.p2p[0].supported = false;
+    assert!(kinds(&b).iter().any(|(_, k)| *k == "no-peer-path"));
+}

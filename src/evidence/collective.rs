@@ -224,8 +224,11 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
             format!("the table's column header is not in the transcript (cut above this row); columns read as nccl-tests prints them: {cols}, out-of-place then in-place"),
         );
     }
+    // Without the header the time's unit is the one that makes each row's
+    // size over its time its algbw (the 2017 format printed ms).
+    let time_ms = scan.time_ms || (scan.headless.is_some() && times_are_ms(&scan.rows));
     let kind = identify_run(&scan.rows, &scan.header, header_line, &mut out);
-    let cells = RowCells::new(&scan.header, kind, header_line, scan.time_ms);
+    let cells = RowCells::new(&scan.header, kind, header_line, time_ms);
     // Room for six cells a row and the `Avg bus bandwidth` cell up front:
     // a long table's measurements (large structs) are not moved again each
     // time the Vec doubles, nor all at once for the last cell.
@@ -240,6 +243,29 @@ pub fn parse_nccl_tests(text: &str) -> Result<Parsed, ParseError> {
     report_wrong_values(scan.oob.as_ref(), &scan.rows, &mut out);
     push_avg_busbw(scan.avg_busbw, &scan.header, kind, scan.last_line, &mut out);
     Ok(out)
+}
+
+/// Whether the rows' out-of-place times are in milliseconds: for most rows
+/// with a size, a time and an algbw, size over the time read as ms is
+/// nearer the printed algbw than size over the time read as us (they are
+/// a factor of 1000 apart; rounding moves a ratio by far less).
+fn times_are_ms(rows: &[Row<'_>]) -> bool {
+    let (mut ms, mut us) = (0, 0);
+    for r in rows {
+        let (Some(t), Some(alg)) = (parse_number(r.vals[0]), parse_number(r.vals[1])) else {
+            continue;
+        };
+        if r.size == 0 || t <= 0.0 || alg <= 0.0 {
+            continue;
+        }
+        let off = |seconds: f64| (r.size as f64 / (t * seconds) / GB / alg).log10().abs();
+        if off(1e-3) < off(1e-6) {
+            ms += 1;
+        } else {
+            us += 1;
+        }
+    }
+    ms > us
 }
 
 /// Reads every line: the `#` header lines, the table's rows and the trailer.

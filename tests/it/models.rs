@@ -237,7 +237,10 @@ fn ceiling_and_fit_cli() {
         .stdout(predicate::str::contains(
             "NOT SOUND, not a model result: alpha -657.408 us and m* -9.4 MiB are negative",
         ))
-        .stdout(predicate::str::contains("the rejected line's numbers"));
+        .stdout(predicate::str::contains("the rejected line's numbers"))
+        .stdout(predicate::str::contains(
+            "a collective: beta is its size over the whole collective's time (nccl-tests' algbw), not a link's bandwidth",
+        ));
     wr().args(["model", "fit", "captures/mi300a-4apu/"])
         .assert()
         .code(2)

@@ -67,6 +67,27 @@ fn bytes_n_op_res_header_times_are_milliseconds() {
     assert_eq!(p.issues.len(), 1, "{:?}", p.issues);
 }
 
+/// The same rows pasted without their two header lines: the times are
+/// still ms, because only ms makes each row's size over its time its
+/// algbw (as us, 10 MB would have moved in 64 ns).
+#[test]
+fn header_less_rows_of_the_2017_format_are_ms_by_their_algbw() {
+    let text = include_str!(
+        "../../../captures/nccl1-1gpu-allreduce-test-ms-times-nccl120/nccl-tests-016-nccl1-all-reduce-test-bytes-N-op-res-header-time-in-ms-truncated.txt"
+    );
+    let rows: String = text.lines().skip(2).map(|l| format!("{l}\n")).collect();
+    let p = parse_nccl_tests(&rows).unwrap();
+    let t = cell(&p, 1, "out-of-place", Statistic::Avg);
+    assert!(close(t.latency_s, 0.064e-3), "{:?}", t.latency_s);
+    assert_eq!(t.as_printed.as_str(), "0.064 ms");
+    // A current table's rows without their header stay us (two rows made
+    // up for this test in the current format).
+    let now = "  8388608   2097152   float   sum   -1   76.11  110.22  192.88   0   75.52  111.08  194.39   0\n 16777216   4194304   float   sum   -1   141.0  118.98  208.22   0   140.6  119.32  208.81   0\n";
+    let p = parse_nccl_tests(now).unwrap();
+    let t = cell(&p, 1, "out-of-place", Statistic::Avg);
+    assert!(close(t.latency_s, 76.11e-6), "{:?}", t.latency_s);
+}
+
 /// NVIDIA/nccl-tests issue #82: the format before `#wrong` (a `root`
 /// column, no `redop`; `error` N/A with `-c 0`) and its `nThread` line
 /// `warmup iters: 10 iters: 100 validation: 0` without `agg iters`.

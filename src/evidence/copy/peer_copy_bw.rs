@@ -147,12 +147,58 @@ fn is_error_line(t: &str) -> bool {
 /// The start of one of the program's lines, cut: what a paste that stops
 /// mid-line leaves as its last line.
 fn is_cut_line(t: &str) -> bool {
-    let mut w = t.words();
-    let first = w.next().unwrap_or_default();
-    let numeric = !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit());
-    "device reading".starts_with(t)
-        || t.starts_with("device ")
-        || (numeric && w.next().is_none_or(|u| u.starts_with('M')))
+    "device reading".starts_with(t) || t.starts_with("device ") || is_cut_result(t)
+}
+
+/// The words of a result line; `#` stands for a number.
+const RESULT_WORDS: [&str; 11] = [
+    "#",
+    "MiB",
+    "x",
+    "#",
+    "iters:",
+    "#",
+    "GB/s",
+    "unidirectional,",
+    "#",
+    "wrong",
+    "bytes",
+];
+
+/// Whether `t` is the start of a result line and no more: each word the
+/// word the program prints there (the last one perhaps cut inside), from
+/// `N MiB` on. A whole line of another shape is not a cut.
+fn is_cut_result(t: &str) -> bool {
+    let w: Vec<&str> = t.words().collect();
+    if w.len() < 2 || w.len() > RESULT_WORDS.len() {
+        return false;
+    }
+    let number = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    let whole = w.len() == RESULT_WORDS.len() && w[w.len() - 1] == "bytes";
+    !whole
+        && w.iter()
+            .zip(RESULT_WORDS)
+            .enumerate()
+            .all(|(i, (x, want))| {
+                let last = i == w.len() - 1;
+                match (want, last) {
+                    ("#", _) => number(x),
+                    (_, true) => want.starts_with(x),
+                    (_, false) => *x == want,
+                }
+            })
+}
+
+/// The byte count a kept prompt line asked `peer_copy_bw` for: its third
+/// argument, or the program's default (256 MiB) when it was given two.
+fn asked_bytes(command: &str) -> Option<u64> {
+    let mut w = command.words();
+    w.by_ref().find(|x| x.rsplit('/').next() == Some(PROGRAM))?;
+    let args: Vec<&str> = w.collect();
+    match args.len() {
+        0..=2 => Some(256 << 20),
+        _ => args[2].parse().ok(),
+    }
 }
 
 /// Reads every run of the transcript: each result line is a cell, each
@@ -166,6 +212,8 @@ pub fn parse_peer_copy_bw(text: &str) -> Result<Parsed, ParseError> {
         .map_or(0, |(n, _)| n);
     // The run whose pair line was read and whose result line was not yet.
     let mut open: Option<Pair> = None;
+    // The byte count the last kept prompt line asked for.
+    let mut asked: Option<u64> = None;
     for (n, l) in numbered_lines(text) {
         let t = l.trim();
         if t.is_empty() {
@@ -186,10 +234,12 @@ pub fn parse_peer_copy_bw(text: &str) -> Result<Parsed, ParseError> {
         }
         match result_line(t) {
             Ok(Some(f)) => {
-                out.measurements.push(cell(n, &f, open.take(), &mut gpus));
+                let size = size_of(&f, asked.take());
+                out.measurements
+                    .push(cell(n, &f, size, open.take(), &mut gpus));
                 continue;
             }
-            Err(_) if n == last => {
+            Err(_) if n == last && is_cut_result(t) => {
                 open = None;
                 out.truncated(n, format!("the paste stops inside a result line (`{t}`)"));
                 continue;
@@ -205,10 +255,11 @@ pub fn parse_peer_copy_bw(text: &str) -> Result<Parsed, ParseError> {
             // The run stopped: its figure will never come.
             open = None;
             out.tool_error(n, format!("{PROGRAM}: {t}"));
-        } else if prompt_command(t).is_some() {
+        } else if let Some(command) = prompt_command(t) {
             // A prompt kept between two runs read as one block: the next
             // run starts, and the line is no output of the program's.
             no_result(open.take(), &mut out);
+            asked = asked_bytes(command);
             out.skipped_lines.push((n, SkipReason::Prompt.as_str()));
         } else if n == last && is_cut_line(t) {
             // A cut pair line starts a new run: the open one has no result.
@@ -265,17 +316,33 @@ fn peer_answer(src: usize, dst: usize, direct: bool, line: usize, gpus: &mut Ids
     }
 }
 
+/// A run's size in bytes: what its prompt line asked for when that agrees
+/// with the printed whole MiB, else the printed MiB (exact for the default
+/// and any size typed as whole MiB; a run under 1 MiB prints 0 and has no
+/// size).
+fn size_of(f: &Figure<'_>, asked: Option<u64>) -> Option<u64> {
+    match asked {
+        Some(bytes) if bytes >> 20 == f.mib && bytes > 0 => Some(bytes),
+        _ => (f.mib > 0).then(|| f.mib.saturating_mul(1 << 20)),
+    }
+}
+
 /// One result line as a cell; `pair` is its run's pair line, when the
 /// paste kept it (without it the devices and the peer access are unknown).
-fn cell(line: usize, f: &Figure<'_>, pair: Option<Pair>, gpus: &mut Ids) -> Measurement {
+fn cell(
+    line: usize,
+    f: &Figure<'_>,
+    size: Option<u64>,
+    pair: Option<Pair>,
+    gpus: &mut Ids,
+) -> Measurement {
     let mut m = Measurement::new(PROGRAM, line, Kind::P2pCopy, TEST, Statistic::Avg);
     if let Some(p) = pair {
         m.src = Some(gpus.get(p.src));
         m.dst = Some(gpus.get(p.dst));
     }
     m.direction = Direction::Uni;
-    // `bytes >> 20`: 0 for a run under 1 MiB, whose size is not printed.
-    m.size_bytes = (f.mib > 0).then(|| f.mib.saturating_mul(1 << 20));
+    m.size_bytes = size;
     m.bandwidth_bytes_per_s = Some(f.gbs * GB);
     m.as_printed = crate::evidence::printed(f.printed, "GB/s");
     m.p2p = match pair.map(|p| p.direct) {
@@ -434,11 +501,42 @@ device 0 reading device 1: direct peer path
     }
 
     #[test]
+    fn a_whole_last_line_of_another_shape_is_no_cut() {
+        let head = &RUNS[..RUNS.find("$ ./peer_copy_bw 1 0").unwrap()];
+        // Whole, but not the program's: unreadable at its line.
+        let text = format!("{head}256 MiB x 20 iters: 20.1 GB/s bidirectional, 0 wrong bytes");
+        let p = parse_peer_copy_bw(&text).unwrap();
+        assert_eq!(
+            (p.issues.len(), p.issues[0].kind, p.issues[0].line),
+            (1, IssueKind::Unreadable, 7)
+        );
+        // A bare number is no line of the program's: not understood.
+        let p = parse_peer_copy_bw(&format!("{head}42")).unwrap();
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        assert_eq!(p.unread_lines, [7]);
+    }
+
+    #[test]
+    fn a_kept_prompt_gives_the_exact_size_the_printed_mib_rounds_down() {
+        let run = |prompt: &str| {
+            let text = format!(
+                "{prompt}\ndevice 1 reading device 0: direct peer path\n1 MiB x 20 iters: 20.1 GB/s unidirectional, 0 wrong bytes\n"
+            );
+            parse_peer_copy_bw(&text).unwrap().measurements[0].size_bytes
+        };
+        assert_eq!(run("$ ./peer_copy_bw 0 1 1572864"), Some(1_572_864));
+        // A prompt that disagrees with the printed MiB is not believed.
+        assert_eq!(run("$ ./peer_copy_bw 0 1 9999999999"), Some(1 << 20));
+        // Two arguments: the default size, 256 MiB, is not this run's 1 MiB.
+        assert_eq!(run("$ ./peer_copy_bw 0 1"), Some(1 << 20));
+    }
+
+    #[test]
     fn a_cut_last_line_is_truncated_and_the_runs_before_it_are_read() {
         for cut in [
             "256 MiB x 20 iters: 26",
             "256 MiB x",
-            "256",
+            "256 MiB",
             "device 3 reading dev",
         ] {
             let text = format!(

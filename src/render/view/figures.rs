@@ -282,7 +282,7 @@ pub(super) fn sweep_charts(b: &Bundle, facts: &NodeFacts, linker: &Linker<'_>) -
         // is neither a path's bandwidth nor busbw (drawn below from the
         // tool's own column where it printed one).
         if s.kind.is_collective() && s.from_latency {
-            out.push(latency_view(s, linker, "Measured time of one collective per message size, as the tool printed it (microseconds); not drawn as GB/s: size over time of a collective is no link's bandwidth."));
+            out.push(latency_view(s, linker, "Measured time of one collective per message size, from the tool's time column; not drawn as GB/s: size over time of a collective is no link's bandwidth."));
             continue;
         }
         let series = Series {

@@ -457,7 +457,9 @@ fn p2p(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
         note: "The status each pair reports, as printed: nvidia-smi topo -p2p's OK, NS not \
                supported, CNS chipset not supported, TNS topology not supported...; amd-smi's \
                ENABLED or DISABLED; rocm-smi's True or False; rocm_bandwidth_test's access matrix, \
-               1 or 0."
+               1 or 0; the peer copy lab's direct peer path or NO direct path; a live \
+               collection's canAccessPeer = 1 or 0. Asked one direction at a time: a pair \
+               with either direction allowed has a peer path."
             .into(),
         columns,
         rows,

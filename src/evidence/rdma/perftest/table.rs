@@ -144,6 +144,18 @@ pub(super) fn read_table_rows(
         }
         toks.clear();
         toks.extend(t.words());
+        // Values glued where one overflowed its field, cut apart when the
+        // pieces make the row whole and in the order times must have.
+        if toks.len() < head.cols.len() {
+            let split = unglued(&toks);
+            if split.len() == head.cols.len() && times_in_order(&split, &head.cols) {
+                out.notes.push(crate::evidence::Note {
+                    line: *n,
+                    text: "values printed without a space between them (one overflowed its field) cut apart after each one's two decimals".into(),
+                });
+                toks = split;
+            }
+        }
         // Anything that is not a data row ends the table (a server's
         // "Waiting for client" banner, a blank line).
         if toks.first().is_none_or(|x| x.parse::<u64>().is_err()) {
@@ -168,11 +180,9 @@ pub(super) fn read_table_rows(
 /// The cells of one data row (line `n`), pushed onto `cells`: one per known
 /// statistic column; returns why the row could not be read in full (a row
 /// that cannot be read pushes none). A row with fewer cells than columns
-/// has values glued together where one overflowed its field
-/// (`2465.901216.65`): perftest prints every time with two decimals, so
-/// such a word is cut after each value's second decimal ([`unglued`]).
-/// Where that does not give one word a column, the row keeps the cells
-/// left of the first word that is not a plain number; the rest are lost.
+/// (two values glued together, `2465.901216.65`, that [`unglued`] could
+/// not cut apart) keeps the cells left of the first word that is not a
+/// plain number; the rest are lost.
 pub(super) fn table_row(
     n: usize,
     toks: &[&str],
@@ -200,11 +210,6 @@ pub(super) fn table_row(
     );
     if toks.len() > cols.len() {
         return Some(wrong);
-    }
-    let split = unglued(toks);
-    if split.len() == cols.len() {
-        let read = table_cells(n, &split, head, template, run, cpu_warning, cells);
-        return read.err().inspect(|_| cells.truncate(at));
     }
     let plain = |t: &&&str| t.bytes().filter(|b| *b == b'.').count() <= 1;
     let k = toks.iter().take_while(|t| plain(t)).count();
@@ -242,6 +247,28 @@ pub(super) fn unglued<'a>(toks: &[&'a str]) -> Vec<&'a str> {
         }
     }
     out
+}
+
+/// Whether a latency row's times, as `cols` name them, are in the order
+/// they must be: the minimum below the typical and average, the 99th
+/// percentile below the 99.9th, and all of them at most the maximum. A
+/// row cut apart wrongly would break it.
+fn times_in_order(toks: &[&str], cols: &[String]) -> bool {
+    let at = |name: &str| {
+        cols.iter()
+            .position(|c| c == name)
+            .and_then(|i| toks.get(i)?.parse::<f64>().ok())
+    };
+    let below = |a: &str, b: &str| match (at(a), at(b)) {
+        (Some(x), Some(y)) => x <= y,
+        _ => true,
+    };
+    below("t_min", "t_typical")
+        && below("t_min", "t_avg")
+        && below("99% percentile", "99.9% percentile")
+        && ["t_typical", "t_avg", "99% percentile", "99.9% percentile"]
+            .iter()
+            .all(|c| below(c, "t_max"))
 }
 
 /// `t` cut into values of digits, a point and two digits, if it is wholly

@@ -282,4 +282,16 @@ fn a_row_with_two_glued_values_is_read_whole() {
     ] {
         assert!(printed.contains(&v), "{v} in {printed:?}");
     }
+    // The repair is said at its line.
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.line == 3 && n.text.contains("cut apart"))
+    );
+    // A cut that would put the 99th percentile above the maximum is not
+    // made: the row keeps what it read before the glued word, as before.
+    let wrong = text.replace("2465.901216.65", "2465.9099999.65");
+    let p = parse_perftest(&wrong).unwrap();
+    assert_eq!(p.issues.len(), 1, "{:?}", p.issues);
+    assert!(p.notes.iter().all(|n| !n.text.contains("cut apart")));
 }
