@@ -231,8 +231,10 @@ pub enum Path {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gpu: Option<Text>,
     },
-    /// MPI between two ranks; devices in `src`/`dst` when a
-    /// `*_VISIBLE_DEVICES` line names them, buffers in `buffers`.
+    /// MPI (OSU): between two ranks for a point-to-point test, devices in
+    /// `src`/`dst` when a `*_VISIBLE_DEVICES` line names them; over every
+    /// rank of the job for a collective test (the cell's kind says which;
+    /// OSU does not print how many ranks). Buffers in `buffers`.
     Mpi,
     /// A TransferBench transfer: `route` as it printed it (`G0 -> G1 -> G1`,
     /// source -> executor -> destination).

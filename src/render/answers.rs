@@ -215,6 +215,11 @@ fn path(m: &Measurement) -> String {
                 k => format!("{ranks} ranks on {k} nodes{gpu}: crosses the scale-out network"),
             }
         }
+        Path::Mpi if m.kind.is_collective() => match m.buffers {
+            Buffers::Device => "an MPI collective over every rank of the job (OSU does not print how many), device buffers".into(),
+            Buffers::Host => "an MPI collective over every rank of the job (OSU does not print how many), host buffers".into(),
+            _ => "an MPI collective over every rank of the job (OSU does not print how many); buffer location not printed".into(),
+        },
         Path::Mpi => match (&m.src, &m.dst, m.buffers) {
             (Some(a), b, _) => format!(
                 "MPI between {a} and {} (from the *_VISIBLE_DEVICES line before the run), device buffers",
@@ -329,5 +334,26 @@ fn context(m: &Measurement) -> String {
                 "other processes were not controlled"
             }
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::measurement::{Kind, Statistic};
+
+    #[test]
+    fn an_osu_collective_is_over_every_rank_and_a_point_to_point_test_between_two() {
+        let osu = |kind: Kind| {
+            let mut m = Measurement::new("osu", 9, kind, "t", Statistic::Avg);
+            m.buffers = Buffers::Device;
+            m.questions.path = Path::Mpi;
+            answers(&m)[5].clone()
+        };
+        assert_eq!(
+            osu(Kind::Reduce),
+            "an MPI collective over every rank of the job (OSU does not print how many), device buffers"
+        );
+        assert_eq!(osu(Kind::MpiPt2pt), "MPI, device buffers");
     }
 }
