@@ -14,9 +14,7 @@ use crate::evidence::measurement::{Buffers, Direction, Kind, Measurement, P2p, S
 /// One group of figures and its best and worst.
 pub struct KeyFigure<'a> {
     pub tool: String,
-    pub kind: &'static str,
-    /// Whether `kind` is a collective (no one direction to speak of).
-    pub collective: bool,
+    pub kind: Kind,
     pub direction: Direction,
     /// The statistic, lowercase (`avg`, `median`, `busbw`...).
     pub statistic: String,
@@ -36,7 +34,7 @@ impl KeyFigure<'_> {
     /// `one direction`, `both directions, summed`, or not stated; a
     /// collective has every rank sending and receiving at once.
     pub fn direction_words(&self) -> &'static str {
-        if self.collective {
+        if self.kind.is_collective() {
             return "a collective, every rank taking part";
         }
         match self.direction {
@@ -132,7 +130,8 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
             .push(m);
     }
     let mut out = Vec::new();
-    for ((tool, kind, direction, statistic, latency, p2p, buffers, registration), ms) in groups {
+    // The kind's name orders the groups; the figure keeps the kind itself.
+    for ((tool, _, direction, statistic, latency, p2p, buffers, registration), ms) in groups {
         let value = |m: &Measurement| {
             if latency {
                 -m.latency_s.unwrap_or(f64::INFINITY)
@@ -153,8 +152,7 @@ pub fn key_figures(b: &Bundle) -> Vec<KeyFigure<'_>> {
         };
         out.push(KeyFigure {
             tool,
-            kind,
-            collective: best.kind.is_collective(),
+            kind: best.kind,
             direction,
             statistic,
             latency,

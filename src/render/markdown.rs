@@ -164,7 +164,7 @@ fn key_figures(b: &Bundle) -> Vec<String> {
         rows.push(format!(
             "| {} {} {what}, {}, {}{}{} | {} | {} | {} |",
             escape(&k.tool),
-            k.kind,
+            k.kind.as_str(),
             k.statistic,
             k.direction_words(),
             k.p2p_words(),

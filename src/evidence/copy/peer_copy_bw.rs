@@ -453,17 +453,7 @@ device 0 reading device 1: direct peer path
         );
         assert_eq!(m.size_bytes, Some(1 << 30));
         assert_eq!(m.bandwidth_bytes_per_s, Some(20.8e9));
-        let answers: Vec<_> = (p.topology.p2p.iter())
-            .map(|c| {
-                (
-                    c.src.as_str(),
-                    c.dst.as_str(),
-                    c.status.as_str(),
-                    c.supported,
-                    c.source.line,
-                )
-            })
-            .collect();
+        let answers: Vec<_> = p.topology.p2p.iter().map(P2pCell::row).collect();
         assert_eq!(
             answers,
             [

@@ -496,16 +496,11 @@ mod tests {
         assert_eq!(cells.len(), 6 + 4);
         // The access matrix between the two GPUs is their peer access:
         // `0` both ways (lines 11 and 12), nothing for a CPU or a GPU itself.
-        let p2p: Vec<_> = (p.topology.p2p.iter())
-            .map(|c| {
-                (
-                    c.src.as_str(),
-                    c.dst.as_str(),
-                    c.status.as_str(),
-                    c.supported,
-                    c.source.line,
-                )
-            })
+        let p2p: Vec<_> = p
+            .topology
+            .p2p
+            .iter()
+            .map(crate::evidence::topology::P2pCell::row)
             .collect();
         assert_eq!(
             p2p,

@@ -248,6 +248,16 @@ pub struct P2pCell {
     pub source: Source,
 }
 
+#[cfg(test)]
+impl P2pCell {
+    /// The cell as `(src, dst, status, supported, line)`, for tests to
+    /// compare with what the transcript says.
+    pub fn row(&self) -> (&str, &str, &str, bool, usize) {
+        let c = self;
+        (&c.src, &c.dst, &c.status, c.supported, c.source.line)
+    }
+}
+
 /// One NVLink of one GPU from `nvidia-smi nvlink --status`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct NvlinkPort {

@@ -532,7 +532,7 @@ fn key_figures(b: &Bundle, linker: &Linker<'_>) -> Option<TableView> {
             let line = m.source.file.rsplit('/').next().unwrap_or("").to_string();
             format!("{v}{pair}{size} ({line}:{})", m.source.line)
         };
-        let (tool, kind, stat) = (&k.tool, k.kind, &k.statistic);
+        let (tool, kind, stat) = (&k.tool, k.kind.as_str(), &k.statistic);
         let (dir, p2p, buf) = (k.direction_words(), k.p2p_words(), k.buffers_words());
         let (best, worst) = (k.best, k.worst);
         let what = if latency { "latency" } else { "bandwidth" };

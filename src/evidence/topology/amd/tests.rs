@@ -82,21 +82,12 @@ GPU1 False True
 ";
     let p = parse_rocm_smi(text).unwrap();
     assert!(p.issues.is_empty(), "{:?}", p.issues);
-    let cells: Vec<_> = (p.topology.p2p.iter())
-        .map(|c| {
-            (
-                c.src.as_str(),
-                c.dst.as_str(),
-                c.status.as_str(),
-                c.supported,
-            )
-        })
-        .collect();
+    let cells: Vec<_> = p.topology.p2p.iter().map(P2pCell::row).collect();
     assert_eq!(
         cells,
         [
-            ("GPU0", "GPU1", "True", true),
-            ("GPU1", "GPU0", "False", false)
+            ("GPU0", "GPU1", "True", true, 4),
+            ("GPU1", "GPU0", "False", false, 5)
         ]
     );
     // Anything else in a cell is a problem at its line.
